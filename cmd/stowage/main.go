@@ -1,0 +1,111 @@
+// Command stowage renders pinned image pre-pull DaemonSets, pull Secrets,
+// records ConfigMaps and the reduced OpenPAI service list from a CUE config
+// directory, for Argo CD or Flux to apply.
+//
+// Exit codes: 0 success; 1 invalid input, a failed check or a failed run;
+// 2 usage (unknown command or flag, wrong arguments).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of every stowage command.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks a command-line mistake (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// checkFailed marks a --check that found differences: the command already
+// said what differs, so main prints nothing more and exits 1.
+var errCheckFailed = errors.New("check failed")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
+}
+
+// env reads an environment variable; tests pass their own.
+type env func(string) (string, bool)
+
+// run executes the command line args and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
+	root := newRoot(getenv)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errCheckFailed):
+		return exitFailure
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "stowage: %v\nRun 'stowage --help' for usage.\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "stowage: %v\n", err)
+		return exitFailure
+	}
+}
+
+func newRoot(getenv env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "stowage",
+		Short:         "Render pinned image pre-pullers and a reduced OpenPAI service list for GitOps",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRender(getenv), newVet(), newSchema(), newOpenPAI())
+	// Unknown subcommands and bad argument counts are usage errors too.
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs turns cobra's argument validation errors into usage errors.
+func wrapArgs(c *cobra.Command) {
+	inner := c.Args
+	if inner == nil {
+		inner = cobra.ArbitraryArgs
+		if c.HasSubCommands() {
+			inner = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+				}
+				return nil
+			}
+		}
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := inner(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+// dirArg returns the config directory argument, "." by default.
+func dirArg(args []string) string {
+	if len(args) == 0 {
+		return "."
+	}
+	return args[0]
+}

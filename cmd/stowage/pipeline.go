@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
+)
+
+// loadOptions are the flags shared by commands that read a config.
+type loadOptions struct {
+	profile               string
+	allowLiteralPasswords bool
+}
+
+// readLock reads DIR/stowage.lock.yaml; a missing lock is an empty lock, so
+// that render names every image that needs an entry.
+func readLock(dir string) (*lock.Lock, error) {
+	l, err := lock.Read(filepath.Join(dir, lock.FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &lock.Lock{}, nil
+	}
+	return l, err
+}
+
+// renderDir loads dir, reads the lock and the profile's passwords, renders
+// the profile and checks every object against the Kubernetes API types.
+// passwords=false renders with placeholder passwords (for vet), so no
+// secret has to be present.
+func renderDir(dir string, o loadOptions, getenv env, passwords bool) ([]render.Object, error) {
+	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+	if err != nil {
+		return nil, err
+	}
+	return renderConfig(cfg, dir, o.profile, getenv, passwords)
+}
+
+func renderConfig(cfg *schema.Config, dir, profile string, getenv env, passwords bool) ([]render.Object, error) {
+	l, err := readLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := render.PasswordSources(cfg, profile)
+	if err != nil {
+		return nil, err
+	}
+	pw := map[string][]byte{}
+	if passwords {
+		var cs []creds.Source
+		for _, s := range sources {
+			cs = append(cs, creds.Source{Source: s.Source, UsedBy: s.UsedBy})
+		}
+		if pw, err = creds.Read(dir, cs, getenv); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, s := range sources {
+			pw[s.Source] = []byte("placeholder")
+		}
+	}
+	objs, err := render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if err := kubecheck.CheckObject(o.Object); err != nil {
+			return nil, fmt.Errorf("rendered %s %s/%s is not valid: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+	}
+	return objs, nil
+}

@@ -1,0 +1,232 @@
+// Package atomicfile replaces files and directories so that a reader, or a
+// crash, sees either the old content or the new, never a mix.
+//
+// Both functions stage the new content beside the target (same directory, so
+// the final rename stays on one file system) under a hidden name starting
+// with "." and the target's base name, and remove what they staged on error.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// rename is os.Rename; tests replace it to fail a chosen step.
+var rename = os.Rename
+
+// WriteFile writes data to path with mode perm (applied as given, without the
+// umask). The bytes go to a temporary file in the same directory, which is
+// synced and then renamed over path, and the directory is synced. On any
+// error path keeps its old content (or stays absent) and no temporary file
+// remains. The directory of path must exist.
+func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := rename(tmp, path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// ReplaceDir makes files the complete content of dir: each key is a
+// slash-separated path relative to dir ("kustomization.yaml",
+// "base/ds.yaml"; subdirectories are created), each value the file's bytes.
+// Files get mode 0644, directories 0755. Anything else in the old dir is
+// gone afterwards. The new tree is built and synced in a temporary directory
+// beside dir, then swapped in: old dir renamed aside, new dir renamed to dir,
+// old dir removed. Missing parents of dir are created.
+//
+// On error the old dir is left as it was (or absent, if it was) and no
+// temporary directory remains; the one exception is a failure to remove the
+// old copy after the swap, reported with the copy's path. Refused before
+// anything is written: a dir that is a symbolic link or whose last element is
+// ".", ".." or the root, and a name in files that is absolute, escapes dir
+// ("..") or is both a file and a directory.
+func ReplaceDir(dir string, files map[string][]byte) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("replace directory %s: %w", dir, err)
+		}
+	}()
+	names, err := checkNames(files)
+	if err != nil {
+		return err
+	}
+	// Judge the name as given: cleaning "out/x/.." would turn it into "out".
+	if b := filepath.Base(dir); b == "." || b == ".." || b == string(filepath.Separator) {
+		return errors.New("name a directory below it, not the current, parent or root directory")
+	}
+	dir = filepath.Clean(dir)
+	existed := false
+	switch fi, err := os.Lstat(dir); {
+	case err == nil && fi.IsDir():
+		existed = true
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return errors.New("is a symbolic link; pass the directory it points to")
+	case err == nil:
+		return errors.New("exists and is not a directory")
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	parent, base := filepath.Split(dir)
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+
+	tmp, err := os.MkdirTemp(parent, "."+base+".new-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		p := filepath.Join(tmp, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := writeSynced(p, files[name]); err != nil {
+			return err
+		}
+	}
+	syncDirs(tmp, names)
+
+	if !existed {
+		if err := rename(tmp, dir); err != nil {
+			return err
+		}
+		syncDir(parent)
+		return nil
+	}
+	// The aside name reuses the random suffix MkdirTemp chose for tmp.
+	old := filepath.Join(parent, "."+base+".old-"+strings.TrimPrefix(filepath.Base(tmp), "."+base+".new-"))
+	if err := rename(dir, old); err != nil {
+		return err
+	}
+	if err := rename(tmp, dir); err != nil {
+		if rerr := rename(old, dir); rerr != nil {
+			return fmt.Errorf("%w; restoring the old content also failed, it is at %s: %v", err, old, rerr)
+		}
+		return err
+	}
+	syncDir(parent)
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("new content in place, but the old copy at %s could not be removed: %w", old, err)
+	}
+	return nil
+}
+
+// checkNames validates the keys of files and returns them sorted.
+func checkNames(files map[string][]byte) ([]string, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	isFile := map[string]bool{}
+	for _, name := range names {
+		if !fs.ValidPath(name) || name == "." {
+			return nil, fmt.Errorf("file name %q: want a relative slash-separated path inside the directory, without \".\" or \"..\" elements", name)
+		}
+		isFile[name] = true
+	}
+	for _, name := range names {
+		for d := pathDir(name); d != ""; d = pathDir(d) {
+			if isFile[d] {
+				return nil, fmt.Errorf("file name %q: %q is also a file", name, d)
+			}
+		}
+	}
+	return names, nil
+}
+
+// pathDir is the parent of a slash-separated path, "" at the top.
+func pathDir(name string) string {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return ""
+	}
+	return name[:i]
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDirs syncs root and every directory under it that holds a name.
+func syncDirs(root string, names []string) {
+	seen := map[string]bool{"": true}
+	for _, name := range names {
+		for d := pathDir(name); !seen[d]; d = pathDir(d) {
+			seen[d] = true
+			syncDir(filepath.Join(root, filepath.FromSlash(d)))
+		}
+	}
+	syncDir(root)
+}
+
+// syncDir makes a rename or create in dir durable. It is best effort: some
+// file systems refuse to sync a directory, and the data itself is already
+// synced.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,31 @@
+// Package depsprobe pins imports while the tree is being built; removed later.
+package depsprobe
+
+import (
+	_ "cuelang.org/go/cue"
+	_ "cuelang.org/go/cue/cuecontext"
+	_ "cuelang.org/go/cue/errors"
+	_ "cuelang.org/go/cue/load"
+	_ "cuelang.org/go/encoding/json"
+	_ "cuelang.org/go/encoding/yaml"
+	_ "github.com/google/go-containerregistry/pkg/name"
+	_ "github.com/google/go-containerregistry/pkg/v1"
+	_ "github.com/google/go-containerregistry/pkg/v1/empty"
+	_ "github.com/google/go-containerregistry/pkg/v1/mutate"
+	_ "github.com/google/go-containerregistry/pkg/v1/partial"
+	_ "github.com/google/go-containerregistry/pkg/v1/static"
+	_ "github.com/google/go-containerregistry/pkg/v1/tarball"
+	_ "github.com/google/go-containerregistry/pkg/v1/types"
+	_ "github.com/google/go-containerregistry/pkg/v1/remote"
+	_ "github.com/google/go-containerregistry/pkg/registry"
+	_ "github.com/google/go-containerregistry/pkg/crane"
+	_ "github.com/spf13/cobra"
+	_ "k8s.io/api/apps/v1"
+	_ "k8s.io/api/core/v1"
+	_ "k8s.io/apimachinery/pkg/api/validation"
+	_ "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	_ "k8s.io/apimachinery/pkg/util/validation"
+	_ "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	_ "k8s.io/apimachinery/pkg/api/resource"
+	_ "sigs.k8s.io/yaml"
+)

@@ -1,0 +1,250 @@
+// Package lock reads and writes stowage.lock.yaml, the file that pins every
+// image reference of a config to a digest.
+//
+// The file is a KRM object that kustomize never applies:
+//
+//	apiVersion: stowage.dev/v1alpha1
+//	kind: ImageLock
+//	metadata:
+//	  name: stowage-lock
+//	  annotations:
+//	    config.kubernetes.io/local-config: "true"
+//	spec:
+//	  images:
+//	  - name: index.docker.io/library/busybox:1.31.1   # Key of the reference
+//	    reference: busybox:1.31.1                      # as written in the config
+//	    digest: sha256:<64 hex>                        # what gets pinned by default
+//	    kind: index                                    # "index" or "manifest"
+//	    platforms:                                     # index only, sorted by platform
+//	    - platform: linux/amd64                        # v1.Platform.String()
+//	      digest: sha256:<64 hex>
+//	      size: 1234                                   # bytes: config + compressed layers
+//	  - name: ...
+//	    kind: manifest
+//	    size: 1234                                     # manifest only; omitted when unknown
+//
+// Entries are sorted by name and carry no timestamps, so a bump touches only
+// the lines of the digests that changed. Only the entries are kept in memory
+// ([Lock]); metadata is written in the canonical form above by [Lock.Marshal].
+//
+// The package never talks to a registry: [ManifestEntry] and [IndexEntry]
+// summarise images the caller already holds (remote or stand-in).
+package lock
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+const (
+	// APIVersion is the apiVersion of the lock object.
+	APIVersion = "stowage.dev/v1alpha1"
+	// ObjectKind is the kind of the lock object. (It is not named Kind: that
+	// name is the type of Entry.Kind.)
+	ObjectKind = "ImageLock"
+	// FileName is the lock file's base name, beside the config.
+	FileName = "stowage.lock.yaml"
+	// ObjectName is metadata.name written by Marshal.
+	ObjectName = "stowage-lock"
+	// LocalConfigAnnotation marks the object as local configuration so that
+	// kustomize never applies it; Marshal sets it to "true".
+	LocalConfigAnnotation = "config.kubernetes.io/local-config"
+)
+
+// Kind says what an entry's digest points at.
+type Kind string
+
+const (
+	// KindIndex is an OCI image index or a Docker manifest list: the entry
+	// records its per-platform children.
+	KindIndex Kind = "index"
+	// KindManifest is a single image manifest.
+	KindManifest Kind = "manifest"
+)
+
+var (
+	// ErrNoPlatform is wrapped by DigestFor when the entry has no child for
+	// the requested platform.
+	ErrNoPlatform = errors.New("platform not in lock entry")
+	// ErrMissing is wrapped by Find when the lock has no entry for a reference.
+	ErrMissing = errors.New("image not in lock")
+)
+
+// Platform is one child of an index entry.
+type Platform struct {
+	// Platform is os/arch[/variant][:osversion] as v1.Platform.String()
+	// writes it, e.g. "linux/arm64/v8".
+	Platform string `json:"platform" yaml:"platform"`
+	// Digest is the child manifest digest, "sha256:<64 hex>".
+	Digest string `json:"digest" yaml:"digest"`
+	// Size is the child's config plus compressed layers, in bytes; 0 when
+	// unknown.
+	Size int64 `json:"size,omitempty" yaml:"size,omitempty"`
+}
+
+// Entry is the lock record of one normalised image reference.
+type Entry struct {
+	// Name is the lock key, Key of the parsed Reference, e.g.
+	// "index.docker.io/library/busybox:1.31.1".
+	Name string `json:"name" yaml:"name"`
+	// Reference is the reference as written in the config, e.g.
+	// "busybox:1.31.1".
+	Reference string `json:"reference" yaml:"reference"`
+	// Digest is the resolved digest, "sha256:<64 hex>": the index digest for
+	// KindIndex, the manifest digest for KindManifest.
+	Digest string `json:"digest" yaml:"digest"`
+	// Kind says whether Digest is an index or a single manifest.
+	Kind Kind `json:"kind" yaml:"kind"`
+	// Platforms lists an index's children, sorted by Platform; empty for a
+	// manifest.
+	Platforms []Platform `json:"platforms,omitempty" yaml:"platforms,omitempty"`
+	// Size is a manifest's config plus compressed layers, in bytes; 0 when
+	// unknown and always 0 for an index (its sizes are per platform).
+	Size int64 `json:"size,omitempty" yaml:"size,omitempty"`
+}
+
+// Lock is the in-memory content of a lock file: its entries, sorted by Name.
+// The zero value is an empty lock.
+type Lock struct {
+	Entries []Entry
+}
+
+// Key returns the normalised lock key of a parsed reference: ggcr's
+// fully-qualified Name(), so every spelling of the same image shares one key
+// ("busybox:1.31.1", "docker.io/library/busybox:1.31.1" ->
+// "index.docker.io/library/busybox:1.31.1"; a reference without a tag gets
+// ":latest"). A digest-only reference keys as "registry/repo@sha256:…". A
+// reference with both tag and digest ("repo:tag@sha256:…") keys by its tag
+// form, "registry/repo:tag".
+func Key(ref name.Reference) string {
+	var d name.Digest
+	switch r := ref.(type) {
+	case name.Digest:
+		d = r
+	case *name.Digest:
+		d = *r
+	default:
+		return ref.Name()
+	}
+	// name.Digest keeps the repository but drops the tag of "repo:tag@digest";
+	// it is recovered by parsing the part before '@' (exactly one '@' is
+	// guaranteed by name.NewDigest) as a tag with no default tag, then put on
+	// the digest's own repository so the parse options of ref still apply.
+	base, _, _ := strings.Cut(d.String(), "@")
+	if t, err := name.NewTag(base, name.WithDefaultTag("")); err == nil && t.TagStr() != "" {
+		return d.Context().Tag(t.TagStr()).Name()
+	}
+	return d.Name()
+}
+
+// Lookup returns the entry whose Name is key (see Key) and whether it exists.
+func (l *Lock) Lookup(key string) (Entry, bool) {
+	if l == nil {
+		return Entry{}, false
+	}
+	i := slices.IndexFunc(l.Entries, func(e Entry) bool { return e.Name == key })
+	if i < 0 {
+		return Entry{}, false
+	}
+	return l.Entries[i], true
+}
+
+// Find returns the entry for ref, or an error wrapping ErrMissing that names
+// the reference and its key.
+func (l *Lock) Find(ref name.Reference) (Entry, error) {
+	key := Key(ref)
+	if e, ok := l.Lookup(key); ok {
+		return e, nil
+	}
+	return Entry{}, fmt.Errorf("image %q (lock key %s): %w; run `stowage lock` to add it", ref.String(), key, ErrMissing)
+}
+
+// Put inserts e, or replaces the entry with the same Name, keeping Entries
+// sorted by Name and e's platforms sorted by Platform. It does not validate e
+// (see Entry.Validate).
+func (l *Lock) Put(e Entry) {
+	e.Platforms = sortedPlatforms(e.Platforms)
+	i, found := slices.BinarySearchFunc(l.Entries, e.Name, func(x Entry, n string) int { return strings.Compare(x.Name, n) })
+	if found {
+		l.Entries[i] = e
+		return
+	}
+	l.Entries = slices.Insert(l.Entries, i, e)
+}
+
+// DigestFor returns the digest to pin for the entry. With platform "" it is
+// the entry digest (the index itself for a multi-arch image). With a platform
+// "os/arch[/variant]" it is the digest of the matching child: a child matches
+// when every part the request names is equal, so a requested "linux/arm64"
+// matches a recorded "linux/arm64/v8" but a requested "linux/arm64/v8" does
+// not match a recorded "linux/arm64". An exact match wins over a variant
+// match; several variant matches are ambiguous. When nothing matches, or the
+// entry is a single manifest (it has no children), the error wraps
+// ErrNoPlatform and names the image and the platforms available.
+func (e Entry) DigestFor(platform string) (string, error) {
+	if platform == "" {
+		return e.Digest, nil
+	}
+	want, err := v1.ParsePlatform(platform)
+	if err != nil || want.OS == "" || want.Architecture == "" {
+		return "", fmt.Errorf("image %s: platform %q: want os/arch[/variant], e.g. linux/arm64", e.label(), platform)
+	}
+	if e.Kind != KindIndex {
+		return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s with no per-platform children (available: none): %w", e.label(), platform, e.Kind, ErrNoPlatform)
+	}
+	var matches []Platform
+	for _, p := range e.Platforms {
+		if p.Platform == want.String() {
+			return p.Digest, nil
+		}
+		have, err := v1.ParsePlatform(p.Platform)
+		if err == nil && have.Satisfies(*want) {
+			matches = append(matches, p)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0].Digest, nil
+	case 0:
+		return "", fmt.Errorf("image %s: no platform %s (available: %s): %w", e.label(), platform, e.platformList(e.Platforms), ErrNoPlatform)
+	default:
+		return "", fmt.Errorf("image %s: platform %s is ambiguous (matches %s); name the variant", e.label(), platform, e.platformList(matches))
+	}
+}
+
+// label names the entry in messages: the reference as written and its key.
+func (e Entry) label() string {
+	switch {
+	case e.Reference == "":
+		return e.Name
+	case e.Name == "" || e.Name == e.Reference:
+		return e.Reference
+	default:
+		return fmt.Sprintf("%s (%s)", e.Reference, e.Name)
+	}
+}
+
+func (Entry) platformList(ps []Platform) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Platform
+	}
+	return strings.Join(names, ", ")
+}
+
+func sortedPlatforms(ps []Platform) []Platform {
+	if len(ps) == 0 {
+		return nil
+	}
+	ps = slices.Clone(ps)
+	slices.SortStableFunc(ps, func(a, b Platform) int { return strings.Compare(a.Platform, b.Platform) })
+	return ps
+}

@@ -1,0 +1,516 @@
+package lock
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+const (
+	hexA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+	hexB = "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d"
+	hexC = "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6"
+	hexD = "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4"
+)
+
+func TestKey(t *testing.T) {
+	tests := []struct {
+		name string
+		ref  string
+		want string
+	}{
+		{"official image", "busybox:1.31.1", "index.docker.io/library/busybox:1.31.1"},
+		{"docker.io spelling", "docker.io/library/busybox:1.31.1", "index.docker.io/library/busybox:1.31.1"},
+		{"hub user repo", "nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo docker.io", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo index.docker.io", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"port is not a tag", "registry.lab.internal:5000/team/app", "registry.lab.internal:5000/team/app:latest"},
+		{"localhost port and tag", "localhost:5000/svc:1.2", "localhost:5000/svc:1.2"},
+		{"tag and digest keys by tag", "busybox:1.31.1@sha256:" + hexA, "index.docker.io/library/busybox:1.31.1"},
+		{"port, tag and digest", "localhost:5000/svc:1.2@sha256:" + hexA, "localhost:5000/svc:1.2"},
+		{"digest only", "registry.lab.internal/team/metadata-broker@sha256:" + hexA, "registry.lab.internal/team/metadata-broker@sha256:" + hexA},
+		{"port and digest only", "localhost:5000/svc@sha256:" + hexA, "localhost:5000/svc@sha256:" + hexA},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := name.ParseReference(tc.ref)
+			if err != nil {
+				t.Fatalf("ParseReference(%q): %v", tc.ref, err)
+			}
+			if got := Key(ref); got != tc.want {
+				t.Errorf("Key(%q) = %q, want %q", tc.ref, got, tc.want)
+			}
+			if d, ok := ref.(name.Digest); ok {
+				if got := Key(&d); got != tc.want {
+					t.Errorf("Key(&%q) = %q, want %q", tc.ref, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestKeyKeepsParseOptions(t *testing.T) {
+	ref, err := name.ParseReference("team/app:1@sha256:"+hexA, name.WithDefaultRegistry("mirror.lab.internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Key(ref), "mirror.lab.internal/team/app:1"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+func canonical(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "canonical.lock.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestRoundTrip(t *testing.T) {
+	data := canonical(t)
+	l, err := Parse(data, "canonical.lock.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := l.Marshal(); !bytes.Equal(got, data) {
+		t.Errorf("Marshal(Parse(file)) differs from file:\n--- got\n%s\n--- want\n%s", got, data)
+	}
+	again, err := Parse(l.Marshal(), "again")
+	if err != nil {
+		t.Fatalf("Parse(Marshal): %v", err)
+	}
+	if !reflect.DeepEqual(again, l) {
+		t.Errorf("Parse(Marshal(l)) = %+v, want %+v", again, l)
+	}
+	e, ok := l.Lookup("index.docker.io/library/busybox:1.31.1")
+	if !ok {
+		t.Fatal("Lookup(busybox) not found")
+	}
+	want := Entry{
+		Name:      "index.docker.io/library/busybox:1.31.1",
+		Reference: "busybox:1.31.1",
+		Digest:    "sha256:" + hexA,
+		Kind:      KindIndex,
+		Platforms: []Platform{
+			{Platform: "linux/amd64", Digest: "sha256:" + hexB, Size: 764619},
+			{Platform: "linux/arm64/v8", Digest: "sha256:" + hexC, Size: 1002126},
+		},
+	}
+	if !reflect.DeepEqual(e, want) {
+		t.Errorf("Lookup(busybox) = %+v, want %+v", e, want)
+	}
+}
+
+func TestMarshalEmpty(t *testing.T) {
+	want := `apiVersion: stowage.dev/v1alpha1
+kind: ImageLock
+metadata:
+  name: stowage-lock
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  images: []
+`
+	for _, l := range []*Lock{nil, {}} {
+		if got := string(l.Marshal()); got != want {
+			t.Errorf("Marshal(%v) =\n%s\nwant\n%s", l, got, want)
+		}
+		if _, err := Parse([]byte(want), "empty"); err != nil {
+			t.Errorf("Parse(empty lock): %v", err)
+		}
+	}
+}
+
+// TestCanonicalOrder puts the same entries (and platforms) in every order
+// and expects the same bytes.
+func TestCanonicalOrder(t *testing.T) {
+	l, err := Parse(canonical(t), "canonical.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := l.Marshal()
+	entries := l.Entries
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}, {1, 3, 0, 2}} {
+		var got Lock
+		for _, i := range order {
+			e := entries[i]
+			if len(e.Platforms) == 2 && order[0]%2 == 1 {
+				e.Platforms = []Platform{e.Platforms[1], e.Platforms[0]}
+			}
+			got.Put(e)
+		}
+		if b := got.Marshal(); !bytes.Equal(b, want) {
+			t.Errorf("order %v: Marshal =\n%s\nwant\n%s", order, b, want)
+		}
+		// Marshal sorts even when Entries was filled directly.
+		direct := Lock{}
+		for _, i := range order {
+			direct.Entries = append(direct.Entries, entries[i])
+		}
+		if b := direct.Marshal(); !bytes.Equal(b, want) {
+			t.Errorf("order %v, direct: Marshal =\n%s\nwant\n%s", order, b, want)
+		}
+	}
+}
+
+func TestPutReplaces(t *testing.T) {
+	var l Lock
+	e := Entry{Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest}
+	l.Put(e)
+	e.Digest = "sha256:" + hexB
+	l.Put(e)
+	if len(l.Entries) != 1 {
+		t.Fatalf("len(Entries) = %d, want 1", len(l.Entries))
+	}
+	if got, _ := l.Lookup(e.Name); got.Digest != e.Digest {
+		t.Errorf("after replace, Digest = %s, want %s", got.Digest, e.Digest)
+	}
+}
+
+func TestFind(t *testing.T) {
+	l, err := Parse(canonical(t), "canonical.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spelling := range []string{"busybox:1.31.1", "docker.io/library/busybox:1.31.1", "busybox:1.31.1@sha256:" + hexD} {
+		ref, _ := name.ParseReference(spelling)
+		if e, err := l.Find(ref); err != nil || e.Digest != "sha256:"+hexA {
+			t.Errorf("Find(%s) = %s, %v; want sha256:%s", spelling, e.Digest, err, hexA)
+		}
+	}
+	ref, _ := name.ParseReference("busybox:1.36")
+	_, err = l.Find(ref)
+	if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "busybox:1.36") {
+		t.Errorf("Find(busybox:1.36) error = %v, want ErrMissing naming the image", err)
+	}
+}
+
+func TestReadMissing(t *testing.T) {
+	_, err := Read(filepath.Join(t.TempDir(), FileName))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read(missing) error = %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(path, canonical(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(path)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if len(l.Entries) != 4 {
+		t.Errorf("len(Entries) = %d, want 4", len(l.Entries))
+	}
+	// Errors name the path Read was given.
+	if err := os.WriteFile(path, []byte("apiVersion: v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), path+":1:") {
+		t.Errorf("Read(bad) error = %v, want it to start with %s:1:", err, path)
+	}
+}
+
+// header is the object around spec.images; the first entry starts on line 9.
+const header = `apiVersion: stowage.dev/v1alpha1
+kind: ImageLock
+metadata:
+  name: stowage-lock
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  images:
+`
+
+const busybox = `  - name: index.docker.io/library/busybox:1.31.1
+    reference: busybox:1.31.1
+    digest: sha256:` + hexA + `
+    kind: manifest
+`
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		data  string
+		index int    // spec.images index, -1 outside entries
+		image string // entry named by the error
+		field string
+		line  int
+		msg   string // substring of the message
+	}{
+		{
+			name: "bad digest hex", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "non-hex",
+			data: header + strings.Replace(busybox, hexA, "zz"+hexA[2:], 1),
+		},
+		{
+			name: "digest too short", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "wrong number of hex digits",
+			data: header + strings.Replace(busybox, hexA, hexA[:60], 1),
+		},
+		{
+			name: "digest without algorithm", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "cannot parse hash",
+			data: header + strings.Replace(busybox, "sha256:"+hexA, hexA, 1),
+		},
+		{
+			name: "digest not sha256", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "want sha256",
+			data: header + strings.Replace(busybox, "sha256:"+hexA, "sha512:"+hexA+hexA, 1),
+		},
+		{
+			name: "missing digest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 9, msg: "required",
+			data: header + strings.Replace(busybox, "    digest: sha256:"+hexA+"\n", "", 1),
+		},
+		{
+			name: "unknown kind", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "kind", line: 12, msg: `unknown kind "image"`,
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: image", 1),
+		},
+		{
+			name: "missing kind", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "kind", line: 9, msg: "required",
+			data: header + strings.Replace(busybox, "    kind: manifest\n", "", 1),
+		},
+		{
+			name: "unknown entry field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "unknown field",
+			data: header + busybox + "    tag: latest\n",
+		},
+		{
+			name: "repeated entry field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: "repeated field, first set on line 11",
+			data: header + busybox + "    digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "wrong object kind", index: -1, field: "kind", line: 2, msg: `got "Lock", want "ImageLock"`,
+			data: strings.Replace(header, "kind: ImageLock", "kind: Lock", 1) + busybox,
+		},
+		{
+			name: "wrong apiVersion", index: -1, field: "apiVersion", line: 1, msg: `want "stowage.dev/v1alpha1"`,
+			data: strings.Replace(header, "stowage.dev/v1alpha1", "stowage.dev/v1", 1) + busybox,
+		},
+		{
+			name: "unknown top-level field", index: -1, field: "status", line: 10, msg: "unknown field",
+			data: header + "    []\nstatus: {}\n",
+		},
+		{
+			name: "unknown metadata field", index: -1, field: "metadata.namespace", line: 4, msg: "unknown field",
+			data: strings.Replace(header, "  name: stowage-lock", "  namespace: default", 1) + busybox,
+		},
+		{
+			name: "missing spec", index: -1, field: "spec", line: 1, msg: "required field missing",
+			data: "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\n",
+		},
+		{
+			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "must be a list",
+			data: strings.TrimSuffix(header, "\n") + " busybox\n",
+		},
+		{
+			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "must be a mapping",
+			data: header + "  - busybox:1.31.1\n",
+		},
+		{
+			name: "duplicate name", index: 1, image: "index.docker.io/library/busybox:1.31.1", field: "name", line: 13, msg: "duplicate name, first used by spec.images[0] on line 9",
+			data: header + busybox + strings.Replace(busybox, "reference: busybox:1.31.1", "reference: docker.io/library/busybox:1.31.1", 1),
+		},
+		{
+			name: "name not normalised", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: `want "index.docker.io/library/busybox:1.31.1"`,
+			data: header + strings.Replace(busybox, "name: index.docker.io/library/busybox:1.31.1", "name: busybox:1.31.1", 1),
+		},
+		{
+			name: "bad reference", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "reference", line: 10, msg: "URL scheme",
+			data: header + strings.Replace(busybox, "reference: busybox:1.31.1", "reference: https://busybox:1.31.1", 1),
+		},
+		{
+			name: "name not a string", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: "must be a string, got null",
+			data: header + strings.Replace(busybox, "name: index.docker.io/library/busybox:1.31.1", "name: null", 1),
+		},
+		{
+			name: "size not a number", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "must be an integer number of bytes",
+			data: header + busybox + "    size: \"12\"\n",
+		},
+		{
+			name: "negative size", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "negative",
+			data: header + busybox + "    size: -1\n",
+		},
+		{
+			name: "platforms on a manifest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms", line: 13, msg: "only an index lists its children",
+			data: header + busybox + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "size on an index", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "sizes are per platform",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    size: 12\n",
+		},
+		{
+			name: "platform without arch", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "want os/arch",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "platform not canonical", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: `want "linux/arm64"`,
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/arm64/\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "duplicate platform", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[1].platform", line: 16, msg: "duplicate platform",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n    - platform: linux/amd64\n      digest: sha256:" + hexC + "\n",
+		},
+		{
+			name: "bad platform digest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].digest", line: 15, msg: "invalid digest",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:abc\n",
+		},
+		{
+			name: "unknown platform field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "unknown field",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n      variant: v8\n",
+		},
+		{
+			name: "empty file", index: -1, msg: "empty file",
+			data: "",
+		},
+		{
+			name: "two documents", index: -1, line: 3, msg: "more than one YAML document",
+			data: "apiVersion: stowage.dev/v1alpha1\n---\nkind: ImageLock\n",
+		},
+		{
+			name: "YAML syntax", index: -1, msg: "line 2",
+			data: "apiVersion: stowage.dev/v1alpha1\n  kind: [\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.data), "test.lock.yaml")
+			if err == nil {
+				t.Fatal("Parse succeeded, want an error")
+			}
+			var found *Error
+			for _, e := range flatten(err) {
+				var le *Error
+				if errors.As(e, &le) && le.Index == tc.index && le.Field == tc.field && le.Line == tc.line {
+					found = le
+					break
+				}
+			}
+			if found == nil {
+				t.Fatalf("no error at index %d, field %q, line %d; got:\n%v", tc.index, tc.field, tc.line, err)
+			}
+			if found.File != "test.lock.yaml" {
+				t.Errorf("File = %q, want test.lock.yaml", found.File)
+			}
+			if found.Image != tc.image {
+				t.Errorf("Image = %q, want %q", found.Image, tc.image)
+			}
+			if !strings.Contains(found.Error(), tc.msg) {
+				t.Errorf("message %q does not contain %q", found.Error(), tc.msg)
+			}
+			if !strings.HasPrefix(found.Error(), "test.lock.yaml:") {
+				t.Errorf("message %q does not start with the file name", found.Error())
+			}
+			if tc.index >= 0 && !strings.Contains(found.Error(), "spec.images[") {
+				t.Errorf("message %q does not name the entry index", found.Error())
+			}
+		})
+	}
+}
+
+// TestParseErrorMessage pins the whole shape of one message.
+func TestParseErrorMessage(t *testing.T) {
+	_, err := Parse([]byte(header+strings.Replace(busybox, "kind: manifest", "kind: image", 1)), "stowage.lock.yaml")
+	want := `stowage.lock.yaml:12: spec.images[0] (index.docker.io/library/busybox:1.31.1): kind: unknown kind "image"; want "index" or "manifest"`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant    %s", err, want)
+	}
+}
+
+func TestParseReportsAllProblems(t *testing.T) {
+	data := header + strings.Replace(busybox, "kind: manifest", "kind: image", 1) + strings.Replace(busybox, hexA, "00", 1)
+	_, err := Parse([]byte(data), "x")
+	if n := len(flatten(err)); n != 3 { // unknown kind; bad digest; duplicate name
+		t.Errorf("got %d errors, want 3:\n%v", n, err)
+	}
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func TestValidate(t *testing.T) {
+	good := Entry{Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10}
+	if err := good.Validate(); err != nil {
+		t.Errorf("Validate(good) = %v", err)
+	}
+	bad := good
+	bad.Digest = "sha256:nope"
+	err := bad.Validate()
+	var le *Error
+	if !errors.As(err, &le) || le.Field != "digest" || le.Image != good.Name {
+		t.Errorf("Validate(bad digest) = %v, want an *Error on field digest naming the image", err)
+	}
+}
+
+func TestDigestFor(t *testing.T) {
+	index := Entry{
+		Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindIndex,
+		Platforms: []Platform{
+			{Platform: "linux/amd64", Digest: "sha256:" + hexB},
+			{Platform: "linux/arm64/v8", Digest: "sha256:" + hexC},
+		},
+	}
+	arm := index
+	arm.Platforms = []Platform{
+		{Platform: "linux/arm/v6", Digest: "sha256:" + hexB},
+		{Platform: "linux/arm/v7", Digest: "sha256:" + hexC},
+		{Platform: "linux/arm64", Digest: "sha256:" + hexD},
+		{Platform: "linux/arm64/v8", Digest: "sha256:" + hexA},
+	}
+	manifest := Entry{Name: "ghcr.io/example-org/tool:2", Reference: "ghcr.io/example-org/tool:2", Digest: "sha256:" + hexD, Kind: KindManifest}
+	tests := []struct {
+		name     string
+		entry    Entry
+		platform string
+		want     string
+		wantErr  error  // errors.Is target, nil for any error
+		msg      string // substring of the error, "" when no error
+	}{
+		{name: "no platform pins the index", entry: index, want: "sha256:" + hexA},
+		{name: "no platform pins a manifest", entry: manifest, want: "sha256:" + hexD},
+		{name: "exact", entry: index, platform: "linux/amd64", want: "sha256:" + hexB},
+		{name: "exact with variant", entry: index, platform: "linux/arm64/v8", want: "sha256:" + hexC},
+		{name: "request without variant matches recorded variant", entry: index, platform: "linux/arm64", want: "sha256:" + hexC},
+		{name: "exact wins over variant match", entry: arm, platform: "linux/arm64", want: "sha256:" + hexD},
+		{name: "request with variant does not match recorded without", entry: Entry{Name: "n", Kind: KindIndex, Platforms: []Platform{{Platform: "linux/arm64", Digest: "sha256:" + hexD}}}, platform: "linux/arm64/v8", wantErr: ErrNoPlatform, msg: "available: linux/arm64"},
+		{name: "missing names image and platforms", entry: index, platform: "linux/ppc64le", wantErr: ErrNoPlatform, msg: "busybox:1.31.1 (index.docker.io/library/busybox:1.31.1): no platform linux/ppc64le (available: linux/amd64, linux/arm64/v8)"},
+		{name: "wrong variant", entry: index, platform: "linux/arm64/v9", wantErr: ErrNoPlatform, msg: "no platform linux/arm64/v9"},
+		{name: "ambiguous variants", entry: arm, platform: "linux/arm", msg: "ambiguous (matches linux/arm/v6, linux/arm/v7)"},
+		{name: "manifest has no children", entry: manifest, platform: "linux/amd64", wantErr: ErrNoPlatform, msg: "ghcr.io/example-org/tool:2: platform linux/amd64 requested, but the image is a single manifest"},
+		{name: "platform without arch", entry: index, platform: "linux", msg: "want os/arch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.entry.DigestFor(tc.platform)
+			if tc.msg == "" {
+				if err != nil || got != tc.want {
+					t.Errorf("DigestFor(%q) = %q, %v; want %q", tc.platform, got, err, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("DigestFor(%q) = %q, want an error", tc.platform, got)
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("DigestFor(%q) error %v is not %v", tc.platform, err, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("DigestFor(%q) error %q does not contain %q", tc.platform, err, tc.msg)
+			}
+		})
+	}
+}

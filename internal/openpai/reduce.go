@@ -1,0 +1,320 @@
+package openpai
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Selection is what a user asks of OpenPAI: the features to keep working,
+// extra services to keep, services to drop, and the registry of OpenPAI's
+// own images.
+type Selection struct {
+	// Version is the OpenPAI release, e.g. "v1.5.0" (see SupportedVersions).
+	Version string
+	// Features are names from Features(); their root services are kept.
+	Features []string
+	// Keep lists extra services to keep, with their prerequisites.
+	Keep []string
+	// Drop lists services that must not be started. Dropping a service that
+	// the selection does not need anyway is accepted and changes nothing.
+	Drop []string
+	// Registry is the OpenPAI image registry; empty fields take the
+	// defaults of Registry.WithDefaults.
+	Registry Registry
+}
+
+// Plan is the reduced OpenPAI service list for one Selection.
+type Plan struct {
+	// Version is the OpenPAI release the plan is for.
+	Version string
+	// Registry is the registry used for OpenPAI images, defaults applied.
+	Registry Registry
+	// Kept are the services to start, sorted; Dropped are the other k8s
+	// services of the version, sorted. Together they are all of them.
+	Kept, Dropped []string
+	// StartOrder is Kept ordered so that every service comes after its
+	// prerequisites: Kahn's algorithm taking the smallest ready name first.
+	StartOrder []string
+	// PaictlArgs are the arguments of deployment/serviceCmd.py that start
+	// exactly Kept: ["service", "start", "-n", StartOrder...]. paictl does not
+	// add prerequisites by itself, which is why Kept is closed over them.
+	PaictlArgs []string
+	// Images maps each of ImageRoles() to the concrete references the Kept
+	// services pull on nodes of that role: sorted, without duplicates, with
+	// Registry applied. Service.JobImages count for RoleWorker.
+	Images map[Role][]string
+	// FullImages is Images for every k8s service of the version: what a
+	// plain "paictl service start" can pull.
+	FullImages map[Role][]string
+}
+
+// Reduce computes the smallest service set for sel: the roots of
+// sel.Features plus sel.Keep, closed over Service.Prerequisites. It then
+// checks sel.Drop against that set.
+//
+// Every problem is reported at once, as an errors.Join of:
+//   - *UnsupportedVersionError when sel.Version has no graph (names are
+//     then not checked, there is nothing to check them against);
+//   - *EmptySelectionError when sel has no features and no kept services;
+//   - *UnknownError for each unknown feature or service name (first
+//     occurrence of a name per field; repeating a valid name is fine);
+//   - *RequiredError for each dropped service the kept set needs;
+//   - *RegistryError for a bad registry field.
+func Reduce(sel Selection) (*Plan, error) {
+	var errs []error
+	g, err := Load(sel.Version)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(sel.Features) == 0 && len(sel.Keep) == 0 {
+		errs = append(errs, &EmptySelectionError{Features: Features()})
+	}
+	reg := sel.Registry.WithDefaults(sel.Version)
+	if g == nil {
+		return nil, errors.Join(append(errs, reg.Validate())...)
+	}
+
+	names := g.Names()
+	features := make([]string, 0, len(g.Features))
+	for f := range g.Features {
+		features = append(features, f)
+	}
+	sort.Strings(features)
+
+	// origin maps each root to the feature that brought it in, or "" when
+	// Keep lists it; Keep wins, then the feature that sorts first.
+	origin := map[string]string{}
+	var selected []string
+	reported := map[string]bool{}
+	for i, f := range sel.Features {
+		if _, ok := g.Features[f]; ok {
+			selected = append(selected, f)
+			continue
+		}
+		if reported["features\x00"+f] {
+			continue
+		}
+		reported["features\x00"+f] = true
+		e := &UnknownError{Kind: "feature", Field: "features", Index: i, Name: f, Version: g.Version,
+			Suggestion: nearest(f, features)}
+		if _, ok := g.Services[f]; ok {
+			e.Reason = "it is a service; list it under keep"
+			e.Suggestion = ""
+		}
+		errs = append(errs, e)
+	}
+	slices.Sort(selected)
+	for _, f := range slices.Compact(selected) {
+		for _, r := range g.Features[f] {
+			if _, ok := origin[r]; !ok {
+				origin[r] = f
+			}
+		}
+	}
+	unknownService := func(field string, i int, n string) error {
+		if reported[field+"\x00"+n] {
+			return nil
+		}
+		reported[field+"\x00"+n] = true
+		e := &UnknownError{Kind: "service", Field: field, Index: i, Name: n, Version: g.Version,
+			Suggestion: nearest(n, names)}
+		switch {
+		case slices.Contains(g.YarnOnly, n):
+			e.Reason = "it is yarn-only (cluster-type yarn), paictl never starts it on k8s"
+			e.Suggestion = ""
+		case slices.Contains(features, n):
+			e.Reason = "it is a feature; list it under features"
+			e.Suggestion = ""
+		}
+		return e
+	}
+	for i, k := range sel.Keep {
+		if _, ok := g.Services[k]; !ok {
+			if e := unknownService("keep", i, k); e != nil {
+				errs = append(errs, e)
+			}
+			continue
+		}
+		origin[k] = ""
+	}
+
+	roots := make([]string, 0, len(origin))
+	for r := range origin {
+		roots = append(roots, r)
+	}
+	sort.Strings(roots)
+	kept := g.Closure(roots)
+
+	for i, d := range sel.Drop {
+		if _, ok := g.Services[d]; !ok {
+			if e := unknownService("drop", i, d); e != nil {
+				errs = append(errs, e)
+			}
+			continue
+		}
+		if !slices.Contains(kept, d) || reported["drop\x00"+d] {
+			continue
+		}
+		reported["drop\x00"+d] = true
+		chain := shortestChain(g, roots, d)
+		errs = append(errs, &RequiredError{Field: "drop", Index: i, Name: d,
+			RequiredBy: chain[0], Chain: chain, Feature: origin[chain[0]]})
+	}
+	if err := reg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	var dropped []string
+	for _, n := range names {
+		if !slices.Contains(kept, n) {
+			dropped = append(dropped, n)
+		}
+	}
+	order := startOrder(g, kept)
+	return &Plan{
+		Version:    g.Version,
+		Registry:   reg,
+		Kept:       kept,
+		Dropped:    dropped,
+		StartOrder: order,
+		PaictlArgs: append([]string{"service", "start", "-n"}, order...),
+		Images:     images(g, kept, reg),
+		FullImages: images(g, names, reg),
+	}, nil
+}
+
+// shortestChain returns the shortest path from one of roots (sorted) to
+// target over prerequisites, as [root, ..., target]. The search is a
+// breadth-first search from all roots at once that visits prerequisites in
+// sorted order, so ties resolve the same way on every run.
+func shortestChain(g *Graph, roots []string, target string) []string {
+	parent := map[string]string{}
+	seen := map[string]bool{}
+	queue := append([]string(nil), roots...)
+	for _, r := range roots {
+		seen[r] = true
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == target {
+			chain := []string{n}
+			for n != "" {
+				p, ok := parent[n]
+				if !ok {
+					break
+				}
+				chain = append(chain, p)
+				n = p
+			}
+			slices.Reverse(chain)
+			return chain
+		}
+		prereqs := slices.Clone(g.Services[n].Prerequisites)
+		sort.Strings(prereqs)
+		for _, p := range prereqs {
+			if !seen[p] {
+				seen[p] = true
+				parent[p] = n
+				queue = append(queue, p)
+			}
+		}
+	}
+	// Not reachable: callers only ask for targets in the closure of roots.
+	panic(fmt.Sprintf("openpai: %s not reachable from %v", target, roots))
+}
+
+// startOrder orders the services in set (all in g) so that each comes after
+// its prerequisites, picking the smallest ready name at every step.
+func startOrder(g *Graph, set []string) []string {
+	in := map[string]bool{}
+	for _, n := range set {
+		in[n] = true
+	}
+	pending := map[string]int{}
+	dependents := map[string][]string{}
+	for _, n := range set {
+		for _, p := range g.Services[n].Prerequisites {
+			if in[p] {
+				pending[n]++
+				dependents[p] = append(dependents[p], n)
+			}
+		}
+	}
+	var ready, order []string
+	for _, n := range set {
+		if pending[n] == 0 {
+			ready = append(ready, n)
+		}
+	}
+	for len(ready) > 0 {
+		sort.Strings(ready)
+		n := ready[0]
+		ready = ready[1:]
+		order = append(order, n)
+		for _, d := range dependents[n] {
+			pending[d]--
+			if pending[d] == 0 {
+				ready = append(ready, d)
+			}
+		}
+	}
+	if len(order) != len(set) {
+		panic("openpai: prerequisite cycle in the " + g.Version + " graph")
+	}
+	return order
+}
+
+// images returns, for each of ImageRoles(), the sorted distinct concrete
+// references pulled by the services in set.
+func images(g *Graph, set []string, reg Registry) map[Role][]string {
+	out := map[Role][]string{}
+	for _, r := range ImageRoles() {
+		out[r] = []string{}
+	}
+	for _, u := range imageUses(g, set) {
+		out[u.role] = append(out[u.role], reg.Expand(u.template))
+	}
+	for r, refs := range out {
+		sort.Strings(refs)
+		out[r] = slices.Compact(refs)
+	}
+	return out
+}
+
+// imageUse is one image template pulled on nodes of one role.
+type imageUse struct {
+	role     Role
+	template string
+}
+
+// imageUses lists the image templates of the services in set per role,
+// without duplicates, in a stable order: Images on each of the service's
+// roles, JobImages on RoleWorker.
+func imageUses(g *Graph, set []string) []imageUse {
+	var out []imageUse
+	seen := map[imageUse]bool{}
+	add := func(u imageUse) {
+		if u.role != RoleNone && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, n := range set {
+		s := g.Services[n]
+		for _, r := range s.Roles {
+			for _, t := range s.Images {
+				add(imageUse{r, t})
+			}
+		}
+		for _, t := range s.JobImages {
+			add(imageUse{RoleWorker, t})
+		}
+	}
+	return out
+}

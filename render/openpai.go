@@ -1,0 +1,93 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/pkgcache"
+	"github.com/stowage/stowage/schema"
+)
+
+// Names of the profile-wide ConfigMaps.
+const (
+	OpenPAIConfigMap      = "openpai-services"
+	PackageCacheConfigMap = "openpai-package-cache"
+	// PackageCacheKey is the file name the OpenPAI runtime reads
+	// (openpai-runtime src/package_cache/package_cache_info).
+	PackageCacheKey = "package_cache_info"
+)
+
+// openpaiPlan reduces the profile's OpenPAI selection, or returns nil when
+// the profile has none. The schema has already checked the selection.
+func (r *renderer) openpaiPlan() *openpai.Plan {
+	if r.prof.OpenPAI == nil {
+		return nil
+	}
+	plan, err := openpai.Reduce(schema.Selection(r.prof.OpenPAI))
+	if err != nil {
+		r.fail("profile %q openpai: %v", r.profileName, err)
+		return nil
+	}
+	return plan
+}
+
+// openpaiConfigMap holds the reduced service list, the paictl command that
+// starts exactly it, the image list per node role and the bytes it saves.
+//
+// Keys: services.list and dropped.list (one service a line, sorted),
+// paictl.command ("./paictl.py service start -n …" in start order, each
+// service after its prerequisites), images.<role>.list for master, worker
+// and all (references as OpenPAI pulls them, by tag), and bytes.csv (per
+// role: full, reduced and saved bytes from the sizes observed in OpenPAI
+// issue #5381, and how many images have no observed size).
+func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
+	data := map[string]string{
+		"services.list":  lines(plan.Kept),
+		"dropped.list":   lines(plan.Dropped),
+		"paictl.command": "./paictl.py " + strings.Join(plan.PaictlArgs, " ") + "\n",
+		"bytes.csv":      BytesTable(plan),
+	}
+	for _, role := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
+		data["images."+string(role)+".list"] = lines(plan.Images[role])
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: OpenPAIConfigMap, Namespace: r.prof.Namespace,
+			Labels: r.labels(OpenPAIConfigMap, "openpai-services"),
+			Annotations: map[string]string{
+				"stowage.dev/openpai-version": plan.Version,
+			},
+		},
+		Data: data,
+	}
+	return Object{Kind: "ConfigMap", Namespace: r.prof.Namespace, Name: OpenPAIConfigMap, Object: cm}
+}
+
+// BytesTable renders plan's per-role sizes as comma-separated lines with a
+// header: role, full_bytes, reduced_bytes, saved_bytes, unsized_full,
+// unsized_reduced (images without an observed size).
+func BytesTable(plan *openpai.Plan) string {
+	var b strings.Builder
+	b.WriteString("role,full_bytes,reduced_bytes,saved_bytes,unsized_full,unsized_reduced\n")
+	for _, rb := range plan.Bytes() {
+		fmt.Fprintf(&b, "%s,%d,%d,%d,%d,%d\n", rb.Role, rb.Full, rb.Reduced, rb.Saved, rb.UnknownFull, rb.UnknownReduced)
+	}
+	return b.String()
+}
+
+func (r *renderer) packageCacheConfigMap() Object {
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: PackageCacheConfigMap, Namespace: r.prof.Namespace,
+			Labels: r.labels(PackageCacheConfigMap, "package-cache"),
+		},
+		Data: map[string]string{PackageCacheKey: pkgcache.Format(schema.PackageCacheRows(r.prof.PackageCache))},
+	}
+	return Object{Kind: "ConfigMap", Namespace: r.prof.Namespace, Name: PackageCacheConfigMap, Object: cm}
+}

@@ -1,0 +1,170 @@
+// Package render turns a validated config and a lock into Kubernetes
+// objects. It is pure: no file, network or environment access. Credentials
+// arrive already read (see Input.Passwords), digests come from the lock.
+package render
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/schema"
+)
+
+// Label keys and values stowage sets on what it renders.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelProfile   = "stowage.dev/profile"
+
+	// AnnotationImagesHash holds sha256 over the pinned image list of a
+	// DaemonSet's pod template: a changed digest changes it and rolls the
+	// DaemonSet; nothing else does.
+	AnnotationImagesHash = "stowage.dev/images-hash"
+	// AnnotationRefreshHours records the puller's refreshHours, the
+	// interval at which the digest-bump bot should re-resolve tags.
+	AnnotationRefreshHours = "stowage.dev/refresh-hours"
+
+	ManagedBy = "stowage"
+)
+
+// Input is everything a render needs.
+type Input struct {
+	Config *schema.Config
+	// Profile names the profile to render.
+	Profile string
+	// Lock supplies the digests; every image must have an entry unless its
+	// reference carries a digest.
+	Lock *lock.Lock
+	// Passwords maps a password source as written in the config
+	// ("env:HARBOR_PASSWORD", "file:secrets/hub") to its bytes. The caller
+	// reads them; render never does. Needed only when the profile renders
+	// Secrets.
+	Passwords map[string][]byte
+}
+
+// Object is one rendered Kubernetes object.
+type Object struct {
+	Kind      string
+	Namespace string
+	Name      string
+	Object    runtime.Object
+}
+
+// FileName is the object's file name in an output directory:
+// <kind>-<namespace>-<name>.yaml, lower case.
+func (o Object) FileName() string {
+	return strings.ToLower(o.Kind) + "-" + o.Namespace + "-" + o.Name + ".yaml"
+}
+
+// kindOrder puts objects a DaemonSet depends on first.
+var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2}
+
+// MissingError lists every image the lock has no entry for.
+type MissingError struct {
+	// Images are "reference (used by …)" descriptions, sorted.
+	Images []string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s has no entry for %d image(s); run `stowage lock` to resolve them:\n  %s",
+		lock.FileName, len(e.Images), strings.Join(e.Images, "\n  "))
+}
+
+// Render renders the profile: Secrets, records ConfigMaps, DaemonSets, the
+// OpenPAI service ConfigMap and the package cache ConfigMap, sorted by kind,
+// namespace and name. Errors: *MissingError for images without a lock
+// entry, and errors naming the puller, environment or image for the rest;
+// all problems are joined into one error.
+func Render(in Input) ([]Object, error) {
+	name, prof, err := in.Config.Profile(in.Profile)
+	if err != nil {
+		return nil, err
+	}
+	r := &renderer{in: in, profileName: name, prof: prof, missing: map[string][]string{}}
+	objs := r.run()
+	if len(r.missing) > 0 {
+		var lines []string
+		for _, k := range sortedKeys(r.missing) {
+			users := uniqueSorted(r.missing[k])
+			lines = append(lines, fmt.Sprintf("%s (used by %s)", k, strings.Join(users, ", ")))
+		}
+		r.errs = append([]error{&MissingError{Images: lines}}, r.errs...)
+	}
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if kindOrder[a.Kind] != kindOrder[b.Kind] {
+			return kindOrder[a.Kind] < kindOrder[b.Kind]
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return objs, nil
+}
+
+type renderer struct {
+	in          Input
+	profileName string
+	prof        *schema.Profile
+	errs        []error
+	// missing maps a lock key to the things that use it.
+	missing map[string][]string
+}
+
+func (r *renderer) fail(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf(format, args...))
+}
+
+func (r *renderer) run() []Object {
+	var objs []Object
+	plan := r.openpaiPlan()
+	secrets := map[string]Object{}
+	for i := range r.prof.Pullers {
+		objs = append(objs, r.puller(&r.prof.Pullers[i], plan, secrets)...)
+	}
+	for _, k := range sortedKeys(secrets) {
+		objs = append(objs, secrets[k])
+	}
+	if plan != nil {
+		objs = append(objs, r.openpaiConfigMap(plan))
+	}
+	if len(r.prof.PackageCache) > 0 {
+		objs = append(objs, r.packageCacheConfigMap())
+	}
+	return objs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func uniqueSorted(ss []string) []string {
+	out := append([]string(nil), ss...)
+	sort.Strings(out)
+	n := 0
+	for i, s := range out {
+		if i > 0 && s == out[n-1] {
+			continue
+		}
+		out[n] = s
+		n++
+	}
+	return out[:n]
+}

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage/stowage/schema"
+)
+
+// secret returns the pull Secret for an item's username/password auth in
+// namespace. Its name is "stowage-pull-<registry>-<8 hex>", the hex being
+// sha256 over registry, username and password source, so each distinct
+// credential gets a distinct, stable name and no secret material shapes it.
+// Object is nil (and an error recorded) when the password is not in
+// Input.Passwords and the profile renders Secrets.
+func (r *renderer) secret(namespace string, it *item) Object {
+	a := it.auth
+	key := it.ref.AuthKey()
+	sum := sha256.Sum256([]byte(key + "\x00" + a.Username + "\x00" + a.Password))
+	name := "stowage-pull-" + sanitize(it.ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
+	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
+	if r.prof.Secrets != "render" {
+		return o
+	}
+	pw, ok := r.in.Passwords[a.Password]
+	if !ok {
+		r.fail("%s: the password source %s of registry %s was not read", it.usedBy, a.Password, key)
+		return o
+	}
+	data, err := DockerConfigJSON(key, a.Username, pw, a.Email)
+	if err != nil {
+		r.fail("%s: %v", it.usedBy, err)
+		return o
+	}
+	o.Object = &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: namespace, Labels: r.labels(name, "pull-secret"),
+		},
+		Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: data},
+	}
+	return o
+}
+
+// dockerAuth is one entry of a docker config's "auths" map, in the field
+// order docker writes.
+type dockerAuth struct {
+	Username string `json:"username"`
+	Password string `json:"password,omitempty"`
+	Email    string `json:"email,omitempty"`
+	// Auth is base64("username:password"); kubelet and docker prefer it
+	// over the separate fields, and it carries any password bytes exactly.
+	Auth string `json:"auth"`
+}
+
+// DockerConfigJSON returns the bytes of a kubernetes.io/dockerconfigjson
+// Secret's ".dockerconfigjson" key: {"auths":{registryKey:{...}}}. The
+// password is carried exactly in "auth" (base64 of username ":" password);
+// the plain "password" field is written only when the password is valid
+// UTF-8, since JSON strings cannot hold other bytes. The username must not
+// contain ':' (basic auth splits on the first ':').
+func DockerConfigJSON(registryKey, username string, password []byte, email string) ([]byte, error) {
+	if bytes.ContainsRune([]byte(username), ':') {
+		return nil, fmt.Errorf("registry %s: a username cannot contain ':'", registryKey)
+	}
+	entry := dockerAuth{
+		Username: username,
+		Email:    email,
+		Auth:     base64.StdEncoding.EncodeToString(append([]byte(username+":"), password...)),
+	}
+	if utf8.Valid(password) {
+		entry.Password = string(password)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]map[string]dockerAuth{"auths": {registryKey: entry}}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// PasswordSource is a password the profile needs read before it renders.
+type PasswordSource struct {
+	// Source is the auth.password value: "env:NAME" or "file:path" (or a
+	// literal, when the config allowed it).
+	Source string
+	// UsedBy names what needs it: `environment "jupyter-gpu"`, `image "x"`.
+	UsedBy []string
+}
+
+// PasswordSources lists, sorted by source, the password sources of every
+// environment and catalogue image that the named profile's pullers use.
+// It is empty when the profile's secrets mode is "reference", since no
+// Secret is rendered then.
+func PasswordSources(cfg *schema.Config, profile string) ([]PasswordSource, error) {
+	_, prof, err := cfg.Profile(profile)
+	if err != nil {
+		return nil, err
+	}
+	if prof.Secrets != schema.SecretsRender {
+		return nil, nil
+	}
+	users := map[string][]string{}
+	for _, p := range prof.Pullers {
+		for _, e := range p.Environments {
+			if a := cfg.Environments[e].Auth; a != nil && a.Password != "" {
+				users[a.Password] = append(users[a.Password], fmt.Sprintf("environment %q", e))
+			}
+		}
+		for _, k := range p.Images {
+			if a := cfg.Images[k].Auth; a != nil && a.Password != "" {
+				users[a.Password] = append(users[a.Password], fmt.Sprintf("image %q", k))
+			}
+		}
+	}
+	var out []PasswordSource
+	for _, s := range sortedKeys(users) {
+		out = append(out, PasswordSource{Source: s, UsedBy: uniqueSorted(users[s])})
+	}
+	return out, nil
+}

@@ -1,0 +1,185 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Config is a config directory after unification with #Config and validation.
+// Maps are keyed as in the files; every reference has been parsed and every
+// name checked, so consumers need no second validation.
+type Config struct {
+	// Dir is the config directory the files were read from.
+	Dir string `json:"-"`
+	// Images is the catalogue keyed by short name.
+	Images map[string]Image `json:"images,omitempty"`
+	// Environments are the image environments keyed by name.
+	Environments map[string]Environment `json:"environments,omitempty"`
+	// Profiles are the deployment profiles keyed by name.
+	Profiles map[string]Profile `json:"profiles"`
+
+	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
+	// annotation), never by the files.
+	AllowLiteralPasswords bool `json:"-"`
+}
+
+// Image is one entry of the images catalogue.
+type Image struct {
+	Reference string   `json:"reference"`
+	Platforms []string `json:"platforms,omitempty"`
+	Auth      *Auth    `json:"auth,omitempty"`
+}
+
+// Environment is an image environment in the sense of the Submarine
+// JupyterImagePuller design: one image with its credentials and placement.
+type Environment struct {
+	Image        string            `json:"image"`
+	Platforms    []string          `json:"platforms,omitempty"`
+	Auth         *Auth             `json:"auth,omitempty"`
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	Tolerations  []Toleration      `json:"tolerations,omitempty"`
+}
+
+// Auth is registry authentication: either Secret (an existing Secret's name)
+// or Username with a Password source ("env:NAME" or "file:path").
+type Auth struct {
+	Secret   string `json:"secret,omitempty"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	Email    string `json:"email,omitempty"`
+}
+
+// Toleration mirrors the fields of a core/v1 Toleration that a puller may
+// set; TolerationSeconds is in seconds.
+type Toleration struct {
+	Key               string `json:"key,omitempty"`
+	Operator          string `json:"operator,omitempty"`
+	Value             string `json:"value,omitempty"`
+	Effect            string `json:"effect,omitempty"`
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+}
+
+// Resources are container requests and limits as Kubernetes quantity
+// strings ("5m", "16Mi"); integers from the files are turned into strings.
+type Resources struct {
+	Requests ResourceList `json:"requests,omitempty"`
+	Limits   ResourceList `json:"limits,omitempty"`
+}
+
+// ResourceList holds the cpu and memory quantities of Resources.
+type ResourceList struct {
+	CPU    Quantity `json:"cpu,omitempty"`
+	Memory Quantity `json:"memory,omitempty"`
+}
+
+// Puller is one image pre-puller: it becomes a DaemonSet per node group in
+// Namespace, a records ConfigMap and, per distinct credential, a Secret.
+type Puller struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace"`
+	Environments      []string          `json:"environments,omitempty"`
+	Images            []string          `json:"images,omitempty"`
+	OpenPAI           []string          `json:"openpai,omitempty"`
+	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
+	Tolerations       []Toleration      `json:"tolerations,omitempty"`
+	PriorityClassName string            `json:"priorityClassName,omitempty"`
+	Resources         *Resources        `json:"resources,omitempty"`
+	// RefreshHours is the bump interval in hours; "2" and 2 both decode to 2,
+	// and 0 means unset.
+	RefreshHours Hours `json:"refreshHours,omitempty"`
+}
+
+// OpenPAI is the OpenPAI service selection of a profile.
+type OpenPAI struct {
+	Version  string          `json:"version"`
+	Features []string        `json:"features,omitempty"`
+	Keep     []string        `json:"keep,omitempty"`
+	Drop     []string        `json:"drop,omitempty"`
+	Registry OpenPAIRegistry `json:"registry"`
+}
+
+// OpenPAIRegistry is OpenPAI's cluster.docker-registry: the image prefix is
+// "<namespace>/" for docker.io, else "<domain>/<namespace>/", and Tag is the
+// tag of every OpenPAI-built image.
+type OpenPAIRegistry struct {
+	Domain    string `json:"domain"`
+	Namespace string `json:"namespace"`
+	Tag       string `json:"tag"`
+}
+
+// PackageCacheRow is one row of the OpenPAI runtime's package_cache_info.
+type PackageCacheRow struct {
+	Group    string   `json:"group"`
+	OS       string   `json:"os"`
+	Packages []string `json:"packages"`
+}
+
+// Helper names the helper image (its static binary runs in every pulled
+// image) and the pause image (the main container).
+type Helper struct {
+	Image string `json:"image"`
+	Pause string `json:"pause"`
+}
+
+// Secret modes of Profile.Secrets.
+const (
+	// SecretsRender renders a kubernetes.io/dockerconfigjson Secret per
+	// distinct credential.
+	SecretsRender = "render"
+	// SecretsReference only names the Secrets in imagePullSecrets.
+	SecretsReference = "reference"
+)
+
+// Profile is a deployment profile.
+type Profile struct {
+	Namespace    string            `json:"namespace"`
+	Pullers      []Puller          `json:"pullers,omitempty"`
+	OpenPAI      *OpenPAI          `json:"openpai,omitempty"`
+	PackageCache []PackageCacheRow `json:"packageCache,omitempty"`
+	Secrets      string            `json:"secrets"`
+	Helper       Helper            `json:"helper"`
+	Resources    *Resources        `json:"resources,omitempty"`
+}
+
+// Quantity is a Kubernetes quantity string; the files may write an integer
+// (a count of cores or bytes), which decodes to its decimal string.
+type Quantity string
+
+// UnmarshalJSON accepts a JSON string or number.
+func (q *Quantity) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*q = Quantity(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("quantity must be a string or a number, got %s", b)
+	}
+	*q = Quantity(n.String())
+	return nil
+}
+
+// Hours is a whole number of hours written as an integer or as a string of
+// digits (the Submarine design's refreshHours: '2').
+type Hours int
+
+// UnmarshalJSON accepts 2 or "2".
+func (h *Hours) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("hours %q is not a whole number", s)
+		}
+		*h = Hours(n)
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("hours must be a whole number, got %s", b)
+	}
+	*h = Hours(n)
+	return nil
+}

@@ -1,0 +1,415 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/pkgcache"
+)
+
+// MaxPullerName is the longest puller name: a DaemonSet's pods are named
+// "<name>-<5 random characters>", and stowage may add a node-group suffix,
+// so the puller name keeps below the 63-character label limit.
+const MaxPullerName = 50
+
+// Password source prefixes of Auth.Password.
+const (
+	PasswordFromEnv  = "env:"
+	PasswordFromFile = "file:"
+)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// v is a shorthand to build CUE paths from strings and indexes.
+func path(elems ...any) cue.Path {
+	sels := make([]cue.Selector, len(elems))
+	for i, e := range elems {
+		switch e := e.(type) {
+		case string:
+			sels[i] = cue.Str(e)
+		case int:
+			sels[i] = cue.Index(e)
+		default:
+			panic(fmt.Sprintf("path element %T", e))
+		}
+	}
+	return cue.MakePath(sels...)
+}
+
+func extend(p cue.Path, elems ...any) cue.Path {
+	return cue.MakePath(append(p.Selectors(), path(elems...).Selectors()...)...)
+}
+
+// checkRaw checks values whose Go type cannot say what the files may hold:
+// refreshHours as an integer or a string of digits, and quantities.
+func checkRaw(v cue.Value, loc *locator) Errors {
+	var errs Errors
+	profiles, _ := v.LookupPath(cue.ParsePath("profiles")).Fields()
+	for profiles != nil && profiles.Next() {
+		pp := path("profiles", profiles.Selector().Unquoted())
+		pullers, err := profiles.Value().LookupPath(cue.ParsePath("pullers")).List()
+		for i := 0; err == nil && pullers.Next(); i++ {
+			rh := pullers.Value().LookupPath(cue.ParsePath("refreshHours"))
+			if !rh.Exists() {
+				continue
+			}
+			p := extend(pp, "pullers", i, "refreshHours")
+			if s, err := rh.String(); err == nil {
+				if n, err := strconv.Atoi(s); err != nil || n < 1 || strconv.Itoa(n) != s {
+					errs = append(errs, loc.at(p, "refreshHours %q is not a whole number of hours (write 2 or \"2\")", s))
+				}
+			} else if n, err := rh.Int64(); err != nil || n < 1 {
+				errs = append(errs, loc.at(p, "refreshHours must be at least 1 hour"))
+			}
+		}
+	}
+	return errs
+}
+
+// validate applies the rules that need Kubernetes, registry or OpenPAI
+// knowledge, locating each problem in the files.
+func validate(c *Config, loc *locator) Errors {
+	var errs Errors
+	add := func(p cue.Path, format string, args ...any) {
+		errs = append(errs, loc.at(p, format, args...))
+	}
+	for _, k := range sortedKeys(c.Images) {
+		im := c.Images[k]
+		p := path("images", k)
+		checkRef(add, extend(p, "reference"), im.Reference)
+		checkPlatforms(add, p, im.Platforms)
+		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference))
+	}
+	for _, k := range sortedKeys(c.Environments) {
+		env := c.Environments[k]
+		p := path("environments", k)
+		if strings.TrimSpace(k) == "" {
+			add(p, "an environment needs a name")
+		}
+		checkRef(add, extend(p, "image"), env.Image)
+		checkPlatforms(add, p, env.Platforms)
+		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k))
+		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
+	}
+	if len(c.Profiles) == 0 {
+		add(path("profiles"), "no profile is defined")
+	}
+	for _, pn := range sortedKeys(c.Profiles) {
+		errs = append(errs, validateProfile(c, pn, loc)...)
+	}
+	return errs
+}
+
+func validateProfile(c *Config, pn string, loc *locator) Errors {
+	var errs Errors
+	add := func(p cue.Path, format string, args ...any) {
+		errs = append(errs, loc.at(p, format, args...))
+	}
+	prof := c.Profiles[pn]
+	pp := path("profiles", pn)
+	checkLabel(add, extend(pp, "namespace"), "namespace", prof.Namespace)
+	checkRef(add, extend(pp, "helper", "image"), prof.Helper.Image)
+	checkRef(add, extend(pp, "helper", "pause"), prof.Helper.Pause)
+	checkResources(add, extend(pp, "resources"), prof.Resources)
+
+	seen := map[string]int{}
+	for i, pl := range prof.Pullers {
+		p := extend(pp, "pullers", i)
+		if msgs := validation.IsDNS1123Label(pl.Name); len(msgs) > 0 || len(pl.Name) > MaxPullerName {
+			add(extend(p, "name"), "puller name %q must be a lowercase RFC 1123 label of at most %d characters (it names a DaemonSet): %s",
+				pl.Name, MaxPullerName, strings.Join(msgs, "; "))
+		}
+		checkLabel(add, extend(p, "namespace"), "namespace", pl.Namespace)
+		id := pl.Namespace + "/" + pl.Name
+		if j, dup := seen[id]; dup {
+			add(extend(p, "name"), "puller %q in namespace %q is defined twice (pullers[%d] and pullers[%d])", pl.Name, pl.Namespace, j, i)
+		}
+		seen[id] = i
+		if len(pl.Environments)+len(pl.Images)+len(pl.OpenPAI) == 0 {
+			add(p, "puller %q has no images: list environments, images or openpai roles", pl.Name)
+		}
+		for j, e := range pl.Environments {
+			if _, ok := c.Environments[e]; !ok {
+				add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, sortedKeys(c.Environments)))
+			}
+		}
+		for j, e := range pl.Images {
+			if _, ok := c.Images[e]; !ok {
+				add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, sortedKeys(c.Images)))
+			}
+		}
+		if len(pl.OpenPAI) > 0 && prof.OpenPAI == nil {
+			add(extend(p, "openpai"), "puller %q pre-pulls OpenPAI images but profile %q has no openpai selection", pl.Name, pn)
+		}
+		checkPlacement(add, p, pl.NodeSelector, pl.Tolerations)
+		if pl.PriorityClassName != "" {
+			if msgs := validation.IsDNS1123Subdomain(pl.PriorityClassName); len(msgs) > 0 {
+				add(extend(p, "priorityClassName"), "%q is not a valid PriorityClass name: %s", pl.PriorityClassName, strings.Join(msgs, "; "))
+			}
+		}
+		checkResources(add, extend(p, "resources"), pl.Resources)
+	}
+
+	if op := prof.OpenPAI; op != nil {
+		op := extend(pp, "openpai")
+		errs = append(errs, validateOpenPAI(prof.OpenPAI, op, loc)...)
+	}
+	if len(prof.PackageCache) > 0 {
+		if err := pkgcache.Validate(toRows(prof.PackageCache)); err != nil {
+			for _, e := range unjoin(err) {
+				var re *pkgcache.RowError
+				if errors.As(e, &re) {
+					p := extend(pp, "packageCache", re.Index)
+					if re.Field != "" {
+						p = extend(p, re.Field)
+						if re.Field == "packages" && re.PackageIndex >= 0 {
+							p = extend(p, re.PackageIndex)
+						}
+					}
+					add(p, "%s", re.Msg)
+					continue
+				}
+				add(extend(pp, "packageCache"), "%v", e)
+			}
+		}
+	}
+	return errs
+}
+
+func validateOpenPAI(o *OpenPAI, p cue.Path, loc *locator) Errors {
+	var errs Errors
+	add := func(p cue.Path, format string, args ...any) {
+		errs = append(errs, loc.at(p, format, args...))
+	}
+	reg := o.Registry
+	if reg.Domain == "" || reg.Namespace == "" || reg.Tag == "" {
+		add(extend(p, "registry"), "registry domain, namespace and tag must all be set")
+	}
+	_, err := openpai.Reduce(Selection(o))
+	for _, e := range unjoin(err) {
+		var ue *openpai.UnknownError
+		var re *openpai.RequiredError
+		var ve *openpai.UnsupportedVersionError
+		switch {
+		case errors.As(e, &ue):
+			add(extend(p, ue.Field, ue.Index), "%s", ue.Error())
+		case errors.As(e, &re):
+			add(extend(p, re.Field, re.Index), "%s", re.Error())
+		case errors.As(e, &ve):
+			add(extend(p, "version"), "%s", ve.Error())
+		default:
+			add(p, "%s", e.Error())
+		}
+	}
+	if len(errs) == 0 {
+		// The prefix and tag must make valid references.
+		ref := openpai.Registry{Domain: reg.Domain, Namespace: reg.Namespace, Tag: reg.Tag}.Prefix() + "rest-server:" + reg.Tag
+		if _, err := imageref.Parse(ref); err != nil {
+			add(extend(p, "registry"), "OpenPAI images would be named like %q, which is not a valid reference: %v", ref, err)
+		}
+	}
+	return errs
+}
+
+// Selection converts the config's OpenPAI block to openpai.Selection.
+func Selection(o *OpenPAI) openpai.Selection {
+	return openpai.Selection{
+		Version:  o.Version,
+		Features: o.Features,
+		Keep:     o.Keep,
+		Drop:     o.Drop,
+		Registry: openpai.Registry{Domain: o.Registry.Domain, Namespace: o.Registry.Namespace, Tag: o.Registry.Tag},
+	}
+}
+
+func toRows(rows []PackageCacheRow) []pkgcache.Row {
+	out := make([]pkgcache.Row, len(rows))
+	for i, r := range rows {
+		out[i] = pkgcache.Row{Group: r.Group, OS: r.OS, Packages: r.Packages}
+	}
+	return out
+}
+
+// PackageCacheRows converts the config's rows to pkgcache rows.
+func PackageCacheRows(rows []PackageCacheRow) []pkgcache.Row { return toRows(rows) }
+
+// unjoin flattens errors.Join trees into their leaves.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+type adder func(p cue.Path, format string, args ...any)
+
+func checkRef(add adder, p cue.Path, ref string) {
+	if _, err := imageref.Parse(ref); err != nil {
+		add(p, "%v", err)
+	}
+}
+
+func checkPlatforms(add adder, p cue.Path, platforms []string) {
+	seen := map[string]bool{}
+	for i, s := range platforms {
+		pl, err := v1.ParsePlatform(s)
+		if err != nil || pl.OS == "" || pl.Architecture == "" || strings.Count(s, "/") < 1 {
+			add(extend(p, "platforms", i), "platform %q must be os/arch[/variant], for example linux/arm64", s)
+			continue
+		}
+		if seen[s] {
+			add(extend(p, "platforms", i), "platform %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+}
+
+func checkLabel(add adder, p cue.Path, what, v string) {
+	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
+		add(p, "%s %q must be a lowercase RFC 1123 label: %s", what, v, strings.Join(msgs, "; "))
+	}
+}
+
+// checkPlacement applies Kubernetes' label and toleration rules
+// (apimachinery util/validation; core/v1 validation of tolerations).
+func checkPlacement(add adder, p cue.Path, sel map[string]string, tols []Toleration) {
+	for _, k := range sortedKeys(sel) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			add(extend(p, "nodeSelector", k), "node selector key %q is not a valid label key: %s", k, strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(sel[k]); len(msgs) > 0 {
+			add(extend(p, "nodeSelector", k), "node selector value %q is not a valid label value: %s", sel[k], strings.Join(msgs, "; "))
+		}
+	}
+	for i, t := range tols {
+		tp := extend(p, "tolerations", i)
+		if t.Key != "" {
+			if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+				add(extend(tp, "key"), "toleration key %q is not a valid label key: %s", t.Key, strings.Join(msgs, "; "))
+			}
+		}
+		if t.Key == "" && t.Operator != "Exists" {
+			add(tp, "a toleration without key must use operator Exists")
+		}
+		if t.Operator == "Exists" && t.Value != "" {
+			add(extend(tp, "value"), "a toleration with operator Exists has no value")
+		}
+		if t.Value != "" {
+			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+				add(extend(tp, "value"), "toleration value %q is not a valid label value: %s", t.Value, strings.Join(msgs, "; "))
+			}
+		}
+		if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
+			add(extend(tp, "tolerationSeconds"), "tolerationSeconds applies only to effect NoExecute")
+		}
+	}
+}
+
+func checkResources(add adder, p cue.Path, r *Resources) {
+	if r == nil {
+		return
+	}
+	for _, x := range []struct {
+		field string
+		l     ResourceList
+	}{{"requests", r.Requests}, {"limits", r.Limits}} {
+		for _, q := range []struct {
+			name string
+			v    Quantity
+		}{{"cpu", x.l.CPU}, {"memory", x.l.Memory}} {
+			if q.v == "" {
+				continue
+			}
+			if _, err := resource.ParseQuantity(string(q.v)); err != nil {
+				add(extend(p, x.field, q.name), "%q is not a Kubernetes quantity (for example 5m or 16Mi)", string(q.v))
+			}
+		}
+	}
+}
+
+// checkAuth enforces: either secret, or username and a password source;
+// usernames without ':' (the docker config "auth" field is
+// base64(username:password), so a ':' would split it wrongly); a literal
+// password only with AllowLiteralPasswords, and never echoed.
+func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who string) {
+	if a == nil {
+		return
+	}
+	switch {
+	case a.Secret != "" && (a.Username != "" || a.Password != ""):
+		add(p, "%s: give either auth.secret or auth.username with auth.password, not both", who)
+	case a.Secret != "":
+		if msgs := validation.IsDNS1123Subdomain(a.Secret); len(msgs) > 0 {
+			add(extend(p, "secret"), "%s: %q is not a valid Secret name: %s", who, a.Secret, strings.Join(msgs, "; "))
+		}
+	case a.Username == "" || a.Password == "":
+		add(p, "%s: auth needs a secret name, or both username and password", who)
+	default:
+		if strings.Contains(a.Username, ":") {
+			add(extend(p, "username"), "%s: a username cannot contain ':' (the registry's basic auth splits on it)", who)
+		}
+		switch src := a.Password; {
+		case strings.HasPrefix(src, PasswordFromEnv):
+			if v := strings.TrimPrefix(src, PasswordFromEnv); !envName.MatchString(v) {
+				add(extend(p, "password"), "%s: %q is not an environment variable name", who, v)
+			}
+		case strings.HasPrefix(src, PasswordFromFile):
+			if strings.TrimPrefix(src, PasswordFromFile) == "" {
+				add(extend(p, "password"), "%s: file: needs a path", who)
+			}
+		case !c.AllowLiteralPasswords:
+			add(extend(p, "password"), "%s: literal passwords are refused in a GitOps repo; use \"env:VARIABLE\", \"file:path\" or an existing Secret (auth.secret), or pass --allow-literal-passwords", who)
+		}
+	}
+}
+
+// suggest returns `; did you mean "x"?` for the closest of names, or "".
+func suggest(s string, names []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
