@@ -28,4 +28,12 @@ import (
 	_ "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	_ "k8s.io/apimachinery/pkg/api/resource"
 	_ "sigs.k8s.io/yaml"
+	_ "sigs.k8s.io/kustomize/kyaml/fn/framework"
+	_ "sigs.k8s.io/kustomize/kyaml/fn/framework/command"
+	_ "sigs.k8s.io/kustomize/kyaml/kio"
+	_ "sigs.k8s.io/kustomize/kyaml/yaml"
+	_ "github.com/schollz/progressbar/v3"
+	_ "github.com/google/go-containerregistry/pkg/authn"
+	_ "github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	_ "github.com/google/go-containerregistry/pkg/logs"
 )
