@@ -94,12 +94,27 @@ func hasExplicitTag(base string, t name.Tag) bool {
 // Key is the normalised lock key: registry/repository:tag, or
 // registry/repository@digest for a digest-only reference. Spellings that
 // name the same image ("nginx", "docker.io/library/nginx",
-// "index.docker.io/library/nginx:latest") share one key.
+// "index.docker.io/library/nginx:latest") share one key,
+// "docker.io/library/nginx:latest".
 func (r Ref) Key() string {
 	if r.Tag != "" {
-		return r.Repository.Name() + ":" + r.Tag
+		return RepositoryName(r.Repository) + ":" + r.Tag
 	}
-	return r.Repository.Name() + "@" + r.Digest
+	return RepositoryName(r.Repository) + "@" + r.Digest
+}
+
+// DockerHub is the registry name lock keys use for Docker Hub, the
+// familiar form of docker's own normalisation ("docker.io/library/nginx").
+const DockerHub = "docker.io"
+
+// RepositoryName is the normalised repository name of lock keys: pkg/name's
+// fully qualified name (registry, "library/" for official images), with
+// Docker Hub written "docker.io" rather than pkg/name's "index.docker.io".
+func RepositoryName(repo name.Repository) string {
+	if repo.RegistryStr() == name.DefaultRegistry {
+		return DockerHub + "/" + repo.RepositoryStr()
+	}
+	return repo.Name()
 }
 
 // Reference returns the parsed pkg/name reference: the digest when one was

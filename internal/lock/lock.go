@@ -32,6 +32,8 @@
 package lock
 
 import (
+	"github.com/stowage/stowage/internal/imageref"
+
 	"errors"
 	"fmt"
 	"slices"
@@ -114,10 +116,11 @@ type Lock struct {
 	Entries []Entry
 }
 
-// Key returns the normalised lock key of a parsed reference: ggcr's
-// fully-qualified Name(), so every spelling of the same image shares one key
-// ("busybox:1.31.1", "docker.io/library/busybox:1.31.1" ->
-// "index.docker.io/library/busybox:1.31.1"; a reference without a tag gets
+// Key returns the normalised lock key of a parsed reference: the
+// fully-qualified name of imageref.RepositoryName plus the tag, so every
+// spelling of the same image shares one key ("busybox:1.31.1",
+// "index.docker.io/library/busybox:1.31.1" ->
+// "docker.io/library/busybox:1.31.1"; a reference without a tag gets
 // ":latest"). A digest-only reference keys as "registry/repo@sha256:…". A
 // reference with both tag and digest ("repo:tag@sha256:…") keys by its tag
 // form, "registry/repo:tag".
@@ -129,7 +132,7 @@ func Key(ref name.Reference) string {
 	case *name.Digest:
 		d = *r
 	default:
-		return ref.Name()
+		return imageref.RepositoryName(ref.Context()) + ":" + ref.Identifier()
 	}
 	// name.Digest keeps the repository but drops the tag of "repo:tag@digest";
 	// it is recovered by parsing the part before '@' (exactly one '@' is
@@ -137,9 +140,9 @@ func Key(ref name.Reference) string {
 	// the digest's own repository so the parse options of ref still apply.
 	base, _, _ := strings.Cut(d.String(), "@")
 	if t, err := name.NewTag(base, name.WithDefaultTag("")); err == nil && t.TagStr() != "" {
-		return d.Context().Tag(t.TagStr()).Name()
+		return imageref.RepositoryName(d.Context()) + ":" + t.TagStr()
 	}
-	return d.Name()
+	return imageref.RepositoryName(d.Context()) + "@" + d.DigestStr()
 }
 
 // Lookup returns the entry whose Name is key (see Key) and whether it exists.
@@ -165,8 +168,9 @@ func (l *Lock) Find(ref name.Reference) (Entry, error) {
 }
 
 // Put inserts e, or replaces the entry with the same Name, keeping Entries
-// sorted by Name and e's platforms sorted by Platform. It does not validate e
-// (see Entry.Validate).
+// sorted by Name and e's platforms sorted by Platform. Entries must already be
+// sorted, as Parse and Put leave them. It does not validate e (see
+// Entry.Validate).
 func (l *Lock) Put(e Entry) {
 	e.Platforms = sortedPlatforms(e.Platforms)
 	i, found := slices.BinarySearchFunc(l.Entries, e.Name, func(x Entry, n string) int { return strings.Compare(x.Name, n) })

@@ -26,14 +26,14 @@ func TestKey(t *testing.T) {
 		ref  string
 		want string
 	}{
-		{"official image", "busybox:1.31.1", "index.docker.io/library/busybox:1.31.1"},
-		{"docker.io spelling", "docker.io/library/busybox:1.31.1", "index.docker.io/library/busybox:1.31.1"},
-		{"hub user repo", "nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
-		{"hub user repo docker.io", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
-		{"hub user repo index.docker.io", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"official image", "busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
+		{"docker.io spelling", "docker.io/library/busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
+		{"hub user repo", "nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo docker.io", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo index.docker.io", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
 		{"port is not a tag", "registry.lab.internal:5000/team/app", "registry.lab.internal:5000/team/app:latest"},
 		{"localhost port and tag", "localhost:5000/svc:1.2", "localhost:5000/svc:1.2"},
-		{"tag and digest keys by tag", "busybox:1.31.1@sha256:" + hexA, "index.docker.io/library/busybox:1.31.1"},
+		{"tag and digest keys by tag", "busybox:1.31.1@sha256:" + hexA, "docker.io/library/busybox:1.31.1"},
 		{"port, tag and digest", "localhost:5000/svc:1.2@sha256:" + hexA, "localhost:5000/svc:1.2"},
 		{"digest only", "registry.lab.internal/team/metadata-broker@sha256:" + hexA, "registry.lab.internal/team/metadata-broker@sha256:" + hexA},
 		{"port and digest only", "localhost:5000/svc@sha256:" + hexA, "localhost:5000/svc@sha256:" + hexA},
@@ -91,12 +91,12 @@ func TestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(again, l) {
 		t.Errorf("Parse(Marshal(l)) = %+v, want %+v", again, l)
 	}
-	e, ok := l.Lookup("index.docker.io/library/busybox:1.31.1")
+	e, ok := l.Lookup("docker.io/library/busybox:1.31.1")
 	if !ok {
 		t.Fatal("Lookup(busybox) not found")
 	}
 	want := Entry{
-		Name:      "index.docker.io/library/busybox:1.31.1",
+		Name:      "docker.io/library/busybox:1.31.1",
 		Reference: "busybox:1.31.1",
 		Digest:    "sha256:" + hexA,
 		Kind:      KindIndex,
@@ -164,7 +164,7 @@ func TestCanonicalOrder(t *testing.T) {
 
 func TestPutReplaces(t *testing.T) {
 	var l Lock
-	e := Entry{Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest}
+	e := Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest}
 	l.Put(e)
 	e.Digest = "sha256:" + hexB
 	l.Put(e)
@@ -233,7 +233,7 @@ spec:
   images:
 `
 
-const busybox = `  - name: index.docker.io/library/busybox:1.31.1
+const busybox = `  - name: docker.io/library/busybox:1.31.1
     reference: busybox:1.31.1
     digest: sha256:` + hexA + `
     kind: manifest
@@ -250,39 +250,39 @@ func TestParseErrors(t *testing.T) {
 		msg   string // substring of the message
 	}{
 		{
-			name: "bad digest hex", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "non-hex",
+			name: "bad digest hex", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "non-hex",
 			data: header + strings.Replace(busybox, hexA, "zz"+hexA[2:], 1),
 		},
 		{
-			name: "digest too short", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "wrong number of hex digits",
+			name: "digest too short", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "wrong number of hex digits",
 			data: header + strings.Replace(busybox, hexA, hexA[:60], 1),
 		},
 		{
-			name: "digest without algorithm", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "cannot parse hash",
+			name: "digest without algorithm", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "cannot parse hash",
 			data: header + strings.Replace(busybox, "sha256:"+hexA, hexA, 1),
 		},
 		{
-			name: "digest not sha256", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "want sha256",
+			name: "digest not sha256", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 11, msg: "want sha256",
 			data: header + strings.Replace(busybox, "sha256:"+hexA, "sha512:"+hexA+hexA, 1),
 		},
 		{
-			name: "missing digest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 9, msg: "required",
+			name: "missing digest", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 9, msg: "required",
 			data: header + strings.Replace(busybox, "    digest: sha256:"+hexA+"\n", "", 1),
 		},
 		{
-			name: "unknown kind", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "kind", line: 12, msg: `unknown kind "image"`,
+			name: "unknown kind", index: 0, image: "docker.io/library/busybox:1.31.1", field: "kind", line: 12, msg: `unknown kind "image"`,
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: image", 1),
 		},
 		{
-			name: "missing kind", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "kind", line: 9, msg: "required",
+			name: "missing kind", index: 0, image: "docker.io/library/busybox:1.31.1", field: "kind", line: 9, msg: "required",
 			data: header + strings.Replace(busybox, "    kind: manifest\n", "", 1),
 		},
 		{
-			name: "unknown entry field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "unknown field",
+			name: "unknown entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "unknown field",
 			data: header + busybox + "    tag: latest\n",
 		},
 		{
-			name: "repeated entry field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: "repeated field, first set on line 11",
+			name: "repeated entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: "repeated field, first set on line 11",
 			data: header + busybox + "    digest: sha256:" + hexB + "\n",
 		},
 		{
@@ -314,55 +314,55 @@ func TestParseErrors(t *testing.T) {
 			data: header + "  - busybox:1.31.1\n",
 		},
 		{
-			name: "duplicate name", index: 1, image: "index.docker.io/library/busybox:1.31.1", field: "name", line: 13, msg: "duplicate name, first used by spec.images[0] on line 9",
+			name: "duplicate name", index: 1, image: "docker.io/library/busybox:1.31.1", field: "name", line: 13, msg: "duplicate name, first used by spec.images[0] on line 9",
 			data: header + busybox + strings.Replace(busybox, "reference: busybox:1.31.1", "reference: docker.io/library/busybox:1.31.1", 1),
 		},
 		{
-			name: "name not normalised", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: `want "index.docker.io/library/busybox:1.31.1"`,
-			data: header + strings.Replace(busybox, "name: index.docker.io/library/busybox:1.31.1", "name: busybox:1.31.1", 1),
+			name: "name not normalised", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: `want "docker.io/library/busybox:1.31.1"`,
+			data: header + strings.Replace(busybox, "name: docker.io/library/busybox:1.31.1", "name: busybox:1.31.1", 1),
 		},
 		{
-			name: "bad reference", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "reference", line: 10, msg: "URL scheme",
+			name: "bad reference", index: 0, image: "docker.io/library/busybox:1.31.1", field: "reference", line: 10, msg: "URL scheme",
 			data: header + strings.Replace(busybox, "reference: busybox:1.31.1", "reference: https://busybox:1.31.1", 1),
 		},
 		{
 			name: "name not a string", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: "must be a string, got null",
-			data: header + strings.Replace(busybox, "name: index.docker.io/library/busybox:1.31.1", "name: null", 1),
+			data: header + strings.Replace(busybox, "name: docker.io/library/busybox:1.31.1", "name: null", 1),
 		},
 		{
-			name: "size not a number", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "must be an integer number of bytes",
+			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "must be an integer number of bytes",
 			data: header + busybox + "    size: \"12\"\n",
 		},
 		{
-			name: "negative size", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "negative",
+			name: "negative size", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "negative",
 			data: header + busybox + "    size: -1\n",
 		},
 		{
-			name: "platforms on a manifest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms", line: 13, msg: "only an index lists its children",
+			name: "platforms on a manifest", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms", line: 13, msg: "only an index lists its children",
 			data: header + busybox + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n",
 		},
 		{
-			name: "size on an index", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "sizes are per platform",
+			name: "size on an index", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "sizes are per platform",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    size: 12\n",
 		},
 		{
-			name: "platform without arch", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "want os/arch",
+			name: "platform without arch", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "want os/arch",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux\n      digest: sha256:" + hexB + "\n",
 		},
 		{
-			name: "platform not canonical", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: `want "linux/arm64"`,
+			name: "platform not canonical", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: `want "linux/arm64"`,
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/arm64/\n      digest: sha256:" + hexB + "\n",
 		},
 		{
-			name: "duplicate platform", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[1].platform", line: 16, msg: "duplicate platform",
+			name: "duplicate platform", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[1].platform", line: 16, msg: "duplicate platform",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n    - platform: linux/amd64\n      digest: sha256:" + hexC + "\n",
 		},
 		{
-			name: "bad platform digest", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].digest", line: 15, msg: "invalid digest",
+			name: "bad platform digest", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].digest", line: 15, msg: "invalid digest",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:abc\n",
 		},
 		{
-			name: "unknown platform field", index: 0, image: "index.docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "unknown field",
+			name: "unknown platform field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "unknown field",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n      variant: v8\n",
 		},
 		{
@@ -417,7 +417,7 @@ func TestParseErrors(t *testing.T) {
 // TestParseErrorMessage pins the whole shape of one message.
 func TestParseErrorMessage(t *testing.T) {
 	_, err := Parse([]byte(header+strings.Replace(busybox, "kind: manifest", "kind: image", 1)), "stowage.lock.yaml")
-	want := `stowage.lock.yaml:12: spec.images[0] (index.docker.io/library/busybox:1.31.1): kind: unknown kind "image"; want "index" or "manifest"`
+	want := `stowage.lock.yaml:12: spec.images[0] (docker.io/library/busybox:1.31.1): kind: unknown kind "image"; want "index" or "manifest"`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}
@@ -443,7 +443,7 @@ func flatten(err error) []error {
 }
 
 func TestValidate(t *testing.T) {
-	good := Entry{Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10}
+	good := Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10}
 	if err := good.Validate(); err != nil {
 		t.Errorf("Validate(good) = %v", err)
 	}
@@ -458,7 +458,7 @@ func TestValidate(t *testing.T) {
 
 func TestDigestFor(t *testing.T) {
 	index := Entry{
-		Name: "index.docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindIndex,
+		Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindIndex,
 		Platforms: []Platform{
 			{Platform: "linux/amd64", Digest: "sha256:" + hexB},
 			{Platform: "linux/arm64/v8", Digest: "sha256:" + hexC},
@@ -487,7 +487,7 @@ func TestDigestFor(t *testing.T) {
 		{name: "request without variant matches recorded variant", entry: index, platform: "linux/arm64", want: "sha256:" + hexC},
 		{name: "exact wins over variant match", entry: arm, platform: "linux/arm64", want: "sha256:" + hexD},
 		{name: "request with variant does not match recorded without", entry: Entry{Name: "n", Kind: KindIndex, Platforms: []Platform{{Platform: "linux/arm64", Digest: "sha256:" + hexD}}}, platform: "linux/arm64/v8", wantErr: ErrNoPlatform, msg: "available: linux/arm64"},
-		{name: "missing names image and platforms", entry: index, platform: "linux/ppc64le", wantErr: ErrNoPlatform, msg: "busybox:1.31.1 (index.docker.io/library/busybox:1.31.1): no platform linux/ppc64le (available: linux/amd64, linux/arm64/v8)"},
+		{name: "missing names image and platforms", entry: index, platform: "linux/ppc64le", wantErr: ErrNoPlatform, msg: "busybox:1.31.1 (docker.io/library/busybox:1.31.1): no platform linux/ppc64le (available: linux/amd64, linux/arm64/v8)"},
 		{name: "wrong variant", entry: index, platform: "linux/arm64/v9", wantErr: ErrNoPlatform, msg: "no platform linux/arm64/v9"},
 		{name: "ambiguous variants", entry: arm, platform: "linux/arm", msg: "ambiguous (matches linux/arm/v6, linux/arm/v7)"},
 		{name: "manifest has no children", entry: manifest, platform: "linux/amd64", wantErr: ErrNoPlatform, msg: "ghcr.io/example-org/tool:2: platform linux/amd64 requested, but the image is a single manifest"},

@@ -13,9 +13,10 @@
 // which may change between Go releases, enters a digest.
 //
 // The rule for the kind: a reference is a multi-arch index when the first
-// byte of sha256(lock key) is even, with one child per platform in
-// Platforms (children differ only by their platform); otherwise it is a
-// single linux/amd64 manifest. A stand-in never matches a digest written in
+// byte of sha256(lock key) is even, with two children, linux/amd64 and
+// linux/arm64/v8 in that order, that differ only by their platform
+// (config os/architecture/variant and layer text); otherwise it is a single
+// linux/amd64 manifest. A stand-in never matches a digest written in
 // the reference ("repo@sha256:…").
 package standin
 
@@ -36,8 +37,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 )
 
-// Platforms are the children of a multi-arch stand-in, in index order.
-var Platforms = []v1.Platform{
+// platforms are the children of a multi-arch stand-in, in index order.
+var platforms = []v1.Platform{
 	{OS: "linux", Architecture: "amd64"},
 	{OS: "linux", Architecture: "arm64", Variant: "v8"},
 }
@@ -66,8 +67,8 @@ func For(ref name.Reference) (img v1.Image, idx v1.ImageIndex, err error) {
 		}
 		return img, nil, nil
 	}
-	adds := make([]mutate.IndexAddendum, 0, len(Platforms))
-	for _, p := range Platforms {
+	adds := make([]mutate.IndexAddendum, 0, len(platforms))
+	for _, p := range platforms {
 		child, err := image(key, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("stand-in for %s, %s: %w", key, p.String(), err)

@@ -44,18 +44,18 @@ func TestDigestsArePinned(t *testing.T) {
 	}{
 		{
 			ref:    "busybox:1.31.1",
-			digest: "sha256:f5f2a89031c9c5a928cad82870be10fc07e3f2e7b6fd93c66882d416868f9cb8",
+			digest: "sha256:ea2528a21fc71247fdb25ff45a25fbe9abcbc635326ea364467f4a08abfbc9ba",
 			kind:   lock.KindIndex,
 			platforms: []lock.Platform{
-				{Platform: "linux/amd64", Digest: "sha256:6e33c1b9babc97f9b8a260432a90746ed48afbc1e5884822075f97e34dae1027", Size: 2396},
-				{Platform: "linux/arm64/v8", Digest: "sha256:1ddd5d8cb451903d7b7eacc6a392561ba77d5243c7c4e4984104f55d12cdbb72", Size: 2411},
+				{Platform: "linux/amd64", Digest: "sha256:9f51fd24680b17a25fe41e8571f2aa7168caf87b63b8afa69fdd928e9282aac8", Size: 2390},
+				{Platform: "linux/arm64/v8", Digest: "sha256:3b2b80989b1f962922930133b8213a467d7c9d8da8a7bac674ce3ae37a6f01c1", Size: 2405},
 			},
 		},
 		{
-			ref:    "nvidia/k8s-device-plugin:1.0.0-beta4",
-			digest: "sha256:fd5d8593011adebc4ae1aa6f262e1cd580cad2c0664b28437826bc8339eedf1e",
+			ref:    "registry.k8s.io/pause:3.10",
+			digest: "sha256:96dd9fa0cfbfa78ed7c63bb11f1d651de34a74be0d39e662a4df01d65bd9c4b0",
 			kind:   lock.KindManifest,
-			size:   2410,
+			size:   2384,
 		},
 	}
 	for _, tc := range tests {
@@ -162,18 +162,18 @@ func TestStandInsAreWellFormed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(im.Manifests) != len(Platforms) {
-				t.Fatalf("index has %d children, want %d", len(im.Manifests), len(Platforms))
+			if len(im.Manifests) != len(platforms) {
+				t.Fatalf("index has %d children, want %d", len(im.Manifests), len(platforms))
 			}
 			for i, d := range im.Manifests {
-				if d.Platform == nil || !d.Platform.Equals(Platforms[i]) {
-					t.Errorf("child %d platform = %v, want %v", i, d.Platform, Platforms[i])
+				if d.Platform == nil || !d.Platform.Equals(platforms[i]) {
+					t.Errorf("child %d platform = %v, want %v", i, d.Platform, platforms[i])
 				}
 				child, err := idx.Image(d.Digest)
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkImage(t, child, Platforms[i])
+				checkImage(t, child, platforms[i])
 			}
 			if im.Manifests[0].Digest == im.Manifests[1].Digest {
 				t.Errorf("children share digest %s; want them to differ by platform", im.Manifests[0].Digest)
@@ -261,7 +261,7 @@ func TestEntryMatchesImages(t *testing.T) {
 				m, _ := child.Manifest()
 				want := lock.Platform{Platform: d.Platform.String(), Digest: d.Digest.String(), Size: m.Config.Size + m.Layers[0].Size}
 				if e.Platforms[i] != want {
-					t.Errorf("Platforms[%d] = %+v, want %+v", i, e.Platforms[i], want)
+					t.Errorf("platforms[%d] = %+v, want %+v", i, e.Platforms[i], want)
 				}
 			}
 		})
