@@ -7,6 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -30,19 +32,38 @@ type Ref struct {
 	Digest string
 }
 
-// Parse parses s with pkg/name (weak validation: Docker Hub and "latest"
-// defaults apply). Errors name the image and say what is wrong and how to
+// Error is a reference Parse refuses. It prints as `image "<as written>":
+// <reason>`, the reason saying what is wrong and, where it can, how to
 // write it instead.
+type Error struct {
+	// Image is the reference exactly as the config wrote it.
+	Image string
+	// Reason says what is wrong, in the user's terms.
+	Reason string
+	// Err is pkg/name's error when pkg/name found the fault, else nil.
+	Err error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("image %q: %s", e.Image, e.Reason) }
+
+// Unwrap returns pkg/name's error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Parse parses s with pkg/name (weak validation: Docker Hub and "latest"
+// defaults apply), after checking it against the reference grammar that
+// kubelet and containerd apply (distribution/reference), which is stricter
+// than pkg/name's character sets: see grammar. Errors are *Error, naming
+// the image and saying what is wrong and how to write it instead.
 func Parse(s string) (Ref, error) {
-	if err := explain(s); err != nil {
-		return Ref{}, err
+	if reason := grammar(s); reason != "" {
+		return Ref{}, &Error{Image: s, Reason: reason}
 	}
 	base, dig, hasDigest := strings.Cut(s, "@")
 	r := Ref{Written: s}
 	if hasDigest {
 		d, err := name.NewDigest(s)
 		if err != nil {
-			return Ref{}, fmt.Errorf("image %q: %w", s, err)
+			return Ref{}, &Error{Image: s, Reason: err.Error(), Err: err}
 		}
 		r.Repository = d.Context()
 		r.Digest = dig
@@ -53,36 +74,103 @@ func Parse(s string) (Ref, error) {
 	}
 	t, err := name.NewTag(s)
 	if err != nil {
-		if lower, lerr := name.NewTag(strings.ToLower(s)); lerr == nil && lower.String() != "" {
-			return Ref{}, fmt.Errorf("image %q: repository names must be lowercase", s)
-		}
-		return Ref{}, fmt.Errorf("image %q: %w", s, err)
+		return Ref{}, &Error{Image: s, Reason: err.Error(), Err: err}
 	}
 	r.Repository = t.Context()
 	r.Tag = t.TagStr()
 	return r, nil
 }
 
-// explain catches the mistakes pkg/name reports in terms that do not tell a
-// user what to change.
-func explain(s string) error {
+var (
+	// pathComponent is one '/'-separated component of a repository path in
+	// the distribution reference grammar: lowercase letters and digits,
+	// separated by one '.', one or two '_', or any number of '-'.
+	pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	// tagGrammar is a tag in the distribution reference grammar.
+	tagGrammar = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	// digestAlgorithms are the algorithms a written digest may use.
+	digestAlgorithms = []string{"sha256", "sha384", "sha512"}
+)
+
+// grammar returns why s is not a reference kubelet would pull, in words,
+// or "". pkg/name accepts some references the runtime refuses (an empty
+// path component, a tag starting with '.' or '-') and words other faults
+// in terms of character sets; grammar catches the mistakes people make:
+// white space; a URL scheme; more than one '@'; an empty or malformed
+// digest after '@'; a digest after ':' instead of '@'; an empty or invalid
+// tag; an empty repository path component (a leading, trailing or doubled
+// '/'); upper case or other characters outside the grammar in the
+// repository path. The registry part (host[:port]) is left to pkg/name.
+func grammar(s string) string {
 	switch {
-	case strings.TrimSpace(s) != s || strings.ContainsAny(s, " \t\n"):
-		return fmt.Errorf("image %q: a reference has no white space", s)
+	case s == "":
+		return "the reference is empty"
+	case strings.TrimSpace(s) != s || strings.ContainsAny(s, " \t\r\n"):
+		return "a reference has no white space"
 	case strings.Contains(s, "://"):
 		_, rest, _ := strings.Cut(s, "://")
-		return fmt.Errorf("image %q: a reference has no URL scheme; write %q", s, rest)
-	case strings.HasSuffix(s, ":"):
-		return fmt.Errorf("image %q: the tag after ':' is empty; write a tag or leave out the ':'", s)
-	case strings.HasSuffix(s, "@"):
-		return fmt.Errorf("image %q: the digest after '@' is empty", s)
+		return fmt.Sprintf("a reference has no URL scheme; write %q", rest)
+	case strings.Count(s, "@") > 1:
+		return "a reference has at most one '@', before the digest"
 	}
-	for _, alg := range []string{":sha256:", ":sha384:", ":sha512:"} {
-		if i := strings.Index(s, alg); i >= 0 && !strings.Contains(s[:i], "@") {
-			return fmt.Errorf("image %q: the digest must follow '@', not ':'; write %q", s, s[:i]+"@"+s[i+1:])
+	base, dig, hasDigest := strings.Cut(s, "@")
+	if hasDigest {
+		if reason := digestGrammar(dig); reason != "" {
+			return reason
 		}
 	}
-	return nil
+	for _, alg := range digestAlgorithms {
+		if i := strings.Index(base, ":"+alg+":"); i >= 0 {
+			return fmt.Sprintf("the digest must follow '@', not ':'; write %q", base[:i]+"@"+base[i+1:]+strings.TrimPrefix(s, base))
+		}
+	}
+	repo, tag, hasTag := base, "", false
+	if i := strings.LastIndexByte(base, ':'); i > strings.LastIndexByte(base, '/') {
+		repo, tag, hasTag = base[:i], base[i+1:], true
+	}
+	switch {
+	case hasTag && tag == "":
+		return "the tag after ':' is empty; write a tag or leave out the ':'"
+	case hasTag && !tagGrammar.MatchString(tag):
+		return fmt.Sprintf("tag %q is not valid: a tag is 1 to 128 letters, digits, '_', '.' and '-', and does not start with '.' or '-'", tag)
+	case repo == "":
+		return "the repository name is empty"
+	}
+	// The registry is the first component when it looks like a host: it
+	// has a '.' or a ':' or is "localhost" (pkg/name and docker agree).
+	path := repo
+	if host, rest, ok := strings.Cut(repo, "/"); ok && (host == "localhost" || strings.ContainsAny(host, ".:")) {
+		path = rest
+	}
+	for _, c := range strings.Split(path, "/") {
+		switch {
+		case c == "":
+			return fmt.Sprintf("repository path %q has an empty component (a leading, trailing or doubled '/')", path)
+		case pathComponent.MatchString(c):
+		case pathComponent.MatchString(strings.ToLower(c)):
+			return fmt.Sprintf("repository names must be lowercase: %q; write %q", c, strings.ToLower(c))
+		default:
+			return fmt.Sprintf("repository path component %q is not valid: use lowercase letters and digits, separated by '.', '_', '__' or '-'", c)
+		}
+	}
+	return ""
+}
+
+// digestGrammar returns why d, the text after '@', is not a digest, or "".
+// pkg/name checks the hex length of the algorithm.
+func digestGrammar(d string) string {
+	alg, hex, ok := strings.Cut(d, ":")
+	switch {
+	case d == "":
+		return "the digest after '@' is empty; write @sha256:<64 hex digits> or leave out the '@'"
+	case !ok || hex == "":
+		return fmt.Sprintf("the digest %q after '@' must be algorithm:hex, e.g. sha256:<64 hex digits>", d)
+	case !slices.Contains(digestAlgorithms, alg):
+		return fmt.Sprintf("digest algorithm %q is not supported; use %s", alg, strings.Join(digestAlgorithms, ", "))
+	case strings.ToLower(hex) != hex:
+		return fmt.Sprintf("the digest's hex digits must be lowercase; write %q", alg+":"+strings.ToLower(hex))
+	}
+	return ""
 }
 
 // hasExplicitTag reports whether base spelled a tag (pkg/name fills in
