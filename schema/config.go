@@ -22,6 +22,8 @@ type Config struct {
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
 	AllowLiteralPasswords bool `json:"-"`
+
+	allowNoProfiles bool
 }
 
 // Image is one entry of the images catalogue.

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -13,7 +16,7 @@ import (
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
@@ -28,6 +31,9 @@ type Options struct {
 	// "env:" or "file:" source. Off by default: a GitOps repo must not hold
 	// passwords.
 	AllowLiteralPasswords bool
+	// AllowNoProfiles accepts a config without profiles (the KRM function
+	// in pin-only mode).
+	AllowNoProfiles bool
 }
 
 // File is one config source: a name used in error positions (a path) and its
@@ -85,8 +91,11 @@ func Load(dir string, opts Options) (*Config, error) {
 }
 
 // LoadFiles is Load over files already in memory; dir resolves "file:"
-// password sources and is recorded in Config.Dir.
+// password sources and is recorded in Config.Dir. The files are taken in
+// name order whatever order they come in, so the result and the errors do
+// not depend on it.
 func LoadFiles(dir string, files []File, opts Options) (*Config, error) {
+	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	ctx := cuecontext.New()
 	user, errs := buildUser(ctx, files)
 	if len(errs) > 0 {
@@ -95,13 +104,52 @@ func LoadFiles(dir string, files []File, opts Options) (*Config, error) {
 	return finish(ctx, dir, user, opts)
 }
 
-// LoadValue validates a config given as a Go value already decoded from
-// YAML or JSON (the KRM function's functionConfig), with positions naming
-// file. It shares the schema and every rule with Load.
-func LoadValue(dir, file string, data []byte, opts Options) (*Config, error) {
-	return LoadFiles(dir, []File{{Name: file, Data: data}}, opts)
+// LoadEmbedded validates a config that is one field of a YAML document —
+// the spec of the KRM function's functionConfig — with the same schema and
+// rules as Load. field names the top-level field holding the config
+// ("spec"); the fields in drop are removed from it first (they belong to
+// the document, not the config, e.g. "profile"). Positions name file and
+// the document's own lines; paths are relative to field.
+func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*Config, error) {
+	f, err := cueyaml.Extract(file, data)
+	if err != nil {
+		return nil, fromCUEList(err, file).sorted()
+	}
+	var body *ast.StructLit
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if name, _, _ := ast.LabelName(fd.Label); name == field {
+			body, _ = fd.Value.(*ast.StructLit)
+		}
+	}
+	if body == nil {
+		return nil, Errors{{File: file, Path: field, Msg: "missing: the config goes under " + field}}
+	}
+	kept := &ast.StructLit{Lbrace: body.Lbrace, Rbrace: body.Rbrace}
+	for _, d := range body.Elts {
+		if fd, ok := d.(*ast.Field); ok {
+			if name, _, _ := ast.LabelName(fd.Label); slices.Contains(drop, name) {
+				continue
+			}
+		}
+		kept.Elts = append(kept.Elts, d)
+	}
+	ctx := cuecontext.New()
+	user := ctx.BuildExpr(kept)
+	if err := user.Err(); err != nil {
+		return nil, fromCUEList(err, file).sorted()
+	}
+	return finish(ctx, dir, user, opts)
 }
 
+// finish unifies user with the schema and checks it. Every problem is
+// reported in one go: CUE's own errors (types, closed structs, conflicts,
+// missing values), then the Go rules (validate) over every part of the
+// config that decodes; a Go rule's error is left out only where a part it
+// looks at did not decode, since the rule saw a zero value there.
 func finish(ctx *cue.Context, dir string, user cue.Value, opts Options) (*Config, error) {
 	sch := ctx.CompileBytes(Source, cue.Filename(SchemaFile))
 	if err := sch.Err(); err != nil {
@@ -109,27 +157,41 @@ func finish(ctx *cue.Context, dir string, user cue.Value, opts Options) (*Config
 	}
 	v := sch.LookupPath(cue.ParsePath("#Config")).Unify(user)
 	loc := &locator{user: user}
+	var errs Errors
 	if err := v.Validate(cue.Concrete(true), cue.All()); err != nil {
-		return nil, loc.fromCUE(err).sorted()
+		errs = append(errs, loc.fromCUE(err)...)
 	}
+	errs = append(errs, checkRaw(v, loc)...)
 	var cfg Config
-	if errs := checkRaw(v, loc); len(errs) > 0 {
-		return nil, errs.sorted()
-	}
-	if err := v.Decode(&cfg); err != nil {
-		return nil, loc.fromCUE(err).sorted()
+	failed := decodePartial(v, reflect.ValueOf(&cfg).Elem(), cue.Path{})
+	var failedPaths []string
+	for _, f := range failed {
+		fp := pathString(f.path)
+		failedPaths = append(failedPaths, fp)
+		// A part that does not decode without CUE or checkRaw saying why.
+		if !slices.ContainsFunc(errs, func(e *Error) bool { return related(e.Path, fp) }) {
+			errs = append(errs, loc.at(f.path, "%v", f.err))
+		}
 	}
 	cfg.Dir = dir
 	cfg.AllowLiteralPasswords = opts.AllowLiteralPasswords
-	if errs := validate(&cfg, loc); len(errs) > 0 {
+	cfg.allowNoProfiles = opts.AllowNoProfiles
+	for _, e := range validate(&cfg, loc) {
+		if !slices.ContainsFunc(failedPaths, func(fp string) bool { return related(e.Path, fp) }) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
 	return &cfg, nil
 }
 
-// buildUser compiles every file and unifies them. CUE files are loaded as
+// buildUser compiles every file and unifies them. CUE files are built as
 // one instance (so they may refer to each other); YAML and JSON files are
-// data unified on top.
+// data unified on top. Only syntax errors are returned here: conflicts
+// between files and with the schema are left in the value for finish to
+// report, all at once and located.
 func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 	var errs Errors
 	var cueFiles []File
@@ -157,64 +219,54 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		}
 	}
 	if len(cueFiles) > 0 {
-		v, err := buildCUE(ctx, cueFiles)
-		if err != nil {
-			errs = append(errs, fromCUEList(err, "")...)
-		} else {
-			vals = append([]cue.Value{v}, vals...)
-		}
+		v, cerrs := buildCUE(ctx, cueFiles)
+		errs = append(errs, cerrs...)
+		vals = append([]cue.Value{v}, vals...)
 	}
 	if len(errs) > 0 {
 		return cue.Value{}, errs
 	}
 	user := ctx.CompileString("{}")
 	for _, v := range vals {
-		if err := v.Err(); err != nil {
-			errs = append(errs, fromCUEList(err, "")...)
-			continue
-		}
 		user = user.Unify(v)
 	}
-	return user, errs
+	return user, nil
 }
 
-// buildCUE loads the .cue files as one instance through CUE's own loader,
-// from memory (an overlay), so the files need no cue.mod.
-func buildCUE(ctx *cue.Context, files []File) (cue.Value, error) {
-	root, err := filepath.Abs(".")
-	if err != nil {
-		return cue.Value{}, err
-	}
-	overlay := map[string]load.Source{}
-	args := make([]string, 0, len(files))
+// buildCUE parses the .cue files and builds them as one instance, so that
+// they may refer to each other's fields and import CUE's builtin packages
+// ("strings", "list", ...). Every file must declare the same package (or
+// none). Positions keep the file names as the caller gave them.
+func buildCUE(ctx *cue.Context, files []File) (cue.Value, Errors) {
+	var errs Errors
+	inst := build.NewContext().NewInstance("", nil)
+	first := ""
 	for _, f := range files {
-		abs := f.Name
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(root, f.Name)
+		af, err := parser.ParseFile(f.Name, f.Data, parser.ParseComments)
+		if err != nil {
+			errs = append(errs, fromCUEList(err, f.Name)...)
+			continue
 		}
-		overlay[abs] = load.FromBytes(f.Data)
-		args = append(args, abs)
-	}
-	insts := load.Instances(args, &load.Config{Dir: root, Overlay: overlay})
-	if len(insts) != 1 {
-		return cue.Value{}, fmt.Errorf("CUE files form %d instances, want 1", len(insts))
-	}
-	if err := insts[0].Err; err != nil {
-		return cue.Value{}, err
-	}
-	relativise(insts[0], root)
-	v := ctx.BuildInstance(insts[0])
-	return v, v.Err()
-}
-
-// relativise rewrites the absolute overlay file names back to the names the
-// caller gave, so positions print as the user typed the directory.
-func relativise(inst *build.Instance, root string) {
-	for _, f := range inst.Files {
-		if rel, err := filepath.Rel(root, f.Filename); err == nil && !strings.HasPrefix(rel, "..") {
-			f.Filename = rel
+		pkg := af.PackageName()
+		if first == "" {
+			first = f.Name
+			inst.PkgName = pkg
+		} else if pkg != inst.PkgName {
+			e := &Error{File: f.Name, Msg: fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)}
+			if p := af.Pos(); p.IsValid() {
+				e.Line, e.Column = p.Line(), p.Column()
+			}
+			errs = append(errs, e)
+			continue
+		}
+		if err := inst.AddSyntax(af); err != nil {
+			errs = append(errs, fromCUEList(err, f.Name)...)
 		}
 	}
+	if len(errs) > 0 {
+		return cue.Value{}, errs
+	}
+	return ctx.BuildInstance(inst), nil
 }
 
 // locator turns CUE paths into file positions, looking them up in the user's
@@ -261,27 +313,33 @@ func userPos(v cue.Value) token.Pos {
 	return token.NoPos
 }
 
-// fromCUE converts CUE's error list, keeping CUE's own messages and
-// preferring positions in user files over positions in the schema.
+// fromCUE converts CUE's error list. Each error keeps CUE's own message;
+// its path is printed as users read it (profiles.lab.pullers[0].name,
+// without the schema's #Config); its position is the first one in a user
+// file, never the embedded schema, climbing to the nearest parent the user
+// wrote when CUE names none; and the other user positions CUE names (the
+// other side of a conflict) are appended as "(see also file:line:col)".
+// A conflict between two user files inside an entry of environments,
+// images or profiles says that the entry is defined more than once.
 func (l *locator) fromCUE(err error) Errors {
 	var out Errors
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
-		le := &Error{Path: strings.Join(e.Path(), "."), Msg: fmt.Sprintf(format, args...)}
-		pos := token.NoPos
-		for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
-			if p.IsValid() && p.Filename() != SchemaFile {
-				pos = p
-				break
-			}
+		p := cuePath(e.Path())
+		le := &Error{Path: pathString(p), Msg: fmt.Sprintf(format, args...)}
+		positions := userPositions(e)
+		if len(positions) >= 2 && strings.HasPrefix(le.Msg, "conflicting values") {
+			le.Msg = definedTwice(p) + le.Msg
 		}
-		if pos.IsValid() {
-			le.File, le.Line, le.Column = pos.Filename(), pos.Line(), pos.Column()
-		} else if len(e.Path()) > 0 {
-			if at := l.at(cue.ParsePath(quotePath(e.Path())), "%s", le.Msg); at.File != "" {
+		switch {
+		case len(positions) > 0:
+			setPos(le, positions[0])
+		case len(p.Selectors()) > 0:
+			if at := l.at(p, "%s", le.Msg); at.File != "" {
 				le.File, le.Line, le.Column = at.File, at.Line, at.Column
 			}
 		}
+		le.Msg += seeAlso(positions)
 		out = append(out, le)
 	}
 	if len(out) == 0 {
@@ -290,15 +348,18 @@ func (l *locator) fromCUE(err error) Errors {
 	return out
 }
 
-// fromCUEList converts parse errors that are not tied to a unified value.
+// fromCUEList converts errors that are not tied to a unified value (syntax
+// errors); file is used when CUE gives no position.
 func fromCUEList(err error, file string) Errors {
 	var out Errors
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
-		le := &Error{Path: strings.Join(e.Path(), "."), Msg: fmt.Sprintf(format, args...), File: file}
-		if p := e.Position(); p.IsValid() {
-			le.File, le.Line, le.Column = p.Filename(), p.Line(), p.Column()
+		le := &Error{Path: pathString(cuePath(e.Path())), Msg: fmt.Sprintf(format, args...), File: file}
+		positions := userPositions(e)
+		if len(positions) > 0 {
+			setPos(le, positions[0])
 		}
+		le.Msg += seeAlso(positions)
 		out = append(out, le)
 	}
 	if len(out) == 0 {
@@ -307,26 +368,102 @@ func fromCUEList(err error, file string) Errors {
 	return out
 }
 
-// quotePath turns CUE error path elements back into a parseable path.
-func quotePath(elems []string) string {
-	var b strings.Builder
-	for i, e := range elems {
-		switch {
-		case strings.HasPrefix(e, "[") || strings.HasPrefix(e, "\""):
-			b.WriteString(e)
-		case ast.IsValidIdent(e):
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(e)
-		default:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			fmt.Fprintf(&b, "%q", e)
+// userPositions returns the positions of e that are in user files: its
+// own position first when it is one, then the others sorted by file, line
+// and column, without repeats.
+func userPositions(e cueerrors.Error) []token.Pos {
+	user := func(p token.Pos) bool { return p.IsValid() && p.Filename() != SchemaFile }
+	var first []token.Pos
+	if user(e.Position()) {
+		first = append(first, e.Position())
+	}
+	var rest []token.Pos
+	for _, p := range e.InputPositions() {
+		if user(p) {
+			rest = append(rest, p)
 		}
 	}
-	return b.String()
+	sort.Slice(rest, func(i, j int) bool { return posLess(rest[i], rest[j]) })
+	var out []token.Pos
+	seen := map[string]bool{}
+	for _, p := range append(first, rest...) {
+		if k := posString(p); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func posLess(a, b token.Pos) bool {
+	if a.Filename() != b.Filename() {
+		return a.Filename() < b.Filename()
+	}
+	if a.Line() != b.Line() {
+		return a.Line() < b.Line()
+	}
+	return a.Column() < b.Column()
+}
+
+func posString(p token.Pos) string {
+	return fmt.Sprintf("%s:%d:%d", p.Filename(), p.Line(), p.Column())
+}
+
+func setPos(e *Error, p token.Pos) {
+	e.File, e.Line, e.Column = p.Filename(), p.Line(), p.Column()
+}
+
+// seeAlso lists the positions after the first: " (see also a:1:2, b:3:4)".
+func seeAlso(positions []token.Pos) string {
+	if len(positions) < 2 {
+		return ""
+	}
+	var ss []string
+	for _, p := range positions[1:] {
+		ss = append(ss, posString(p))
+	}
+	return " (see also " + strings.Join(ss, ", ") + ")"
+}
+
+// definedTwice prefixes a conflict inside a named entry, e.g.
+// `environment "jupyter" is defined more than once, with different values
+// for image: `; "" when p is not inside one.
+func definedTwice(p cue.Path) string {
+	sels := p.Selectors()
+	nouns := map[string]string{"environments": "environment", "images": "image", "profiles": "profile"}
+	if len(sels) < 2 || nouns[sels[0].String()] == "" {
+		return ""
+	}
+	msg := fmt.Sprintf("%s %q is defined more than once", nouns[sels[0].String()], sels[1].Unquoted())
+	if len(sels) > 2 {
+		msg += ", with different values for " + pathString(cue.MakePath(sels[2:]...))
+	}
+	return msg + ": "
+}
+
+// cuePath turns the path elements of a CUE error into a path relative to
+// the config: a leading #Config is dropped, list indexes ("0") become index
+// selectors and quoted labels ("\"jupyter-gpu\"") are unquoted.
+func cuePath(elems []string) cue.Path {
+	var sels []cue.Selector
+	for i, e := range elems {
+		switch {
+		case i == 0 && e == "#Config":
+		case e != "" && strings.Trim(e, "0123456789") == "":
+			n, _ := strconv.Atoi(e)
+			sels = append(sels, cue.Index(n))
+		case strings.HasPrefix(e, `"`):
+			if u, err := strconv.Unquote(e); err == nil {
+				e = u
+			}
+			sels = append(sels, cue.Str(e))
+		case strings.HasPrefix(e, "#"):
+			sels = append(sels, cue.Def(e))
+		default:
+			sels = append(sels, cue.Str(e))
+		}
+	}
+	return cue.MakePath(sels...)
 }
 
 // pathString prints a path the way users read it: profiles.lab.pullers[0].name.

@@ -101,7 +101,7 @@ func validate(c *Config, loc *locator) Errors {
 		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k))
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 	}
-	if len(c.Profiles) == 0 {
+	if len(c.Profiles) == 0 && !c.allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
 	for _, pn := range sortedKeys(c.Profiles) {

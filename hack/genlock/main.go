@@ -5,12 +5,19 @@
 // by hand.
 //
 //	go run ./hack/genlock examples/openpai-offline examples/submarine-notebooks
+//	go run ./hack/genlock -fn stowage.yaml -extra repo:tag,... DIR
+//
+// With -fn, the config is the spec of the Stowage functionConfig file in DIR
+// (a kustomization using stowage as a KRM function); -extra adds images of
+// workloads that the function pins.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/lock"
@@ -20,12 +27,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: genlock DIR...")
+	fnFile := flag.String("fn", "", "read the config from this Stowage functionConfig file in DIR")
+	extra := flag.String("extra", "", "comma-separated extra references to lock")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: genlock [-fn FILE] [-extra REF,...] DIR...")
 		os.Exit(2)
 	}
-	for _, dir := range os.Args[1:] {
-		if err := genlock(dir); err != nil {
+	var extras []string
+	if *extra != "" {
+		extras = strings.Split(*extra, ",")
+	}
+	for _, dir := range flag.Args() {
+		if err := genlock(dir, *fnFile, extras); err != nil {
 			fmt.Fprintf(os.Stderr, "genlock: %s: %v\n", dir, err)
 			os.Exit(1)
 		}
@@ -33,12 +47,31 @@ func main() {
 }
 
 // genlock locks every image of every profile of dir to its stand-in.
-func genlock(dir string) error {
-	cfg, err := schema.Load(dir, schema.Options{})
+func genlock(dir, fnFile string, extras []string) error {
+	var cfg *schema.Config
+	var err error
+	if fnFile != "" {
+		var data []byte
+		if data, err = os.ReadFile(filepath.Join(dir, fnFile)); err != nil {
+			return err
+		}
+		cfg, err = schema.LoadEmbedded(dir, fnFile, data, "spec", []string{"profile"}, schema.Options{AllowNoProfiles: true})
+	} else {
+		cfg, err = schema.Load(dir, schema.Options{})
+	}
 	if err != nil {
 		return err
 	}
 	l := &lock.Lock{}
+	for _, x := range extras {
+		e, err := standin.Entry(x)
+		if err != nil {
+			return err
+		}
+		if _, ok := l.Lookup(e.Name); !ok {
+			l.Put(e)
+		}
+	}
 	for _, p := range cfg.ProfileNames() {
 		refs, err := render.Images(cfg, p)
 		if err != nil {

@@ -1,0 +1,246 @@
+// Package fn is stowage as a KRM function (the kustomize functions
+// specification: a ResourceList in on stdin, a ResourceList with results out
+// on stdout). It validates its functionConfig with the same CUE schema and
+// typed config as the CLI, takes digests from an ImageLock item of the
+// ResourceList (never from a registry), appends the rendered objects, and
+// pins every image of the other workloads in the ResourceList ("pin mode").
+//
+// Problems a user can fix are results (severity, message, resourceRef,
+// field, file) and make the function exit non-zero; only broken plumbing is
+// a plain error.
+package fn
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// Kinds of functionConfig the function accepts.
+const (
+	// APIVersion and Kind of stowage's own functionConfig: the config of
+	// DESIGN under spec, plus spec.profile naming the profile to render.
+	APIVersion = "stowage.dev/v1alpha1"
+	Kind       = "Stowage"
+	// SubmarineAPIVersion and SubmarineKind are the JupyterImagePuller of
+	// the Submarine design (apache/submarine "Add a CRD to install and
+	// control jupyter image in k8s"), accepted as its seed writes it.
+	SubmarineAPIVersion = "org.apache.submarine/v1"
+	SubmarineKind       = "JupyterImagePuller"
+
+	// AllowInlinePasswordsAnnotation, set to "true" on a JupyterImagePuller,
+	// accepts its inline auth.password values (with a warning each).
+	AllowInlinePasswordsAnnotation = "stowage.dev/allow-inline-passwords"
+
+	// LocalConfigAnnotation marks objects kustomize must not emit (the
+	// ImageLock, the functionConfig).
+	LocalConfigAnnotation = "config.kubernetes.io/local-config"
+)
+
+// Processor is the stowage KRM function. Getenv reads the password sources
+// "env:NAME"; nil means os.LookupEnv.
+type Processor struct {
+	Getenv func(string) (string, bool)
+	// Dir resolves "file:" password sources; "" is the working directory
+	// (kustomize runs exec functions in the kustomization's directory).
+	Dir string
+}
+
+// Process implements framework.ResourceListProcessor: validate the
+// functionConfig, read the ImageLock item, render and pin. It sets
+// rl.Results and returns them as the error when any has error severity, so
+// the function exits non-zero.
+func (p *Processor) Process(rl *framework.ResourceList) error {
+	s := &session{p: p, rl: rl}
+	s.run()
+	rl.Results = append(rl.Results, s.results...)
+	sortResults(rl.Results)
+	for _, r := range rl.Results {
+		if r.Severity == framework.Error {
+			return rl.Results
+		}
+	}
+	return nil
+}
+
+// session is one run of the function.
+type session struct {
+	p       *Processor
+	rl      *framework.ResourceList
+	results framework.Results
+}
+
+func (s *session) getenv(k string) (string, bool) {
+	if s.p.Getenv != nil {
+		return s.p.Getenv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+func (s *session) run() {
+	fc := s.rl.FunctionConfig
+	if fc == nil {
+		s.errorf(nil, "", "no functionConfig: declare the function on a %s/%s or %s/%s object", APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
+		return
+	}
+	l, ok := s.readLock()
+	if !ok {
+		return
+	}
+	var rendered []*yaml.RNode
+	switch id := identity(fc); {
+	case id.APIVersion == APIVersion && id.Kind == Kind:
+		rendered = s.stowage(fc, l)
+	case id.APIVersion == SubmarineAPIVersion && id.Kind == SubmarineKind:
+		rendered = s.submarine(fc, l)
+	default:
+		s.errorf(fc, "", "functionConfig %s/%s is not a kind stowage reads; use %s/%s or %s/%s",
+			id.APIVersion, id.Kind, APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
+		return
+	}
+	s.pin(l)
+	s.rl.Items = append(s.rl.Items, rendered...)
+}
+
+// readLock finds the ImageLock item. Without one, pin mode and render have
+// no digests: an error result says how to add it.
+func (s *session) readLock() (*lock.Lock, bool) {
+	var found []*yaml.RNode
+	for _, it := range s.rl.Items {
+		if id := identity(it); id.APIVersion == lock.APIVersion && id.Kind == lock.ObjectKind {
+			found = append(found, it)
+		}
+	}
+	switch len(found) {
+	case 0:
+		s.errorf(nil, "", "no %s/%s in the input: list %s in the kustomization's resources (it is local-config, so kustomize does not emit it)",
+			lock.APIVersion, lock.ObjectKind, lock.FileName)
+		return nil, false
+	case 1:
+	default:
+		s.errorf(found[1], "", "%d ImageLock objects in the input; keep one", len(found))
+		return nil, false
+	}
+	str, err := found[0].String()
+	if err != nil {
+		s.errorf(found[0], "", "cannot read the ImageLock: %v", err)
+		return nil, false
+	}
+	path, _ := fileOf(found[0])
+	if path == "" {
+		path = lock.FileName
+	}
+	l, err := lock.Parse([]byte(stripInternal(str)), path)
+	if err != nil {
+		s.errorf(found[0], "", "%v", err)
+		return nil, false
+	}
+	return l, true
+}
+
+// stripInternal drops the internal.config.kubernetes.io annotations (and
+// their legacy forms) that kustomize adds to every item, so that the lock
+// parser sees the file as the user wrote it.
+func stripInternal(s string) string {
+	n, err := yaml.Parse(s)
+	if err != nil {
+		return s
+	}
+	for k := range n.GetAnnotations() {
+		if internalAnnotation(k) {
+			_ = n.PipeE(yaml.ClearAnnotation(k))
+		}
+	}
+	out, err := n.String()
+	if err != nil {
+		return s
+	}
+	return out
+}
+
+// internalAnnotation reports whether k is one of the annotations kustomize
+// adds to items for its own bookkeeping: internal.config.kubernetes.io/*
+// and the legacy config.kubernetes.io/path, index and id.
+func internalAnnotation(k string) bool {
+	switch k {
+	case kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation:
+		return true
+	}
+	return strings.HasPrefix(k, "internal.config.kubernetes.io/")
+}
+
+// identity returns the apiVersion, kind, namespace and name of n.
+func identity(n *yaml.RNode) yaml.ResourceIdentifier {
+	m, _ := n.GetMeta()
+	return yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{APIVersion: m.APIVersion, Kind: m.Kind},
+		NameMeta: yaml.NameMeta{Name: m.Name, Namespace: m.Namespace},
+	}
+}
+
+// fileOf returns the file and index kustomize recorded for n (internal
+// annotations first, then the legacy ones).
+func fileOf(n *yaml.RNode) (string, int) {
+	a := n.GetAnnotations()
+	path := a[kioutil.PathAnnotation]
+	if path == "" {
+		path = a[kioutil.LegacyPathAnnotation]
+	}
+	idx := a[kioutil.IndexAnnotation]
+	if idx == "" {
+		idx = a[kioutil.LegacyIndexAnnotation]
+	}
+	i, _ := strconv.Atoi(idx)
+	return path, i
+}
+
+// result builds a result about n (nil: about the input as a whole) at
+// field path.
+func (s *session) result(sev framework.Severity, n *yaml.RNode, field, msg string) {
+	r := framework.Result{Severity: sev, Message: msg}
+	if n != nil {
+		id := identity(n)
+		r.ResourceRef = &id
+		if path, idx := fileOf(n); path != "" {
+			r.File = &framework.File{Path: path, Index: idx}
+		}
+	}
+	if field != "" {
+		r.Field = &framework.Field{Path: field}
+	}
+	s.results = append(s.results, &r)
+}
+
+func (s *session) errorf(n *yaml.RNode, field, format string, args ...any) {
+	s.result(framework.Error, n, field, fmt.Sprintf(format, args...))
+}
+
+func (s *session) warnf(n *yaml.RNode, field, format string, args ...any) {
+	s.result(framework.Warning, n, field, fmt.Sprintf(format, args...))
+}
+
+// sortResults orders results by severity, file, field and message so that
+// the output is the same on every run.
+func sortResults(rs framework.Results) {
+	key := func(r *framework.Result) string {
+		var b strings.Builder
+		b.WriteString(string(r.Severity))
+		if r.File != nil {
+			fmt.Fprintf(&b, "\x00%s\x00%08d", r.File.Path, r.File.Index)
+		}
+		if r.Field != nil {
+			b.WriteString("\x00" + r.Field.Path)
+		}
+		b.WriteString("\x00" + r.Message)
+		return b.String()
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return key(rs[i]) < key(rs[j]) })
+}

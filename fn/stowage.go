@@ -1,0 +1,111 @@
+package fn
+
+import (
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
+)
+
+// stowage handles the stowage.dev/v1alpha1 Stowage functionConfig: spec is
+// the config of a config directory, spec.profile the profile to render. A
+// spec without profiles renders nothing and only pins (pin mode).
+func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
+	profile := ""
+	if n, err := fc.Pipe(yaml.Lookup("spec", "profile")); err == nil && n != nil {
+		profile = yaml.GetValue(n)
+	}
+	path, _ := fileOf(fc)
+	if path == "" {
+		path = "functionConfig"
+	}
+	str, err := fc.String()
+	if err != nil {
+		s.errorf(fc, "", "cannot read the functionConfig: %v", err)
+		return nil
+	}
+	cfg, err := schema.LoadEmbedded(s.p.Dir, path, []byte(str), "spec", []string{"profile"},
+		schema.Options{AllowNoProfiles: true})
+	if err != nil {
+		s.configErrors(fc, "spec.", err)
+		return nil
+	}
+	if len(cfg.Profiles) == 0 {
+		if profile != "" {
+			s.errorf(fc, "spec.profile", "profile %q is named but spec has no profiles", profile)
+		}
+		return nil
+	}
+	return s.render(fc, cfg, profile, l)
+}
+
+// configErrors turns schema errors into results on fc; prefix maps the
+// config's field paths to the functionConfig's.
+func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
+	var es schema.Errors
+	if !errors.As(err, &es) {
+		s.errorf(fc, "", "%v", err)
+		return
+	}
+	for _, e := range es {
+		field := ""
+		if e.Path != "" {
+			field = prefix + e.Path
+		}
+		s.errorf(fc, field, "%s", e.Msg)
+	}
+}
+
+// render renders profile of cfg with l and returns the objects as nodes,
+// each checked against the Kubernetes API types.
+func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *lock.Lock) []*yaml.RNode {
+	sources, err := render.PasswordSources(cfg, profile)
+	if err != nil {
+		s.errorf(fc, "spec.profile", "%v", err)
+		return nil
+	}
+	var cs []creds.Source
+	for _, src := range sources {
+		cs = append(cs, creds.Source{Source: src.Source, UsedBy: src.UsedBy})
+	}
+	pw, err := creds.Read(s.p.Dir, cs, s.getenv)
+	if err != nil {
+		s.errorf(fc, "", "%v", err)
+		return nil
+	}
+	objs, err := render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	if err != nil {
+		s.errorf(fc, "", "%v", err)
+		return nil
+	}
+	var out []*yaml.RNode
+	for _, o := range objs {
+		if err := kubecheck.CheckObject(o.Object); err != nil {
+			s.errorf(fc, "", "rendered %s %s/%s is not valid: %v", o.Kind, o.Namespace, o.Name, err)
+			continue
+		}
+		b, err := render.Marshal(o)
+		if err != nil {
+			s.errorf(fc, "", "%v", err)
+			continue
+		}
+		n, err := yaml.Parse(string(b))
+		if err != nil {
+			s.errorf(fc, "", "%v", err)
+			continue
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 && len(s.results) == 0 {
+		s.warnf(fc, "spec.profile", "profile %q renders no objects", profile)
+	}
+	return out
+}
+
+var _ = fmt.Sprintf

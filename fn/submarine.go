@@ -1,0 +1,198 @@
+package fn
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/schema"
+)
+
+// JupyterImagePuller is the object of the Submarine design, field for field
+// as its seed writes it. Status is read and ignored (stowage keeps no
+// state in the cluster).
+type JupyterImagePuller struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       JupyterSpec       `json:"spec"`
+	Status     any               `json:"status,omitempty"`
+}
+
+// JupyterSpec is the spec of a JupyterImagePuller.
+type JupyterSpec struct {
+	// Images are the environments to pre-pull.
+	Images []JupyterImage `json:"images"`
+	// NodeSelector applies to the pods of the DaemonSet.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// RefreshHours is hours between checks, written as a string ('2').
+	RefreshHours any `json:"refreshHours,omitempty"`
+}
+
+// JupyterImage is one environment of a JupyterImagePuller.
+type JupyterImage struct {
+	Name  string       `json:"name"`
+	Image string       `json:"image"`
+	Auth  *JupyterAuth `json:"auth,omitempty"`
+}
+
+// JupyterAuth is docker registry authentication: an existing Secret, or a
+// username and an inline password (and optional email).
+type JupyterAuth struct {
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	Email    string `json:"email,omitempty"`
+	Secret   string `json:"secret,omitempty"`
+}
+
+// submarine converts a JupyterImagePuller into stowage config, validates it
+// with the schema, and renders it: one puller named after the object, in
+// its namespace ("default" when unset), with one environment per image.
+func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
+	str, err := fc.String()
+	if err != nil {
+		s.errorf(fc, "", "cannot read the functionConfig: %v", err)
+		return nil
+	}
+	var jip JupyterImagePuller
+	if err := sigsyaml.UnmarshalStrict([]byte(str), &jip); err != nil {
+		s.errorf(fc, "", "%s: %v", SubmarineKind, err)
+		return nil
+	}
+	allowInline := jip.Metadata.Annotations[AllowInlinePasswordsAnnotation] == "true"
+	ns := jip.Metadata.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	if len(jip.Spec.Images) == 0 {
+		s.errorf(fc, "spec.images", "%s %q lists no images", SubmarineKind, jip.Metadata.Name)
+		return nil
+	}
+
+	envs := map[string]any{}
+	var order []string
+	first := map[string]int{}
+	ok := true
+	for i, im := range jip.Spec.Images {
+		field := fmt.Sprintf("spec.images[%d]", i)
+		if im.Name == "" {
+			s.errorf(fc, field+".name", "image %q needs a name (the environment name)", im.Image)
+			ok = false
+			continue
+		}
+		if j, dup := first[im.Name]; dup {
+			prev := jip.Spec.Images[j].Image
+			if prev != im.Image {
+				s.errorf(fc, field+".name", "environment name %q is used twice, for %q (spec.images[%d]) and %q (spec.images[%d]); give each image its own name",
+					im.Name, prev, j, im.Image, i)
+				ok = false
+			}
+			continue
+		}
+		first[im.Name] = i
+		order = append(order, im.Name)
+		env := map[string]any{"image": im.Image}
+		if a := im.Auth; a != nil {
+			auth := map[string]any{}
+			if a.Secret != "" {
+				auth["secret"] = a.Secret
+			}
+			if a.Username != "" {
+				auth["username"] = a.Username
+			}
+			if a.Email != "" {
+				auth["email"] = a.Email
+			}
+			if a.Password != "" {
+				auth["password"] = a.Password
+				if !isSource(a.Password) {
+					if !allowInline {
+						s.errorf(fc, field+".auth.password",
+							"inline registry passwords are refused: they would sit in Git and in the rendered Secret. Create a kubernetes.io/dockerconfigjson Secret in namespace %s (kubectl create secret docker-registry NAME --docker-server=… --docker-username=… --docker-password=…) and write auth: {secret: NAME}; or use password: env:VARIABLE; or annotate the %s with %s: \"true\" to accept inline passwords",
+							ns, SubmarineKind, AllowInlinePasswordsAnnotation)
+						ok = false
+					} else {
+						s.warnf(fc, field+".auth.password", "inline registry password accepted because of %s: \"true\"; it ends up in Git and in the rendered Secret", AllowInlinePasswordsAnnotation)
+					}
+				}
+			}
+			env["auth"] = auth
+		}
+		envs[im.Name] = env
+	}
+	if !ok {
+		return nil
+	}
+	puller := map[string]any{
+		"name":         jip.Metadata.Name,
+		"namespace":    ns,
+		"environments": order,
+	}
+	if len(jip.Spec.NodeSelector) > 0 {
+		puller["nodeSelector"] = jip.Spec.NodeSelector
+	}
+	if jip.Spec.RefreshHours != nil {
+		puller["refreshHours"] = jip.Spec.RefreshHours
+	}
+	conf := map[string]any{
+		"environments": envs,
+		"profiles":     map[string]any{jip.Metadata.Name: map[string]any{"pullers": []any{puller}}},
+	}
+	data, err := sigsyaml.Marshal(conf)
+	if err != nil {
+		s.errorf(fc, "", "%v", err)
+		return nil
+	}
+	cfg, err := schema.LoadFiles(s.p.Dir, []schema.File{{Name: "JupyterImagePuller.yaml", Data: data}},
+		schema.Options{AllowLiteralPasswords: allowInline})
+	if err != nil {
+		var es schema.Errors
+		if !errors.As(err, &es) {
+			s.errorf(fc, "", "%v", err)
+			return nil
+		}
+		for _, e := range es {
+			s.errorf(fc, submarineField(e.Path, first), "%s", e.Msg)
+		}
+		return nil
+	}
+	return s.render(fc, cfg, jip.Metadata.Name, l)
+}
+
+// isSource reports whether a password is a stowage password source rather
+// than the password itself.
+func isSource(p string) bool {
+	return strings.HasPrefix(p, schema.PasswordFromEnv) || strings.HasPrefix(p, schema.PasswordFromFile)
+}
+
+// submarineField maps a path of the converted config back to the
+// JupyterImagePuller field it came from.
+func submarineField(path string, first map[string]int) string {
+	switch {
+	case strings.HasPrefix(path, "environments."):
+		rest := strings.TrimPrefix(path, "environments.")
+		for name, i := range first {
+			for _, q := range []string{name, fmt.Sprintf("%q", name)} {
+				if rest == q || strings.HasPrefix(rest, q+".") {
+					return fmt.Sprintf("spec.images[%d]", i) + strings.TrimPrefix(rest, q)
+				}
+			}
+		}
+	case strings.Contains(path, ".pullers[0]."):
+		_, f, _ := strings.Cut(path, ".pullers[0].")
+		switch {
+		case f == "name":
+			return "metadata.name"
+		case f == "namespace":
+			return "metadata.namespace"
+		case strings.HasPrefix(f, "nodeSelector"), f == "refreshHours":
+			return "spec." + f
+		}
+	}
+	return "spec"
+}
