@@ -39,7 +39,9 @@ func decodePartial(v cue.Value, dst reflect.Value, p cue.Path) []decodeFailure {
 		dst.Set(elem)
 		return fails
 	case reflect.Struct:
-		if v.IncompleteKind() != cue.StructKind {
+		// Fields fails for what is not a struct; a struct with an error
+		// inside still lists its fields.
+		if _, err := v.Fields(); err != nil {
 			return fail
 		}
 		var fails []decodeFailure
@@ -73,16 +75,25 @@ func decodePartial(v cue.Value, dst reflect.Value, p cue.Path) []decodeFailure {
 		dst.Set(m)
 		return fails
 	case reflect.Slice:
-		list, lerr := v.List()
-		if lerr != nil {
+		// List fails when an element has an error (the list's kind is
+		// then bottom), so the elements are looked up one by one.
+		kind := v.IncompleteKind()
+		if kind != cue.BottomKind && kind&cue.ListKind == 0 {
 			return fail
 		}
 		var fails []decodeFailure
 		s := reflect.MakeSlice(dst.Type(), 0, 0)
-		for i := 0; list.Next(); i++ {
-			ev := reflect.New(dst.Type().Elem()).Elem()
-			fails = append(fails, decodePartial(list.Value(), ev, extend(p, i))...)
-			s = reflect.Append(s, ev)
+		for i := 0; ; i++ {
+			ev := v.LookupPath(cue.MakePath(cue.Index(i)))
+			if !ev.Exists() {
+				break
+			}
+			elem := reflect.New(dst.Type().Elem()).Elem()
+			fails = append(fails, decodePartial(ev, elem, extend(p, i))...)
+			s = reflect.Append(s, elem)
+		}
+		if s.Len() == 0 && kind == cue.BottomKind {
+			return fail // not a list at all
 		}
 		dst.Set(s)
 		return fails

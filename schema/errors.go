@@ -7,7 +7,8 @@ import (
 )
 
 // Error is one located configuration problem. It prints as
-// "file:line:col: field.path: message"; parts that are unknown are left out.
+// "file:line:col: field.path: message"; parts that are unknown are left out
+// (the column too, when only the line is known).
 type Error struct {
 	File   string // path of the config file, as given to the loader
 	Line   int    // 1-based; 0 when unknown
@@ -21,7 +22,10 @@ func (e *Error) Error() string {
 	if e.File != "" {
 		b.WriteString(e.File)
 		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Column > 0 {
+				fmt.Fprintf(&b, ":%d", e.Column)
+			}
 		}
 		b.WriteString(": ")
 	}

@@ -156,7 +156,7 @@ func finish(ctx *cue.Context, dir string, user cue.Value, opts Options) (*Config
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
 	v := sch.LookupPath(cue.ParsePath("#Config")).Unify(user)
-	loc := &locator{user: user}
+	loc := &locator{user: user, config: v}
 	var errs Errors
 	if err := v.Validate(cue.Concrete(true), cue.All()); err != nil {
 		errs = append(errs, loc.fromCUE(err)...)
@@ -170,7 +170,11 @@ func finish(ctx *cue.Context, dir string, user cue.Value, opts Options) (*Config
 		failedPaths = append(failedPaths, fp)
 		// A part that does not decode without CUE or checkRaw saying why.
 		if !slices.ContainsFunc(errs, func(e *Error) bool { return related(e.Path, fp) }) {
-			errs = append(errs, loc.at(f.path, "%v", f.err))
+			msg := messageOf(f.err)
+			if isPassword(f.path) {
+				msg = redactPassword(msg)
+			}
+			errs = append(errs, loc.at(f.path, "%s", msg))
 		}
 	}
 	cfg.Dir = dir
@@ -253,8 +257,10 @@ func buildCUE(ctx *cue.Context, files []File) (cue.Value, Errors) {
 			inst.PkgName = pkg
 		} else if pkg != inst.PkgName {
 			e := &Error{File: f.Name, Msg: fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)}
-			if p := af.Pos(); p.IsValid() {
-				e.Line, e.Column = p.Line(), p.Column()
+			for _, d := range af.Decls {
+				if pc, ok := d.(*ast.Package); ok && pc.Pos().IsValid() {
+					e.Line, e.Column = pc.Pos().Line(), pc.Pos().Column()
+				}
 			}
 			errs = append(errs, e)
 			continue
@@ -274,6 +280,8 @@ func buildCUE(ctx *cue.Context, files []File) (cue.Value, Errors) {
 // the user's file has the field.
 type locator struct {
 	user cue.Value
+	// config is user unified with #Config: what the schema allows where.
+	config cue.Value
 }
 
 // at returns a located error for path; when path is not in the user's
@@ -328,8 +336,15 @@ func (l *locator) fromCUE(err error) Errors {
 		p := cuePath(e.Path())
 		le := &Error{Path: pathString(p), Msg: fmt.Sprintf(format, args...)}
 		positions := userPositions(e)
-		if len(positions) >= 2 && strings.HasPrefix(le.Msg, "conflicting values") {
+		conflict := strings.HasPrefix(le.Msg, "conflicting values")
+		if isPassword(p) {
+			le.Msg = redactPassword(le.Msg)
+		}
+		if len(positions) >= 2 && conflict {
 			le.Msg = definedTwice(p) + le.Msg
+		}
+		if le.Msg == "field not allowed" {
+			le.Msg += l.allowedFields(p)
 		}
 		switch {
 		case len(positions) > 0:
@@ -348,6 +363,79 @@ func (l *locator) fromCUE(err error) Errors {
 	return out
 }
 
+// allowedFields returns, for a field the closed schema refuses at p, the
+// nearest allowed name and the fields allowed beside it:
+// `; did you mean "nodeSelector"? (allowed here: auth, image, ...)`.
+func (l *locator) allowedFields(p cue.Path) string {
+	sels := p.Selectors()
+	if len(sels) == 0 || !l.config.Exists() {
+		return ""
+	}
+	parent := l.config.LookupPath(cue.MakePath(sels[:len(sels)-1]...))
+	iter, err := parent.Fields(cue.Optional(true))
+	if err != nil {
+		return ""
+	}
+	var allowed []string
+	for iter.Next() {
+		if declared(iter.Value()) {
+			allowed = append(allowed, strings.TrimSuffix(iter.Selector().String(), "?"))
+		}
+	}
+	if len(allowed) == 0 {
+		return ""
+	}
+	sort.Strings(allowed)
+	return suggest(sels[len(sels)-1].Unquoted(), allowed) + " (allowed here: " + strings.Join(allowed, ", ") + ")"
+}
+
+// messageOf is err's message without the path CUE puts in front of it.
+func messageOf(err error) string {
+	var msgs []string
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		if m := fmt.Sprintf(format, args...); m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 0 {
+		return err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// isPassword reports whether p is an auth.password field, whose value
+// must never reach an error message.
+func isPassword(p cue.Path) bool {
+	sels := p.Selectors()
+	n := len(sels)
+	return n >= 2 && sels[n-1].String() == "password" && sels[n-2].String() == "auth"
+}
+
+// redactPassword replaces CUE's message about a password field, which
+// quotes the values, by one that does not.
+func redactPassword(msg string) string {
+	if strings.HasPrefix(msg, "conflicting values") {
+		return "conflicting values (not shown: this is a password field)"
+	}
+	return `invalid value (not shown: this is a password field); write a source, "env:VARIABLE" or "file:path"`
+}
+
+// declared reports whether the schema contributes to v: whether v's field
+// is one the schema declares rather than one only a user file has.
+func declared(v cue.Value) bool {
+	if p := v.Pos(); p.IsValid() && p.Filename() == SchemaFile {
+		return true
+	}
+	_, conjuncts := v.Expr()
+	for _, c := range conjuncts {
+		if p := c.Pos(); p.IsValid() && p.Filename() == SchemaFile {
+			return true
+		}
+	}
+	return false
+}
+
 // fromCUEList converts errors that are not tied to a unified value (syntax
 // errors); file is used when CUE gives no position.
 func fromCUEList(err error, file string) Errors {
@@ -355,6 +443,18 @@ func fromCUEList(err error, file string) Errors {
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
 		le := &Error{Path: pathString(cuePath(e.Path())), Msg: fmt.Sprintf(format, args...), File: file}
+		if le.Msg == "" {
+			// A plain error wrapped by CUE, such as the YAML decoder's
+			// "file:line: message".
+			le.Msg = e.Error()
+			if rest, ok := strings.CutPrefix(le.Msg, file+":"); ok && file != "" {
+				if line, msg, ok := strings.Cut(rest, ": "); ok {
+					if n, err := strconv.Atoi(line); err == nil {
+						le.Line, le.Msg = n, msg
+					}
+				}
+			}
+		}
 		positions := userPositions(e)
 		if len(positions) > 0 {
 			setPos(le, positions[0])

@@ -57,9 +57,11 @@ func checkRaw(v cue.Value, loc *locator) Errors {
 	profiles, _ := v.LookupPath(cue.ParsePath("profiles")).Fields()
 	for profiles != nil && profiles.Next() {
 		pp := path("profiles", profiles.Selector().Unquoted())
-		pullers, err := profiles.Value().LookupPath(cue.ParsePath("pullers")).List()
-		for i := 0; err == nil && pullers.Next(); i++ {
-			rh := pullers.Value().LookupPath(cue.ParsePath("refreshHours"))
+		// Elements are looked up one by one: List fails when any puller
+		// has an error, and the others must still be checked.
+		pullers := profiles.Value().LookupPath(cue.ParsePath("pullers"))
+		for i := 0; pullers.LookupPath(cue.MakePath(cue.Index(i))).Exists(); i++ {
+			rh := pullers.LookupPath(cue.MakePath(cue.Index(i), cue.Str("refreshHours")))
 			if !rh.Exists() {
 				continue
 			}
