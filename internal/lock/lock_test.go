@@ -298,8 +298,8 @@ func TestParseErrors(t *testing.T) {
 			data: header + "    []\nstatus: {}\n",
 		},
 		{
-			name: "unknown metadata field", index: -1, field: "metadata.namespace", line: 4, msg: "unknown field",
-			data: strings.Replace(header, "  name: stowage-lock", "  namespace: default", 1) + busybox,
+			name: "unknown metadata field", index: -1, field: "metadata.uid", line: 4, msg: "unknown field",
+			data: strings.Replace(header, "  name: stowage-lock", "  uid: abc", 1) + busybox,
 		},
 		{
 			name: "missing spec", index: -1, field: "spec", line: 1, msg: "required field missing",

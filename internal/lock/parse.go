@@ -243,9 +243,13 @@ func (p *parser) object(root *yaml.Node) *Lock {
 		}
 	}
 	if f, ok := fields["metadata"]; ok {
-		meta := p.mapping(f.val, top.child("metadata"), []string{"name", "annotations", "labels"}, nil)
-		if f, ok := meta["name"]; ok {
-			p.str(f.val, top.child("metadata.name"))
+		// namespace is accepted because kustomize's `namespace:` sets it on
+		// every resource, the lock included; it means nothing to stowage.
+		meta := p.mapping(f.val, top.child("metadata"), []string{"name", "namespace", "annotations", "labels"}, nil)
+		for _, k := range []string{"name", "namespace"} {
+			if f, ok := meta[k]; ok {
+				p.str(f.val, top.child("metadata."+k))
+			}
 		}
 		for _, k := range []string{"annotations", "labels"} {
 			if f, ok := meta[k]; ok {
