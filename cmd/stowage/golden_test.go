@@ -139,3 +139,13 @@ func runCLI(t *testing.T, environ map[string]string, args ...string) ([]byte, st
 	code := run(args, strings.NewReader(""), &stdout, &stderr, envFrom(environ))
 	return stdout.Bytes(), stderr.String(), code
 }
+
+// TestFluxOutputIsFresh is the CI guard of the Flux example: the committed
+// render output must be exactly what the config and lock render to.
+func TestFluxOutputIsFresh(t *testing.T) {
+	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
+	out := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
+	if _, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check"); code != 0 {
+		t.Fatalf("render --check exit %d (re-render examples/gitops-flux):\n%s", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -55,21 +56,24 @@ var kinds = []kindInfo{
 }
 
 // scheme knows the k8s.io/api groups stowage renders; the strict decoder
-// needs it to create and type objects.
-var scheme = func() *runtime.Scheme {
+// needs it to create and type objects. Built on first use: registering the
+// groups costs milliseconds that a KRM function run should not pay at start.
+var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(appsv1.AddToScheme(s))
 	utilruntime.Must(corev1.AddToScheme(s))
 	return s
-}()
+})
 
 // decoder is apimachinery's strict YAML serializer (JSON is YAML): it runs
 // sigs.k8s.io/yaml.YAMLToJSONStrict for duplicate keys and
 // sigs.k8s.io/json.UnmarshalStrict for unknown and duplicate fields, which
 // case-sensitively matches field names and reports each violation with its
 // path.
-var decoder = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
-	kjson.SerializerOptions{Yaml: true, Strict: true})
+var decoder = sync.OnceValue(func() *kjson.Serializer {
+	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme(), scheme(),
+		kjson.SerializerOptions{Yaml: true, Strict: true})
+})
 
 // check implements Check for the document numbered n starting on line.
 func check(doc []byte, n, line int) error {
@@ -98,7 +102,7 @@ func check(doc []byte, n, line int) error {
 	}
 
 	obj := k.newObject()
-	if _, _, err := decoder.Decode(doc, nil, obj); err != nil {
+	if _, _, err := decoder().Decode(doc, nil, obj); err != nil {
 		strict, ok := runtime.AsStrictDecodingError(err)
 		if !ok {
 			return newError(n, line, id, field.ErrorList{decodeError(err)})
@@ -166,7 +170,7 @@ func typeIdentity(obj runtime.Object) identity {
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind == "" {
-		if gvks, _, err := scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+		if gvks, _, err := scheme().ObjectKinds(obj); err == nil && len(gvks) > 0 {
 			gvk = gvks[0]
 		}
 	}
