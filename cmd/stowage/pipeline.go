@@ -46,6 +46,12 @@ func renderConfig(cfg *schema.Config, dir, profile string, getenv env, passwords
 	if err != nil {
 		return nil, err
 	}
+	return renderWithLock(cfg, dir, profile, l, getenv, passwords)
+}
+
+// renderWithLock is renderConfig with the lock given rather than read (bump
+// renders with the lock it is about to write).
+func renderWithLock(cfg *schema.Config, dir, profile string, l *lock.Lock, getenv env, passwords bool) ([]render.Object, error) {
 	sources, err := render.PasswordSources(cfg, profile)
 	if err != nil {
 		return nil, err

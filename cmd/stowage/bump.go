@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/render"
+)
+
+func newBump(getenv env) *cobra.Command {
+	var (
+		o         loadOptions
+		ro        registryOptions
+		prBody    string
+		output    string
+		exitCode  bool
+		renderOut string
+	)
+	c := &cobra.Command{
+		Use:   "bump [DIR]",
+		Short: "Resolve every tag of DIR's config (default .) again and rewrite DIR/stowage.lock.yaml",
+		Long: `Resolve every tag again, for the digest-bump bot: one HEAD per image, and a read
+of the manifest only when its digest changed. Pins (digests written in the
+config) are checked to still exist, never moved. The lock is rewritten
+atomically when an entry changed, and left untouched when any image fails.
+Config files are never rewritten.
+
+Prints a pull request title and a markdown body: a table of image, tag, old and
+new digest, kind (with a note when it changed), and the environments and pullers
+affected. -o json prints the same as JSON, with a branch name derived from the
+change set (the same change always gets the same branch). --pr-body writes the
+body to a file. With --render OUTDIR the profile (--profile) is rendered again
+into OUTDIR, so the pull request carries the manifests too. --exit-code exits 1
+when something changed, as git diff --exit-code does.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageError{fmt.Errorf("-o %q: want text or json", output)}
+			}
+			dir := dirArg(args)
+			cfg, images, path, old, data, err := lockInputs(dir, o)
+			if err != nil {
+				return err
+			}
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
+			if err != nil {
+				return err
+			}
+			next, err := r.Lock(context.Background(), old, registryImages(images), registry.Refresh)
+			done()
+			if err != nil {
+				return fmt.Errorf("%s not changed: %w", path, err)
+			}
+			changes := bump.Diff(old, next, images)
+			out := next.Marshal()
+			lockChanged := !bytes.Equal(out, data)
+
+			// Render before writing anything, with the new lock, so that
+			// a failed render leaves every file as it was.
+			var files map[string][]byte
+			renderChanged := false
+			if renderOut != "" {
+				objs, err := renderWithLock(cfg, dir, o.profile, next, getenv, true)
+				if err != nil {
+					return fmt.Errorf("--render %s: %w", renderOut, err)
+				}
+				if files, err = render.Files(objs); err != nil {
+					return err
+				}
+				diff, err := diffDir(renderOut, files)
+				if err != nil {
+					return err
+				}
+				renderChanged = len(diff) > 0
+			}
+			if lockChanged {
+				if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
+					return err
+				}
+			}
+			if renderChanged {
+				if err := atomicfile.ReplaceDir(renderOut, files); err != nil {
+					return err
+				}
+			}
+
+			report := bump.NewReport(changes, bump.BodyOptions{LockFile: path, RenderDir: renderOut})
+			if prBody != "" && report.Body != "" {
+				if err := atomicfile.WriteFile(prBody, []byte(report.Body), 0o644); err != nil {
+					return err
+				}
+			}
+			w := cmd.OutOrStdout()
+			switch {
+			case output == "json":
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(report); err != nil {
+					return err
+				}
+			case len(changes) == 0:
+				fmt.Fprintf(cmd.ErrOrStderr(), "stowage: every digest in %s is current (%d images)\n", path, len(next.Entries))
+			case prBody != "":
+				fmt.Fprintln(w, report.Title)
+			default:
+				fmt.Fprintf(w, "%s\n\n%s", report.Title, report.Body)
+			}
+			if exitCode && (len(changes) > 0 || lockChanged || renderChanged) {
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile --render renders (optional when the config has one)")
+	c.Flags().StringVar(&prBody, "pr-body", "", "also write the pull request body (markdown) to this file")
+	c.Flags().StringVarP(&output, "output", "o", "text", "text (title and body) or json (title, branch, body and changes)")
+	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when the lock (or the --render output) changed")
+	c.Flags().StringVar(&renderOut, "render", "", "also render the profile into this directory with the new digests")
+	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	ro.addFlags(c.Flags())
+	return c
+}

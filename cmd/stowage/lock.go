@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/schema"
+)
+
+// retryBackoff is the wait before the first retry; tests shorten it.
+var retryBackoff = registry.DefaultBackoff
+
+// registryOptions are the flags of the commands that talk to registries.
+type registryOptions struct {
+	jobs           int
+	insecure       []string
+	mirrors        []string
+	caFile         string
+	requestTimeout time.Duration
+	runTimeout     time.Duration
+	retries        int
+	quiet          bool
+}
+
+func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "references resolved at once")
+	fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP to this registry, host[:port] as contacted (repeatable)")
+	fs.StringArrayVar(&o.mirrors, "mirror", nil, "resolve REGISTRY's images at a mirror, REGISTRY=HOST[:PORT][/PATH]; the lock keeps the original names (repeatable)")
+	fs.StringVar(&o.caFile, "ca-file", "", "PEM file of a private CA to trust besides the system's")
+	fs.DurationVar(&o.requestTimeout, "timeout", registry.DefaultRequestTimeout, "time limit of one registry request")
+	fs.DurationVar(&o.runTimeout, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
+	fs.IntVar(&o.retries, "retries", registry.DefaultAttempts-1, "retries of a request after a 429, a 5xx, a reset connection or a timeout")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+}
+
+// resolver builds the registry client from the flags. Passwords are read
+// from dir's config sources through getenv, only when a request needs one.
+// The returned function ends the progress bar.
+func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.Image, getenv env) (*registry.Resolver, func(), error) {
+	if o.retries < 0 {
+		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
+	}
+	users := map[string][]string{}
+	for _, img := range images {
+		if img.Auth != nil && img.Auth.Password != "" {
+			users[img.Auth.Password] = append(users[img.Auth.Password], img.Ref.Written)
+		}
+	}
+	opts := []registry.Option{
+		registry.WithJobs(o.jobs),
+		registry.WithInsecure(o.insecure...),
+		registry.WithRequestTimeout(o.requestTimeout),
+		registry.WithRunTimeout(o.runTimeout),
+		registry.WithRetry(o.retries+1, retryBackoff),
+		registry.WithUserAgent("stowage"),
+		registry.WithPasswords(func(source string) ([]byte, error) {
+			got, err := creds.Read(dir, []creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
+			if err != nil {
+				return nil, err
+			}
+			return got[source], nil
+		}),
+	}
+	if o.caFile != "" {
+		opts = append(opts, registry.WithCAFile(o.caFile))
+	}
+	for _, m := range o.mirrors {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok {
+			return nil, nil, usageError{fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT][/PATH]", m)}
+		}
+		opts = append(opts, registry.WithMirror(from, to))
+	}
+	bar := newProgress(stderr, o.quiet)
+	if bar != nil {
+		opts = append(opts, registry.WithProgress(bar))
+	}
+	r, err := registry.New(opts...)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return r, bar.finish, nil
+}
+
+// registryImages turns the config's images into what the resolver takes.
+func registryImages(images []bump.Image) []registry.Image {
+	out := make([]registry.Image, len(images))
+	for i, img := range images {
+		out[i] = registry.Image{Ref: img.Ref, Platforms: img.Platforms, UsedBy: img.UsedBy()}
+		if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
+			out[i].Auth = &registry.Auth{Username: a.Username, PasswordSource: a.Password}
+		}
+	}
+	return out
+}
+
+// progress is a progress bar on a terminal (schollz/progressbar). It is nil,
+// and every method a no-op, when disabled: --quiet, or stderr is not a
+// terminal (CI logs, pipes, tests).
+type progress struct {
+	w   io.Writer
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(stderr io.Writer, quiet bool) *progress {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progress{w: stderr}
+}
+
+// Start begins a bar of total references; none for zero.
+func (p *progress) Start(total int) {
+	if p == nil || total == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription("resolving"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// Done advances the bar by one reference.
+func (p *progress) Done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Add(1)
+	}
+}
+
+func (p *progress) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// lockInputs loads what lock and bump start from: the config, its images,
+// the lock path and the old lock (empty when the file does not exist).
+func lockInputs(dir string, o loadOptions) (*schema.Config, []bump.Image, string, *lock.Lock, []byte, error) {
+	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+	if err != nil {
+		return nil, nil, "", nil, nil, err
+	}
+	images, err := bump.Images(cfg)
+	if err != nil {
+		return nil, nil, "", nil, nil, err
+	}
+	path := filepath.Join(dir, lock.FileName)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cfg, images, path, &lock.Lock{}, nil, nil
+	case err != nil:
+		return nil, nil, "", nil, nil, fmt.Errorf("read lock file: %w", err)
+	}
+	old, err := lock.Parse(data, path)
+	if err != nil {
+		return nil, nil, "", nil, nil, err
+	}
+	return cfg, images, path, old, data, nil
+}
+
+func newLock(getenv env) *cobra.Command {
+	var (
+		o     loadOptions
+		ro    registryOptions
+		check bool
+	)
+	c := &cobra.Command{
+		Use:   "lock [DIR]",
+		Short: "Resolve the images DIR's config (default .) uses that DIR/stowage.lock.yaml lacks",
+		Long: `Bring DIR/stowage.lock.yaml in line with the config: resolve every image that has
+no entry yet (one GET of its manifest; an index's children once more each), keep
+the entries already there without contacting a registry, and remove the entries
+no profile uses. A reference with a digest written in it is a user pin: checked
+to exist, recorded, never re-resolved. The file is replaced atomically, and left
+untouched when any image fails; every failure is reported.
+
+With --check, nothing is resolved or written: exit 1, listing the entries, when
+the lock would change (entries missing, unused or out of date).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			_, images, path, old, data, err := lockInputs(dir, o)
+			if err != nil {
+				return err
+			}
+			regImages := registryImages(images)
+			if check {
+				return lockCheck(cmd.ErrOrStderr(), path, old, data, regImages, images)
+			}
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
+			if err != nil {
+				return err
+			}
+			next, err := r.Lock(context.Background(), old, regImages, registry.Fill)
+			done()
+			if err != nil {
+				return fmt.Errorf("%s not changed: %w", path, err)
+			}
+			changes := bump.Diff(old, next, images)
+			out := next.Marshal()
+			if !bytes.Equal(out, data) {
+				if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, summary(changes, len(next.Entries)))
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&check, "check", false, "only report whether the lock would change; exit 1 if so")
+	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	ro.addFlags(c.Flags())
+	return c
+}
+
+// lockCheck reports, without the network, whether `stowage lock` would
+// change the file.
+func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, regImages []registry.Image, images []bump.Image) error {
+	next, missing, err := registry.Pending(old, regImages)
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, img := range missing {
+		lines = append(lines, fmt.Sprintf("missing  %s (%s)", img.Ref.Key(), img.Ref.Written))
+	}
+	for _, c := range bump.Diff(old, next, images) {
+		switch {
+		case c.Removed():
+			lines = append(lines, fmt.Sprintf("unused   %s", c.Key))
+		case c.Added():
+			// Pending adds nothing.
+		default:
+			lines = append(lines, fmt.Sprintf("changed  %s (recorded as %s, written as %s)", c.Key, c.Old.Reference, c.New.Reference))
+		}
+	}
+	if len(lines) == 0 && len(missing) == 0 && !bytes.Equal(next.Marshal(), data) {
+		lines = append(lines, "format   the file is not in canonical form")
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return strings.Fields(lines[i])[1] < strings.Fields(lines[j])[1] })
+	fmt.Fprintf(stderr, "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
+	for _, l := range lines {
+		fmt.Fprintf(stderr, "  %s\n", l)
+	}
+	return errCheckFailed
+}
+
+// summary counts changes for the one-line report of lock.
+func summary(changes []bump.Change, total int) string {
+	if len(changes) == 0 {
+		return fmt.Sprintf("up to date (%d images)", total)
+	}
+	var added, removed, changed int
+	for _, c := range changes {
+		switch {
+		case c.Added():
+			added++
+		case c.Removed():
+			removed++
+		default:
+			changed++
+		}
+	}
+	return fmt.Sprintf("%d added, %d removed, %d changed (%d images)", added, removed, changed, total)
+}

@@ -1,0 +1,115 @@
+package bump
+
+import (
+	"reflect"
+	"sort"
+
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// Change is one lock entry that differs between an old and a new lock.
+type Change struct {
+	// Key is the entry's name, the lock key.
+	Key string
+	// Old is the entry before, nil when it was added.
+	Old *lock.Entry
+	// New is the entry after, nil when it was removed (pruned).
+	New *lock.Entry
+	// Uses are the config's uses of the image (see Images); empty for a
+	// removed entry.
+	Uses []Use
+}
+
+// Added reports an entry that only the new lock has.
+func (c Change) Added() bool { return c.Old == nil }
+
+// Removed reports an entry that only the old lock has.
+func (c Change) Removed() bool { return c.New == nil }
+
+// DigestChanged reports an entry in both locks whose digest differs.
+func (c Change) DigestChanged() bool {
+	return c.Old != nil && c.New != nil && c.Old.Digest != c.New.Digest
+}
+
+// KindChanged reports an entry in both locks whose kind differs (a single
+// manifest became a multi-arch index, or the reverse).
+func (c Change) KindChanged() bool {
+	return c.Old != nil && c.New != nil && c.Old.Kind != c.New.Kind
+}
+
+// Entry is the new entry, or the old one for a removed entry.
+func (c Change) Entry() lock.Entry {
+	if c.New != nil {
+		return *c.New
+	}
+	return *c.Old
+}
+
+// Ref is the entry's reference as recorded, parsed. When the recorded
+// spelling does not parse (a hand-edited lock), Ref holds it in Written
+// only.
+func (c Change) Ref() imageref.Ref {
+	e := c.Entry()
+	r, err := imageref.Parse(e.Reference)
+	if err != nil {
+		return imageref.Ref{Written: e.Reference}
+	}
+	return r
+}
+
+// Diff lists the entries that differ between old and new (either may be
+// nil, an empty lock), sorted by key, with the uses images give for each
+// key. Entries equal in every field are not listed.
+func Diff(old, new *lock.Lock, images []Image) []Change {
+	uses := map[string][]Use{}
+	for _, img := range images {
+		uses[img.Ref.Key()] = img.Uses
+	}
+	entries := func(l *lock.Lock) map[string]lock.Entry {
+		m := map[string]lock.Entry{}
+		if l != nil {
+			for _, e := range l.Entries {
+				m[e.Name] = e
+			}
+		}
+		return m
+	}
+	before, after := entries(old), entries(new)
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	var out []Change
+	for k := range keys {
+		b, inOld := before[k]
+		a, inNew := after[k]
+		if inOld && inNew && reflect.DeepEqual(normal(b), normal(a)) {
+			continue
+		}
+		c := Change{Key: k, Uses: uses[k]}
+		if inOld {
+			c.Old = &b
+		}
+		if inNew {
+			c.New = &a
+		}
+		if !inNew {
+			c.Uses = nil
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// normal makes empty and nil platform lists compare equal.
+func normal(e lock.Entry) lock.Entry {
+	if len(e.Platforms) == 0 {
+		e.Platforms = nil
+	}
+	return e
+}

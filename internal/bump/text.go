@@ -1,0 +1,352 @@
+package bump
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// ShortDigest is the length, in hex digits, of digests in titles and tables:
+// the 12 that docker and GitHub show.
+const ShortDigest = 12
+
+// BranchPrefix starts every branch name Branch returns.
+const BranchPrefix = "stowage/bump-"
+
+// short is the first ShortDigest hex digits of "sha256:<hex>".
+func short(d string) string {
+	_, hex, ok := strings.Cut(d, ":")
+	if !ok {
+		hex = d
+	}
+	if len(hex) > ShortDigest {
+		hex = hex[:ShortDigest]
+	}
+	return hex
+}
+
+// Title is a pull request title for changes: for one change it names the
+// image and its new digest, else it counts the changes. "" when there is no
+// change.
+func Title(changes []Change) string {
+	switch len(changes) {
+	case 0:
+		return ""
+	case 1:
+		c := changes[0]
+		written := c.Entry().Reference
+		switch {
+		case c.Added():
+			return fmt.Sprintf("stowage: lock %s at %s", written, short(c.New.Digest))
+		case c.Removed():
+			return fmt.Sprintf("stowage: drop %s from the lock", written)
+		case c.DigestChanged():
+			return fmt.Sprintf("stowage: bump %s to %s", written, short(c.New.Digest))
+		default:
+			return fmt.Sprintf("stowage: update the lock entry of %s", written)
+		}
+	}
+	digests := 0
+	for _, c := range changes {
+		if c.DigestChanged() {
+			digests++
+		}
+	}
+	if digests == len(changes) {
+		return fmt.Sprintf("stowage: bump %d image digests", digests)
+	}
+	return fmt.Sprintf("stowage: update %d lock entries (%d new digests)", len(changes), digests)
+}
+
+// Branch is a branch name derived from the change set alone: the same
+// changes (keys, old and new digests) give the same name, so a scheduled
+// bot that finds the same new digests again updates its open pull request
+// instead of opening another. It is BranchPrefix and 12 hex digits of a
+// sha256 over the sorted changes; "" when there is no change.
+func Branch(changes []Change) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	lines := make([]string, len(changes))
+	for i, c := range changes {
+		var from, to string
+		if c.Old != nil {
+			from = c.Old.Digest
+		}
+		if c.New != nil {
+			to = c.New.Digest + " " + c.New.Reference
+		}
+		lines[i] = c.Key + " " + from + " " + to
+	}
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return BranchPrefix + hex.EncodeToString(sum[:])[:12]
+}
+
+// BodyOptions are what Body says besides the changes.
+type BodyOptions struct {
+	// LockFile is the lock's path as the reader knows it
+	// ("platform/stowage.lock.yaml"); lock.FileName when empty.
+	LockFile string
+	// RenderDir, when set, is the output directory that was re-rendered
+	// with the new digests.
+	RenderDir string
+}
+
+// Body is the markdown body of a pull request for changes: a sentence, a
+// table with one row per changed image (image, tag, old → new digest,
+// kind, environments and images, pullers), notes for kind changes, added
+// and removed entries, and what files changed. Cells are escaped; the
+// output ends with a newline. "" when there is no change.
+func Body(changes []Change, o BodyOptions) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	lockFile := o.LockFile
+	if lockFile == "" {
+		lockFile = lock.FileName
+	}
+	var b strings.Builder
+	digests := 0
+	for _, c := range changes {
+		if c.DigestChanged() {
+			digests++
+		}
+	}
+	fmt.Fprintf(&b, "`stowage bump` resolved every tag of the config again: %s.\n\n", countSentence(changes, digests))
+	b.WriteString("| Image | Tag | Digest | Kind | Used as | Pullers |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	var notes []string
+	for _, c := range changes {
+		ref := c.Ref()
+		image, tag := ref.Written, "—"
+		if ref.Repository.RepositoryStr() != "" {
+			image = repoAsWritten(ref.Written)
+			if ref.Tag != "" {
+				tag = code(ref.Tag)
+			}
+			if ref.Digest != "" {
+				tag += " (pinned)"
+			}
+		}
+		var digest, kind string
+		switch {
+		case c.Added():
+			digest = "new: " + code(short(c.New.Digest))
+			kind = describeKind(*c.New)
+			notes = append(notes, fmt.Sprintf("%s is new in the config and now locked.", code(c.New.Reference)))
+		case c.Removed():
+			digest = code(short(c.Old.Digest)) + " → removed"
+			kind = describeKind(*c.Old)
+			notes = append(notes, fmt.Sprintf("%s is no longer used by the config; its entry was removed.", code(c.Old.Reference)))
+		default:
+			if c.DigestChanged() {
+				digest = code(short(c.Old.Digest)) + " → " + code(short(c.New.Digest))
+			} else {
+				digest = code(short(c.New.Digest)) + " (unchanged)"
+				notes = append(notes, fmt.Sprintf("%s: same digest, the entry's recorded spelling or details changed.", code(c.New.Reference)))
+			}
+			kind = describeKind(*c.New)
+			if c.KindChanged() {
+				kind = fmt.Sprintf("%s → %s ⚠", c.Old.Kind, describeKind(*c.New))
+				notes = append(notes, kindNote(c))
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
+			cell(code(image)), cell(tag), cell(digest), cell(kind), cell(items(c.Uses)), cell(pullers(c.Uses)))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	b.WriteString("\n")
+	if o.RenderDir != "" {
+		fmt.Fprintf(&b, "Changed: %s, and the manifests in %s, re-rendered with the new digests. ", code(lockFile), code(o.RenderDir))
+	} else {
+		fmt.Fprintf(&b, "Changed: %s only. ", code(lockFile))
+	}
+	b.WriteString("No config file was rewritten. Review the digests against the registry before merging; a digest that moved under an unchanged tag means someone pushed that tag again.\n")
+	return b.String()
+}
+
+func countSentence(changes []Change, digests int) string {
+	var parts []string
+	if digests > 0 {
+		parts = append(parts, plural(digests, "image points at a new digest", "images point at new digests"))
+	}
+	added, removed, other := 0, 0, 0
+	for _, c := range changes {
+		switch {
+		case c.Added():
+			added++
+		case c.Removed():
+			removed++
+		case !c.DigestChanged():
+			other++
+		}
+	}
+	if added > 0 {
+		parts = append(parts, plural(added, "image is new", "images are new"))
+	}
+	if removed > 0 {
+		parts = append(parts, plural(removed, "image is no longer used", "images are no longer used"))
+	}
+	if other > 0 {
+		parts = append(parts, plural(other, "entry changed otherwise", "entries changed otherwise"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// describeKind is "manifest" or "index (linux/amd64, linux/arm64/v8)".
+func describeKind(e lock.Entry) string {
+	if e.Kind != lock.KindIndex || len(e.Platforms) == 0 {
+		return string(e.Kind)
+	}
+	ps := make([]string, len(e.Platforms))
+	for i, p := range e.Platforms {
+		ps[i] = p.Platform
+	}
+	return fmt.Sprintf("%s (%s)", e.Kind, strings.Join(ps, ", "))
+}
+
+// kindNote explains what a kind change means on the nodes.
+func kindNote(c Change) string {
+	ref := code(c.New.Reference)
+	if c.New.Kind == lock.KindIndex {
+		return fmt.Sprintf("**Kind changed** for %s: it was a single manifest and is now a multi-arch index. Each node now pulls its own platform; an image whose config lists one platform pins that child.", ref)
+	}
+	return fmt.Sprintf("**Kind changed** for %s: it was a multi-arch index and is now a single manifest. Nodes of other platforms can no longer run it, and a `platforms` entry in the config no longer has a child to pin: check the config.", ref)
+}
+
+// items lists the distinct config items of the uses.
+func items(uses []Use) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range uses {
+		if !seen[u.Item] {
+			seen[u.Item] = true
+			out = append(out, u.Item)
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
+}
+
+// pullers lists the distinct pullers of the uses, with the profile when
+// the uses span several profiles.
+func pullers(uses []Use) string {
+	profiles := map[string]bool{}
+	for _, u := range uses {
+		profiles[u.Profile] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range uses {
+		s := code(u.PullerName())
+		if len(profiles) > 1 {
+			s = u.Profile + ": " + s
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
+}
+
+// repoAsWritten is the written reference without its tag and digest.
+func repoAsWritten(written string) string {
+	base, _, _ := strings.Cut(written, "@")
+	if i := strings.LastIndexByte(base, ':'); i > strings.LastIndexByte(base, '/') {
+		base = base[:i]
+	}
+	return base
+}
+
+// code is s as inline code; s never holds a backtick in practice (image
+// references and digests cannot), and one is replaced if it does.
+func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+// cell escapes a table cell: '|' would end it, a newline would end the row.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// Report is the JSON form of a bump (`stowage bump -o json`).
+type Report struct {
+	// Changed is true when the lock changed.
+	Changed bool `json:"changed"`
+	// Title, Branch and Body are Title, Branch and Body of the changes.
+	Title  string `json:"title"`
+	Branch string `json:"branch"`
+	Body   string `json:"body"`
+	// Changes lists each changed entry.
+	Changes []ReportChange `json:"changes"`
+}
+
+// ReportChange is one change in a Report. Digests and kinds are empty on
+// the side where the entry does not exist.
+type ReportChange struct {
+	Key       string   `json:"key"`
+	Reference string   `json:"reference"`
+	OldDigest string   `json:"oldDigest,omitempty"`
+	NewDigest string   `json:"newDigest,omitempty"`
+	OldKind   string   `json:"oldKind,omitempty"`
+	NewKind   string   `json:"newKind,omitempty"`
+	Used      []string `json:"usedAs"`
+	Pullers   []string `json:"pullers"`
+}
+
+// NewReport builds the Report of changes, with Body written with o.
+func NewReport(changes []Change, o BodyOptions) Report {
+	r := Report{
+		Changed: len(changes) > 0,
+		Title:   Title(changes),
+		Branch:  Branch(changes),
+		Body:    Body(changes, o),
+		Changes: []ReportChange{},
+	}
+	for _, c := range changes {
+		rc := ReportChange{Key: c.Key, Reference: c.Entry().Reference, Used: []string{}, Pullers: []string{}}
+		if c.Old != nil {
+			rc.OldDigest, rc.OldKind = c.Old.Digest, string(c.Old.Kind)
+		}
+		if c.New != nil {
+			rc.NewDigest, rc.NewKind = c.New.Digest, string(c.New.Kind)
+		}
+		seenItem, seenPuller := map[string]bool{}, map[string]bool{}
+		for _, u := range c.Uses {
+			if !seenItem[u.Item] {
+				seenItem[u.Item] = true
+				rc.Used = append(rc.Used, u.Item)
+			}
+			if p := u.Profile + "/" + u.PullerName(); !seenPuller[p] {
+				seenPuller[p] = true
+				rc.Pullers = append(rc.Pullers, p)
+			}
+		}
+		sort.Strings(rc.Used)
+		r.Changes = append(r.Changes, rc)
+	}
+	return r
+}

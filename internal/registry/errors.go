@@ -1,0 +1,204 @@
+package registry
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// ImageError is one image that could not be resolved or checked. Its
+// message names the image, the registry contacted, what was asked and the
+// registry's answer; no credential is ever part of it.
+type ImageError struct {
+	// Image is the reference as the config wrote it.
+	Image string
+	// Key is its lock key.
+	Key string
+	// UsedBy says what in the config uses it; may be empty.
+	UsedBy string
+	// Registry is the registry contacted, host[:port] (a mirror when one
+	// is configured); empty when none was.
+	Registry string
+	// Op is what was asked: "HEAD tag 1.31.1", "GET digest sha256:…".
+	Op string
+	// Answer is the registry's answer or the failure, in words.
+	Answer string
+	// Err is the underlying error, for errors.Is and errors.As. Its text
+	// is not used by Error (Answer is scrubbed of passwords, Err is not).
+	Err error
+}
+
+func (e *ImageError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "image %q", e.Image)
+	var about []string
+	if e.Key != "" && e.Key != e.Image {
+		about = append(about, e.Key)
+	}
+	if e.UsedBy != "" {
+		about = append(about, "used by "+e.UsedBy)
+	}
+	if len(about) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(about, "; "))
+	}
+	b.WriteString(": ")
+	if e.Registry != "" {
+		fmt.Fprintf(&b, "registry %s: ", e.Registry)
+	}
+	if e.Op != "" {
+		fmt.Fprintf(&b, "%s: ", e.Op)
+	}
+	b.WriteString(e.Answer)
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *ImageError) Unwrap() error { return e.Err }
+
+// Errors are the failures of one run, one per image, sorted by lock key:
+// every failure is reported, not only the first.
+type Errors []*ImageError
+
+func (es Errors) Error() string {
+	if len(es) == 1 {
+		return es[0].Error()
+	}
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = "  " + e.Error()
+	}
+	return fmt.Sprintf("%d images failed:\n%s", len(es), strings.Join(lines, "\n"))
+}
+
+// Unwrap returns the failures, for errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+func (es Errors) sorted() Errors {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Key != es[j].Key {
+			return es[i].Key < es[j].Key
+		}
+		return es[i].Image < es[j].Image
+	})
+	return es
+}
+
+// opFailure is a failed operation before it is tied to an image.
+type opFailure struct {
+	op  string
+	id  string // the tag or digest asked for; "" when none
+	err error
+	st  *opState
+}
+
+// imageError ties a failure to its image, putting the registry's answer in
+// words and removing every password read so far.
+func (r *Resolver) imageError(img Image, t target, f *opFailure) *ImageError {
+	return &ImageError{
+		Image:    img.Ref.Written,
+		Key:      img.Ref.Key(),
+		UsedBy:   img.UsedBy,
+		Registry: t.repo.RegistryStr(),
+		Op:       r.scrub(f.op),
+		Answer:   r.scrub(answer(f, img, t)),
+		Err:      f.err,
+	}
+}
+
+// answer says in words what went wrong: the HTTP status and the registry's
+// error codes, or the network failure, and how many attempts were made.
+func answer(f *opFailure, img Image, t target) string {
+	s, st := failure(f, img, t), f.st
+	if st != nil {
+		st.mu.Lock()
+		n, ra := st.attempts, st.retryAfter
+		st.mu.Unlock()
+		if ra != "" {
+			s += fmt.Sprintf(" (Retry-After: %s)", ra)
+		}
+		if n > 1 {
+			s += fmt.Sprintf(" (%d attempts)", n)
+		}
+	}
+	return s
+}
+
+func failure(f *opFailure, img Image, t target) string {
+	err := f.err
+	var (
+		terr  *transport.Error
+		tmo   *TimeoutError
+		plain *PlainHTTPError
+		run   *RunTimeoutError
+		ua    x509.UnknownAuthorityError
+		hn    x509.HostnameError
+		dns   *net.DNSError
+	)
+	switch {
+	case errors.As(err, &run):
+		return run.Error()
+	case errors.As(err, &terr):
+		return statusAnswer(terr, f.id, img, t)
+	case errors.As(err, &tmo):
+		return tmo.Error()
+	case errors.As(err, &ua):
+		return "TLS: the certificate is signed by an unknown authority; pass the CA with --ca-file"
+	case errors.As(err, &hn):
+		return "TLS: " + hn.Error()
+	case errors.As(err, &plain):
+		return "the registry does not answer HTTPS, and " + plain.Error()
+	case errors.Is(err, syscall.ECONNRESET):
+		return "the connection was reset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens there"
+	case errors.As(err, &dns):
+		return fmt.Sprintf("host %s not found", dns.Name)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return err.Error()
+}
+
+// statusAnswer words an HTTP error answer.
+func statusAnswer(e *transport.Error, id string, img Image, t target) string {
+	s := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	for i, d := range e.Errors {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		s += sep + string(d.Code)
+		if d.Message != "" {
+			s += " " + d.Message
+		}
+	}
+	switch e.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		if img.Auth != nil && img.Auth.Username != "" && img.Auth.PasswordSource != "" && !t.mirrored {
+			s += fmt.Sprintf(" (sent the config's credentials: user %q, password from %s)", img.Auth.Username, img.Auth.PasswordSource)
+		} else {
+			s += " (no config credentials apply; tried the Docker config and credential helpers, then anonymous)"
+		}
+	case http.StatusNotFound:
+		if isDigest(id) {
+			s += " (the digest does not exist in this repository)"
+		} else {
+			s += " (no such repository or tag)"
+		}
+	}
+	return s
+}

@@ -1,0 +1,296 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// Image is one unique normalised reference of a config, as Lock and Verify
+// take it.
+type Image struct {
+	// Ref is the reference: Ref.Written is recorded as the entry's
+	// reference, Ref.Key() is the entry's name. A digest in Ref (a pin the
+	// user wrote) is never re-resolved, only checked.
+	Ref imageref.Ref
+	// Platforms are the platforms the config asks of the image, checked
+	// against the entry (lock.Entry.DigestFor).
+	Platforms []string
+	// Auth is the config's credential for the image, or nil.
+	Auth *Auth
+	// UsedBy says what uses the image, for messages; may be empty.
+	UsedBy string
+}
+
+// Mode says how Lock treats the entries it already has.
+type Mode int
+
+const (
+	// Fill keeps every entry the old lock has for a wanted image (no
+	// request) and resolves only the missing ones: `stowage lock`.
+	Fill Mode = iota
+	// Refresh re-resolves every tag with one HEAD, reading an image again
+	// only when its digest changed, and checks every pin still exists:
+	// `stowage bump`.
+	Refresh
+)
+
+// Lock returns the lock for images: one entry per image, in mode's way,
+// starting from old (nil is an empty lock). Entries of old that no image
+// wants are left out (pruned). A pinned image's entry has the digest the
+// user wrote. An entry's Reference is the image's Ref.Written.
+//
+// Every image is tried; the error is Errors, one *ImageError per image
+// that failed (unreachable, unknown, unauthorised, a platform the entry
+// lacks, ...), and the lock is nil then: a caller writes all or nothing.
+// Two images with the same key are a caller's mistake and an error.
+func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []Image, mode Mode) (*lock.Lock, error) {
+	if r == nil {
+		return nil, errNoResolver
+	}
+	if old == nil {
+		old = &lock.Lock{}
+	}
+	seen := map[string]bool{}
+	for _, img := range images {
+		if k := img.Ref.Key(); seen[k] {
+			return nil, fmt.Errorf("registry: image %s given twice", k)
+		} else {
+			seen[k] = true
+		}
+	}
+	entries := make([]lock.Entry, len(images))
+	var work []int
+	for i, img := range images {
+		if e, ok := kept(old, img); ok && mode == Fill {
+			entries[i] = e
+			continue
+		}
+		work = append(work, i)
+	}
+
+	ctx, cancel := r.runContext(ctx)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		errs Errors
+	)
+	r.each(ctx, len(work), func(ctx context.Context, j int) {
+		i := work[j]
+		prev, has := old.Lookup(images[i].Ref.Key())
+		var prevp *lock.Entry
+		if has {
+			prevp = &prev
+		}
+		e, err := r.resolve(ctx, images[i], prevp, mode)
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			return
+		}
+		entries[i] = e
+	})
+
+	out := &lock.Lock{}
+	for i, img := range images {
+		if entries[i].Digest == "" {
+			continue // failed
+		}
+		e := entries[i]
+		e.Name, e.Reference = img.Ref.Key(), img.Ref.Written
+		if img.Ref.Digest != "" {
+			e.Digest = img.Ref.Digest
+		}
+		if perr := checkPlatforms(e, img); perr != nil {
+			errs = append(errs, perr)
+			continue
+		}
+		out.Put(e)
+	}
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return out, nil
+}
+
+// kept returns the old entry of img when Fill keeps it without a request:
+// the lock has the key and, for a pin, the pinned digest.
+func kept(old *lock.Lock, img Image) (lock.Entry, bool) {
+	prev, has := old.Lookup(img.Ref.Key())
+	if !has || (img.Ref.Digest != "" && img.Ref.Digest != prev.Digest) {
+		return lock.Entry{}, false
+	}
+	return prev, true
+}
+
+// Pending is Lock in Fill mode without the network: the lock of the images
+// old already covers (their entries, with Reference set to Ref.Written,
+// unused entries pruned) and the images it lacks, which Fill would resolve.
+// It is what `stowage lock --check` compares. Platforms are checked as Lock
+// checks them; the error is Errors.
+func Pending(old *lock.Lock, images []Image) (*lock.Lock, []Image, error) {
+	if old == nil {
+		old = &lock.Lock{}
+	}
+	out := &lock.Lock{}
+	var missing []Image
+	var errs Errors
+	for _, img := range images {
+		e, ok := kept(old, img)
+		if !ok {
+			missing = append(missing, img)
+			continue
+		}
+		e.Name, e.Reference = img.Ref.Key(), img.Ref.Written
+		if perr := checkPlatforms(e, img); perr != nil {
+			errs = append(errs, perr)
+			continue
+		}
+		out.Put(e)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs.sorted()
+	}
+	return out, missing, nil
+}
+
+// resolve finds the entry of one image; prev is its old entry, or nil.
+func (r *Resolver) resolve(ctx context.Context, img Image, prev *lock.Entry, mode Mode) (lock.Entry, *ImageError) {
+	t, err := r.locate(img.Ref.Repository)
+	if err != nil {
+		return lock.Entry{}, r.imageError(img, target{repo: img.Ref.Repository}, &opFailure{op: "reference", err: err})
+	}
+	f := fetch{t: t, auth: img.Auth}
+	fail := func(of *opFailure) (lock.Entry, *ImageError) { return lock.Entry{}, r.imageError(img, t, of) }
+
+	if pin := img.Ref.Digest; pin != "" {
+		if prev != nil && prev.Digest == pin {
+			// Recorded before: only check that it still exists.
+			if _, _, of := r.head(ctx, f, pin); of != nil {
+				return fail(of)
+			}
+			return *prev, nil
+		}
+		e, of := r.getEntry(ctx, f, pin)
+		if of != nil {
+			return fail(of)
+		}
+		return e, nil
+	}
+
+	if mode == Fill || prev == nil {
+		// A new entry: one GET gives the digest and the body at once.
+		e, of := r.getEntry(ctx, f, img.Ref.Tag)
+		if of != nil {
+			return fail(of)
+		}
+		return e, nil
+	}
+	h, d, of := r.head(ctx, f, img.Ref.Tag)
+	if of != nil {
+		return fail(of)
+	}
+	if h.String() == prev.Digest {
+		return *prev, nil
+	}
+	if d == nil {
+		// Read by the digest the HEAD answered, so that the entry is
+		// what the tag pointed at then, even if it moves meanwhile.
+		var of *opFailure
+		if d, of = r.get(ctx, f, h.String()); of != nil {
+			return fail(of)
+		}
+	}
+	e, of := entryOf(d)
+	if of != nil {
+		return fail(of)
+	}
+	return e, nil
+}
+
+// checkPlatforms checks that the entry has every platform the image asks
+// for (the rule of lock.Entry.DigestFor, which render applies too).
+func checkPlatforms(e lock.Entry, img Image) *ImageError {
+	for _, p := range img.Platforms {
+		if _, err := e.DigestFor(p); err != nil {
+			return &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy, Op: "platform " + p, Answer: err.Error(), Err: err}
+		}
+	}
+	return nil
+}
+
+// Pin is a digest that must still exist in the image's repository.
+type Pin struct {
+	// Image is the image the digest is pinned for.
+	Image Image
+	// Digest is the pinned digest, "sha256:…".
+	Digest string
+}
+
+// Verify checks with one HEAD each (a GET where the registry sends no
+// Docker-Content-Digest) that every pinned digest still exists. The error
+// is Errors, one *ImageError per digest that does not (404) or could not
+// be checked.
+func (r *Resolver) Verify(ctx context.Context, pins []Pin) error {
+	if r == nil {
+		return errNoResolver
+	}
+	ctx, cancel := r.runContext(ctx)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		errs Errors
+	)
+	r.each(ctx, len(pins), func(ctx context.Context, i int) {
+		p := pins[i]
+		img := p.Image
+		t, err := r.locate(img.Ref.Repository)
+		var ie *ImageError
+		if err != nil {
+			ie = r.imageError(img, target{repo: img.Ref.Repository}, &opFailure{op: "reference", err: err})
+		} else if _, _, of := r.head(ctx, fetch{t: t, auth: img.Auth}, p.Digest); of != nil {
+			ie = r.imageError(img, t, of)
+		}
+		if ie != nil {
+			mu.Lock()
+			errs = append(errs, ie)
+			mu.Unlock()
+		}
+	})
+	if len(errs) > 0 {
+		return errs.sorted()
+	}
+	return nil
+}
+
+// each runs do(i) for i in [0, n) on at most jobs goroutines, telling the
+// progress reporter.
+func (r *Resolver) each(ctx context.Context, n int, do func(ctx context.Context, i int)) {
+	if r.o.progress != nil {
+		r.o.progress.Start(n)
+	}
+	if n == 0 {
+		return
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(r.o.jobs, n) {
+		wg.Go(func() {
+			for i := range next {
+				do(ctx, i)
+				if r.o.progress != nil {
+					r.o.progress.Done()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

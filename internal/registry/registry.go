@@ -1,0 +1,500 @@
+// Package registry resolves image references to digests against real
+// registries, for `stowage lock`, `stowage bump` and `stowage vet --remote`.
+// It is the only package of stowage that imports go-containerregistry's
+// remote and transport packages; everything else sees references as parsed
+// values (internal/imageref) and digests as lock entries (internal/lock).
+//
+// What goes over the wire, per unique normalised reference (lock key):
+//
+//   - a tag whose entry must be recorded (a new entry, or a changed digest)
+//     is read with one GET of the manifest, with the OCI index, OCI
+//     manifest, Docker manifest list and Docker v2 manifest media types in
+//     Accept; the digest is the sha256 of the body, as the registry itself
+//     computes it. For an index, each child with a platform is read once
+//     more (its config and layer sizes are recorded);
+//   - a tag whose entry is already recorded and only needs checking (bump)
+//     gets one HEAD with the same Accept list: when the Docker-Content-Digest
+//     header equals the recorded digest, nothing else is sent. A registry
+//     that sends no Docker-Content-Digest gets a GET, and its body is
+//     hashed;
+//   - a digest the user wrote (a pin) is never re-resolved: a recorded pin
+//     gets one HEAD by digest to check it still exists (bump, vet
+//     --remote); a new pin gets one GET by digest (and its children).
+//
+// Every registry and repository is pinged once per run (GET /v2/, and a
+// token exchange where the registry asks for one), as go-containerregistry's
+// Puller does.
+//
+// Multi-arch policy (DESIGN.md, "The lock"): the lock always records what
+// the tag points at — the index digest for a multi-arch image, with its
+// children, platforms and sizes — whatever platforms the config asks for; a
+// per-image single platform is pinned by render from the recorded children.
+// Requested platforms are checked against the entry, so a platform the
+// index lacks fails here rather than at render.
+//
+// Retries, for 408, 429, 500, 502, 503 and 504 answers, connection resets
+// and per-request timeouts, are go-containerregistry's own
+// (remote.WithRetryBackoff, WithRetryStatusCodes, WithRetryPredicate),
+// bounded in count (WithRetry) and in time; a Retry-After header delays the
+// next attempt by what it asks, up to WithMaxRetryAfter. Plain HTTP is
+// refused for every registry not marked with WithInsecure.
+//
+// Credentials, in this order: the config's username and password source
+// (auth.username, auth.password) for the registry the config wrote them
+// for; then the Docker config and its credential helpers
+// (authn.DefaultKeychain, or WithKeychain); then anonymous. An auth that only
+// names an existing Secret cannot be read locally and falls through to the
+// keychain. No password, token or Authorization header ever appears in an
+// error of this package.
+package registry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Defaults of the options.
+const (
+	// DefaultJobs is how many references are resolved at once.
+	DefaultJobs = 8
+	// DefaultRequestTimeout bounds one HTTP attempt, body included.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultRunTimeout bounds a whole Lock or Verify call.
+	DefaultRunTimeout = 10 * time.Minute
+	// DefaultAttempts is how many times one request is tried in all.
+	DefaultAttempts = 3
+	// DefaultBackoff is the wait before the first retry; each later wait
+	// is three times the previous one (0.5 s, 1.5 s).
+	DefaultBackoff = 500 * time.Millisecond
+	// DefaultMaxRetryAfter caps the wait a Retry-After header can ask for.
+	DefaultMaxRetryAfter = 30 * time.Second
+)
+
+// retryStatusCodes are the answers that are tried again: request timeout,
+// rate limit, and the server errors a proxy or an overloaded registry gives.
+var retryStatusCodes = []int{
+	http.StatusRequestTimeout,
+	http.StatusTooManyRequests,
+	http.StatusInternalServerError,
+	http.StatusBadGateway,
+	http.StatusServiceUnavailable,
+	http.StatusGatewayTimeout,
+}
+
+// Auth is the config's credential for an image: a user name and the
+// password source as written in the config ("env:NAME", "file:path"). The
+// password is read through the function given to WithPasswords, only when a
+// request needs it.
+type Auth struct {
+	// Username is auth.username.
+	Username string
+	// PasswordSource is auth.password, a source, never the password.
+	PasswordSource string
+}
+
+// Progress is told how many references a call will contact and, one at a
+// time, that one of them is done (resolved or failed). Calls come from
+// several goroutines; the implementation must be safe for that.
+type Progress interface {
+	Start(total int)
+	Done()
+}
+
+// Option configures a Resolver.
+type Option func(*options) error
+
+type options struct {
+	jobs           int
+	requestTimeout time.Duration
+	runTimeout     time.Duration
+	attempts       int
+	backoff        time.Duration
+	maxRetryAfter  time.Duration
+	insecure       map[string]bool
+	mirrors        map[string]mirror
+	caFile         string
+	keychain       authn.Keychain
+	passwords      func(source string) ([]byte, error)
+	progress       Progress
+	userAgent      string
+	transport      http.RoundTripper
+}
+
+// mirror is where the references of one registry are resolved instead.
+type mirror struct {
+	host   string // host[:port]
+	prefix string // repository path prefix, "" or "a/b"
+}
+
+// WithJobs sets how many references are resolved at once (default
+// DefaultJobs); n must be at least 1.
+func WithJobs(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("jobs must be at least 1, got %d", n)
+		}
+		o.jobs = n
+		return nil
+	}
+}
+
+// WithRequestTimeout bounds each HTTP attempt, from sending the request to
+// reading the last byte of the answer (default DefaultRequestTimeout). An
+// attempt that runs out is retried like a connection reset.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("request timeout must be positive, got %v", d)
+		}
+		o.requestTimeout = d
+		return nil
+	}
+}
+
+// WithRunTimeout bounds a whole Lock or Verify call (default
+// DefaultRunTimeout); the references not done by then fail, each named.
+func WithRunTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("run timeout must be positive, got %v", d)
+		}
+		o.runTimeout = d
+		return nil
+	}
+}
+
+// WithRetry sets how many times a request is tried in all (attempts >= 1;
+// default DefaultAttempts) and the wait before the first retry (default
+// DefaultBackoff; each later wait is three times longer, with up to 10%
+// jitter). They go to go-containerregistry as remote.WithRetryBackoff.
+func WithRetry(attempts int, backoff time.Duration) Option {
+	return func(o *options) error {
+		if attempts < 1 {
+			return fmt.Errorf("attempts must be at least 1, got %d", attempts)
+		}
+		if backoff < 0 {
+			return fmt.Errorf("backoff must not be negative, got %v", backoff)
+		}
+		o.attempts, o.backoff = attempts, backoff
+		return nil
+	}
+}
+
+// WithMaxRetryAfter caps the wait a registry's Retry-After header (seconds
+// or an HTTP date) can impose before the next attempt (default
+// DefaultMaxRetryAfter).
+func WithMaxRetryAfter(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("max Retry-After must not be negative, got %v", d)
+		}
+		o.maxRetryAfter = d
+		return nil
+	}
+}
+
+// WithInsecure marks registries, "host[:port]" exactly as contacted (after
+// any mirror), that may be reached over plain HTTP; HTTPS is still tried
+// first. Every other registry is HTTPS only, loopback and private addresses
+// included.
+func WithInsecure(hosts ...string) Option {
+	return func(o *options) error {
+		for _, h := range hosts {
+			reg, err := name.NewRegistry(h, name.StrictValidation)
+			if err != nil || strings.ContainsAny(h, "/@") {
+				return fmt.Errorf("insecure registry %q: want host[:port]", h)
+			}
+			o.insecure[reg.RegistryStr()] = true
+		}
+		return nil
+	}
+}
+
+// WithMirror resolves the references of registry from (as written in
+// references: "docker.io", "ghcr.io", "registry.lab.internal:5000") at to,
+// "host[:port][/path/prefix]": "docker.io/library/busybox:1.31.1" with
+// to "127.0.0.1:5000/hub" is read from "127.0.0.1:5000/hub/library/busybox:1.31.1".
+// Lock entries keep the original names; digests are content addresses, so
+// they do not depend on where they were read. The config's credentials are
+// never sent to a mirror: a mirror uses the keychain, then anonymous.
+func WithMirror(from, to string) Option {
+	return func(o *options) error {
+		reg, err := name.NewRegistry(from)
+		if err != nil || strings.ContainsAny(from, "/@") {
+			return fmt.Errorf("mirror %q: the registry to mirror must be host[:port]", from)
+		}
+		host, prefix, _ := strings.Cut(strings.Trim(to, "/"), "/")
+		if _, err := name.NewRegistry(host); err != nil || host == "" {
+			return fmt.Errorf("mirror %q=%q: want host[:port][/path]", from, to)
+		}
+		if prefix != "" {
+			if _, err := name.NewRepository(host + "/" + prefix + "/x"); err != nil {
+				return fmt.Errorf("mirror %q=%q: path %q is not a repository path: %v", from, to, prefix, err)
+			}
+		}
+		o.mirrors[reg.RegistryStr()] = mirror{host: host, prefix: prefix}
+		return nil
+	}
+}
+
+// WithCAFile adds the PEM certificates in path to the system's trusted
+// roots, for registries signed by a private CA.
+func WithCAFile(path string) Option {
+	return func(o *options) error {
+		o.caFile = path
+		return nil
+	}
+}
+
+// WithKeychain replaces authn.DefaultKeychain (the Docker config and its
+// credential helpers) as the second source of credentials.
+func WithKeychain(kc authn.Keychain) Option {
+	return func(o *options) error {
+		o.keychain = kc
+		return nil
+	}
+}
+
+// WithPasswords sets how a password source of Auth is read (see
+// internal/creds). Without it, an image with config credentials fails with
+// an error naming the source.
+func WithPasswords(read func(source string) ([]byte, error)) Option {
+	return func(o *options) error {
+		o.passwords = read
+		return nil
+	}
+}
+
+// WithProgress reports progress to p.
+func WithProgress(p Progress) Option {
+	return func(o *options) error {
+		o.progress = p
+		return nil
+	}
+}
+
+// WithUserAgent prefixes the User-Agent header (go-containerregistry adds
+// its own name and version).
+func WithUserAgent(ua string) Option {
+	return func(o *options) error {
+		o.userAgent = ua
+		return nil
+	}
+}
+
+// WithTransport replaces the HTTP transport under the resolver's own
+// (timeouts, Retry-After, the plain-HTTP guard); the default is a clone of
+// remote.DefaultTransport with WithCAFile's roots.
+func WithTransport(t http.RoundTripper) Option {
+	return func(o *options) error {
+		o.transport = t
+		return nil
+	}
+}
+
+// Resolver talks to registries. It is safe for concurrent use; one
+// Resolver per command run shares pings and token exchanges between images.
+type Resolver struct {
+	o     options
+	guard *attemptTransport
+
+	mu      sync.Mutex
+	pullers map[string]*remote.Puller
+	// secrets are the passwords read so far, removed from every message.
+	secrets []string
+	// passwords caches each source's read: the bytes or the error.
+	passwords map[string]passwordRead
+}
+
+type passwordRead struct {
+	pw  []byte
+	err error
+}
+
+// New returns a Resolver with the options applied. Errors: an invalid
+// option value, or a CA file that cannot be read or holds no certificate.
+func New(opts ...Option) (*Resolver, error) {
+	o := options{
+		jobs:           DefaultJobs,
+		requestTimeout: DefaultRequestTimeout,
+		runTimeout:     DefaultRunTimeout,
+		attempts:       DefaultAttempts,
+		backoff:        DefaultBackoff,
+		maxRetryAfter:  DefaultMaxRetryAfter,
+		insecure:       map[string]bool{},
+		mirrors:        map[string]mirror{},
+		keychain:       authn.DefaultKeychain,
+	}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	base := o.transport
+	if base == nil {
+		t := remote.DefaultTransport.(*http.Transport).Clone()
+		if o.caFile != "" {
+			pool, err := caPool(o.caFile)
+			if err != nil {
+				return nil, err
+			}
+			t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
+		base = t
+	}
+	return &Resolver{
+		o:         o,
+		guard:     &attemptTransport{inner: base, insecure: o.insecure, timeout: o.requestTimeout, maxRetryAfter: o.maxRetryAfter},
+		pullers:   map[string]*remote.Puller{},
+		passwords: map[string]passwordRead{},
+	}, nil
+}
+
+// caPool is the system roots plus the PEM certificates of path.
+func caPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
+// target is where a reference is read: the repository to contact (after
+// any mirror, with the insecure flag), and whether it is a mirror.
+type target struct {
+	repo     name.Repository
+	mirrored bool
+}
+
+// locate maps a repository of the config to the repository contacted.
+func (r *Resolver) locate(repo name.Repository) (target, error) {
+	host, path, mirrored := repo.RegistryStr(), repo.RepositoryStr(), false
+	if m, ok := r.o.mirrors[host]; ok {
+		host, mirrored = m.host, true
+		if m.prefix != "" {
+			path = m.prefix + "/" + path
+		}
+	}
+	var opts []name.Option
+	if r.o.insecure[host] {
+		opts = append(opts, name.Insecure)
+	}
+	out, err := name.NewRepository(host+"/"+path, opts...)
+	if err != nil {
+		return target{}, fmt.Errorf("repository %s at %s: %w", repo, host, err)
+	}
+	return target{repo: out, mirrored: mirrored}, nil
+}
+
+// puller returns the shared Puller for the credential an image uses: the
+// config's Auth when given and not mirrored, else the keychain (which
+// answers anonymous when it has nothing).
+func (r *Resolver) puller(auth *Auth, t target) (*remote.Puller, error) {
+	key := "keychain"
+	var authOpt remote.Option
+	if auth != nil && auth.Username != "" && auth.PasswordSource != "" && !t.mirrored {
+		pw, err := r.password(auth.PasswordSource)
+		if err != nil {
+			return nil, err
+		}
+		key = "basic\x00" + auth.Username + "\x00" + auth.PasswordSource
+		authOpt = remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: auth.Username, Password: string(pw)}))
+	} else {
+		authOpt = remote.WithAuthFromKeychain(r.o.keychain)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.pullers[key]; ok {
+		return p, nil
+	}
+	opts := []remote.Option{
+		authOpt,
+		remote.WithTransport(r.guard),
+		remote.WithRetryBackoff(remote.Backoff{Duration: r.o.backoff, Factor: 3, Jitter: 0.1, Steps: r.o.attempts}),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
+		remote.WithRetryPredicate(retryable),
+	}
+	if r.o.userAgent != "" {
+		opts = append(opts, remote.WithUserAgent(r.o.userAgent))
+	}
+	p, err := remote.NewPuller(opts...)
+	if err != nil {
+		return nil, err
+	}
+	r.pullers[key] = p
+	return p, nil
+}
+
+// password reads a password source once per run and remembers the bytes
+// so that no message can carry them.
+func (r *Resolver) password(source string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if got, ok := r.passwords[source]; ok {
+		return got.pw, got.err
+	}
+	var got passwordRead
+	if r.o.passwords == nil {
+		got.err = fmt.Errorf("password source %s: no way to read passwords was configured", source)
+	} else {
+		got.pw, got.err = r.o.passwords(source)
+		if got.err == nil && len(got.pw) == 0 {
+			got.err = fmt.Errorf("password source %s is empty", source)
+		}
+	}
+	if len(got.pw) > 0 {
+		r.secrets = append(r.secrets, string(got.pw))
+	}
+	r.passwords[source] = got
+	return got.pw, got.err
+}
+
+// scrub replaces every password read so far in s.
+func (r *Resolver) scrub(s string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pw := range r.secrets {
+		if pw != "" {
+			s = strings.ReplaceAll(s, pw, "***")
+		}
+	}
+	return s
+}
+
+// runContext applies the run timeout to ctx.
+func (r *Resolver) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, r.o.runTimeout, &RunTimeoutError{After: r.o.runTimeout})
+}
+
+// RunTimeoutError is the cause of a run's context when WithRunTimeout's
+// limit is reached.
+type RunTimeoutError struct {
+	// After is the run timeout.
+	After time.Duration
+}
+
+func (e *RunTimeoutError) Error() string {
+	return fmt.Sprintf("the run's time limit of %v ran out", e.After)
+}
+
+// errNoResolver guards against a nil receiver.
+var errNoResolver = errors.New("registry: nil Resolver")

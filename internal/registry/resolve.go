@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// fetch is one reference to read: the repository contacted and the
+// credential, with the identifier (tag or digest) to ask for.
+type fetch struct {
+	t    target
+	auth *Auth
+}
+
+// head asks for id (a tag or "sha256:…") with HEAD and returns the digest.
+// When the registry sends no Docker-Content-Digest, it falls back to one GET
+// and hashes the body; the descriptor of that GET is returned too, so the
+// caller need not read it again.
+func (r *Resolver) head(ctx context.Context, f fetch, id string) (v1.Hash, *remote.Descriptor, *opFailure) {
+	p, err := r.puller(f.auth, f.t)
+	if err != nil {
+		return v1.Hash{}, nil, &opFailure{op: "credentials", err: err}
+	}
+	ref, err := refAt(f.t.repo, id)
+	if err != nil {
+		return v1.Hash{}, nil, &opFailure{op: "reference", err: err}
+	}
+	octx, st := withOp(ctx)
+	d, err := p.Head(octx, ref)
+	if err == nil {
+		return d.Digest, nil, nil
+	}
+	st.mu.Lock()
+	noDigest := st.noDigest
+	st.mu.Unlock()
+	if !noDigest {
+		return v1.Hash{}, nil, &opFailure{op: "HEAD " + describeID(id), id: id, err: err, st: st}
+	}
+	desc, fail := r.get(ctx, f, id)
+	if fail != nil {
+		return v1.Hash{}, nil, fail
+	}
+	return desc.Digest, desc, nil
+}
+
+// get reads the manifest of id (a tag or "sha256:…") with GET. For a digest,
+// go-containerregistry checks the body against it.
+func (r *Resolver) get(ctx context.Context, f fetch, id string) (*remote.Descriptor, *opFailure) {
+	p, err := r.puller(f.auth, f.t)
+	if err != nil {
+		return nil, &opFailure{op: "credentials", err: err}
+	}
+	ref, err := refAt(f.t.repo, id)
+	if err != nil {
+		return nil, &opFailure{op: "reference", err: err}
+	}
+	octx, st := withOp(ctx)
+	d, err := p.Get(octx, ref)
+	if err != nil {
+		return nil, &opFailure{op: "GET " + describeID(id), id: id, err: err, st: st}
+	}
+	return d, nil
+}
+
+// entryOf summarises a fetched manifest for the lock (lock.ManifestEntry or
+// lock.IndexEntry, the functions internal/standin uses too), reading each
+// child of an index once. Name and Reference are left to the caller.
+func entryOf(d *remote.Descriptor) (lock.Entry, *opFailure) {
+	switch {
+	case d.MediaType.IsSchema1():
+		return lock.Entry{}, &opFailure{op: "GET manifest", err: fmt.Errorf("the registry sent a Docker schema 1 manifest (%s), which has no stable digest to pin; push the image again with a current client", d.MediaType)}
+	case d.MediaType.IsIndex():
+		idx, err := d.ImageIndex()
+		if err != nil {
+			return lock.Entry{}, &opFailure{op: "read index", err: err}
+		}
+		// The children are read with the context of the GET that read
+		// the index, through the same Puller.
+		e, err := lock.IndexEntry(idx)
+		if err != nil {
+			return lock.Entry{}, &opFailure{op: "GET the index's child manifests", err: err}
+		}
+		return e, nil
+	default:
+		img, err := d.Image()
+		if err != nil {
+			return lock.Entry{}, &opFailure{op: "read manifest", err: err}
+		}
+		e, err := lock.ManifestEntry(img)
+		if err != nil {
+			return lock.Entry{}, &opFailure{op: "read manifest", err: err}
+		}
+		return e, nil
+	}
+}
+
+// getEntry GETs id and summarises it: the whole of recording a new entry.
+func (r *Resolver) getEntry(ctx context.Context, f fetch, id string) (lock.Entry, *opFailure) {
+	d, fail := r.get(ctx, f, id)
+	if fail != nil {
+		return lock.Entry{}, fail
+	}
+	return entryOf(d)
+}
+
+// refAt is repo with a tag or a digest.
+func refAt(repo name.Repository, id string) (name.Reference, error) {
+	if isDigest(id) {
+		return repo.Digest(id), nil
+	}
+	if id == "" {
+		return nil, errors.New("empty tag")
+	}
+	return repo.Tag(id), nil
+}
+
+// describeID names a tag or a digest for messages.
+func describeID(id string) string {
+	if isDigest(id) {
+		return "digest " + id
+	}
+	return "tag " + id
+}
+
+// isDigest reports whether id is "algorithm:hex" rather than a tag.
+func isDigest(id string) bool {
+	_, err := v1.NewHash(id)
+	return err == nil
+}
