@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -360,7 +361,99 @@ func (l *locator) fromCUE(err error) Errors {
 	if len(out) == 0 {
 		out = append(out, &Error{Msg: err.Error()})
 	}
+	return mergeDisjunctions(out)
+}
+
+var disjunctionHeader = regexp.MustCompile(`^\d+ errors in empty disjunction:?$`)
+
+// mergeDisjunctions replaces CUE's report of a value that matches none of
+// the alternatives of a disjunction — a header ("2 errors in empty
+// disjunction:") and one conflict per alternative, all at one path — by
+// one error at the value: `"Sometimes" is not allowed here; want one of
+// "Equal", "Exists"`. Reports it cannot read that way keep the conflicts
+// and lose only the header.
+func mergeDisjunctions(errs Errors) Errors {
+	byPath := map[string][]*Error{}
+	for _, e := range errs {
+		byPath[e.Path] = append(byPath[e.Path], e)
+	}
+	var out Errors
+	done := map[string]bool{}
+	for _, e := range errs {
+		group := byPath[e.Path]
+		header := slices.IndexFunc(group, func(e *Error) bool { return disjunctionHeader.MatchString(e.Msg) })
+		if header < 0 {
+			out = append(out, e)
+			continue
+		}
+		if done[e.Path] {
+			continue
+		}
+		done[e.Path] = true
+		alts := slices.Delete(slices.Clone(group), header, header+1)
+		if merged := mergeConflicts(alts); merged != nil {
+			out = append(out, merged)
+		} else if len(alts) > 0 {
+			out = append(out, alts...)
+		} else {
+			out = append(out, group[header])
+		}
+	}
 	return out
+}
+
+// mergeConflicts reads errs as "conflicting values A and B" with one value
+// common to all (the user's) and returns one error naming it and the
+// others, or nil.
+func mergeConflicts(errs Errors) *Error {
+	var pairs [][2]string
+	for _, e := range errs {
+		a, b, ok := conflictValues(e.Msg)
+		if !ok {
+			return nil
+		}
+		pairs = append(pairs, [2]string{a, b})
+	}
+	if len(pairs) < 2 {
+		return nil
+	}
+	for _, value := range pairs[0] {
+		var alts []string
+		for _, p := range pairs {
+			switch value {
+			case p[0]:
+				alts = append(alts, p[1])
+			case p[1]:
+				alts = append(alts, p[0])
+			}
+		}
+		if len(alts) == len(pairs) {
+			sort.Strings(alts)
+			merged := *errs[0]
+			merged.Msg = fmt.Sprintf("%s is not allowed here; want one of %s", value, strings.Join(alts, ", "))
+			return &merged
+		}
+	}
+	return nil
+}
+
+// conflictValues splits CUE's `conflicting values A and B[ (mismatched
+// types …)]` into A and B; quoted values may contain " and ".
+func conflictValues(msg string) (a, b string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "conflicting values ")
+	if !ok {
+		return "", "", false
+	}
+	if i := strings.LastIndex(rest, " (mismatched types"); i >= 0 {
+		rest = rest[:i]
+	}
+	if q, err := strconv.QuotedPrefix(rest); err == nil {
+		a, rest = q, rest[len(q):]
+		rest, ok = strings.CutPrefix(rest, " and ")
+		return a, rest, ok && rest != ""
+	}
+	a, b, ok = strings.Cut(rest, " and ")
+	return a, b, ok && a != "" && b != ""
 }
 
 // allowedFields returns, for a field the closed schema refuses at p, the

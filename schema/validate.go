@@ -70,7 +70,11 @@ func checkRaw(v cue.Value, loc *locator) Errors {
 				if n, err := strconv.Atoi(s); err != nil || n < 1 || strconv.Itoa(n) != s {
 					errs = append(errs, loc.at(p, "refreshHours %q is not a whole number of hours (write 2 or \"2\")", s))
 				}
-			} else if n, err := rh.Int64(); err != nil || n < 1 {
+				continue
+			}
+			// A value that is neither a string nor an int is the schema's
+			// to report.
+			if n, err := rh.Int64(); err == nil && n < 1 {
 				errs = append(errs, loc.at(p, "refreshHours must be at least 1 hour"))
 			}
 		}
@@ -167,7 +171,11 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 		errs = append(errs, validateOpenPAI(prof.OpenPAI, op, loc)...)
 	}
 	if len(prof.PackageCache) > 0 {
-		if err := pkgcache.Validate(toRows(prof.PackageCache)); err != nil {
+		where := func(i int) string {
+			at := loc.at(extend(pp, "packageCache", i), "")
+			return fmt.Sprintf("%s (%s:%d)", at.Path, at.File, at.Line)
+		}
+		if err := pkgcache.ValidateAt(toRows(prof.PackageCache), where); err != nil {
 			for _, e := range unjoin(err) {
 				var re *pkgcache.RowError
 				if errors.As(e, &re) {

@@ -115,7 +115,14 @@ var (
 //     dpkg -l, so version pins (pkg=1.0), architecture qualifiers
 //     (pkg:amd64) and release selectors (pkg/bionic) are refused too.
 func Validate(rows []Row) error {
-	return errors.Join(validate(rows, func(i int) string { return fmt.Sprintf("rows[%d]", i) })...)
+	return ValidateAt(rows, func(i int) string { return fmt.Sprintf("rows[%d]", i) })
+}
+
+// ValidateAt is Validate for rows that the caller names its own way, such
+// as a config's "packageCache[1]": where(i) names row i in the messages
+// that refer to another row (a duplicate names the first one).
+func ValidateAt(rows []Row, where func(i int) string) error {
+	return errors.Join(validate(rows, where)...)
 }
 
 // validate returns the problems of rows; where names row i in messages

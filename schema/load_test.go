@@ -1,0 +1,419 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// wantErr is one located error a load must report.
+type wantErr struct {
+	file string   // base name of the config file
+	line int      // 1-based line in it
+	path string   // field path as printed
+	says []string // substrings of the message
+}
+
+// TestLoadRejects loads each invalid config directory under
+// testdata/invalid, written as a user would, and checks that the load
+// reports exactly the listed errors, each printed as
+// "file:line:col: field.path: message" with the real file and line. The
+// cases are those of cases/render.yaml, auth.yaml, openpai.yaml and the
+// reference rejects of references.yaml, at the level where a user meets
+// them: the config loader.
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		dir   string
+		want  []wantErr
+		never []string // must not appear in any message
+	}{
+		{dir: "bad-namespace", want: []wantErr{
+			{"config.yaml", 8, "profiles.notebooks.pullers[0].namespace", []string{`"Tenant_A"`, "must be a lowercase RFC 1123 label"}},
+		}},
+		{dir: "bad-node-selector-key", want: []wantErr{
+			{"environments.yaml", 5, `environments."jupyter-gpu".nodeSelector."gpu type"`,
+				[]string{`key "gpu type" is not a valid label key`, "must consist of alphanumeric characters"}},
+		}},
+		{dir: "refresh-hours-string", want: []wantErr{
+			{"config.yaml", 10, "profiles.notebooks.pullers[0].refreshHours", []string{`"two"`, "not a whole number of hours"}},
+		}},
+		{dir: "empty-puller", want: []wantErr{
+			{"config.yaml", 7, "profiles.notebooks.pullers[0]", []string{`puller "notebooks" has no images`}},
+		}},
+		{dir: "inline-password", want: []wantErr{
+			{"config.yaml", 6, "environments.notebook.auth.password",
+				[]string{`environment "notebook"`, "literal passwords are refused in a GitOps repo", `"env:VARIABLE"`, `"file:path"`, "existing Secret"}},
+		}, never: []string{"literal-secret"}},
+		{dir: "username-with-colon", want: []wantErr{
+			{"config.yaml", 5, "images.notebook.auth.username",
+				[]string{`image "harbor.lab.internal/release/notebook:1.1.0"`, "a username cannot contain ':'"}},
+		}},
+		{dir: "same-name-two-images", want: []wantErr{
+			{"jupyter-chinese.yaml", 4, "environments.jupyter.image",
+				[]string{`environment "jupyter" is defined more than once`, `"apache/submarine:jupyter-notebook-0.7.0"`,
+					`"apache/submarine:jupyter-notebook-0.7.0-chinese"`, "see also testdata/invalid/same-name-two-images/jupyter.yaml:3:"}},
+		}},
+		{dir: "password-conflict", want: []wantErr{
+			{"a.yaml", 6, "environments.notebook.auth.password", []string{`environment "notebook" is defined more than once`, "not shown"}},
+		}, never: []string{"hunter2-literal", "HARBOR_PASSWORD"}},
+		{dir: "keep-typo", want: []wantErr{
+			{"config.yaml", 5, "profiles.pai.openpai.keep[0]", []string{`"rest-sever" is not an OpenPAI v1.5.0 service`, `did you mean "rest-server"`}},
+		}},
+		{dir: "drop-required", want: []wantErr{
+			{"config.yaml", 6, "profiles.pai.openpai.drop[0]", []string{`cannot drop "postgresql"`, "required by rest-server"}},
+		}},
+		{dir: "unsupported-version", want: []wantErr{
+			{"config.yaml", 4, "profiles.pai.openpai.version", []string{`"v1.8.0" is not supported`, "supported versions: v1.5.0"}},
+		}},
+		{dir: "cache-unknown-os", want: []wantErr{
+			{"config.yaml", 4, "profiles.pai.packageCache[0].os", []string{`"ubuntu20.04"`, "ubuntu16.04", "ubuntu18.04"}},
+		}},
+		{dir: "cache-duplicate-row", want: []wantErr{
+			{"config.yaml", 5, "profiles.pai.packageCache[1].group",
+				[]string{`group "nfs" for os "ubuntu18.04" is already defined by profiles.pai.packageCache[0]`, "config.yaml:4"}},
+		}},
+		{dir: "cache-bad-package-name", want: []wantErr{
+			{"config.yaml", 6, "profiles.pai.packageCache[0].packages[0]", []string{`"openssh client"`, "Debian package names have no spaces or upper case"}},
+		}},
+		// cache-fourth-column, as config: a row has exactly group, os and
+		// packages, so a precommands field is refused.
+		{dir: "cache-fourth-column", want: []wantErr{
+			{"config.yaml", 7, "profiles.pai.packageCache[0].precommands", []string{"field not allowed", "allowed here: group, os, packages"}},
+		}},
+		// Every rejected reference, each at its own image field.
+		{dir: "bad-references", want: []wantErr{
+			{"environments.yaml", 5, `environments."digest-with-colon".image`,
+				[]string{`image "ghcr.io/example-org/source-controller:sha256:`, "the digest must follow '@', not ':'"}},
+			{"environments.yaml", 7, `environments."with-scheme".image`,
+				[]string{`image "https://harbor.lab.internal/release/notebook:1.1.0"`, "no URL scheme", `write "harbor.lab.internal/release/notebook:1.1.0"`}},
+			{"environments.yaml", 9, `environments."uppercase-repo".image`,
+				[]string{`image "registry.example.org/foo/ScreenApp:1"`, "repository names must be lowercase"}},
+			{"environments.yaml", 11, `environments."empty-tag".image`,
+				[]string{`image "ghcr.io/example-org/img:"`, "the tag after ':' is empty"}},
+			{"images.yaml", 3, `images."empty-digest".reference`,
+				[]string{`image "ghcr.io/example-org/img@"`, "the digest after '@' is empty"}},
+			{"profiles.cue", 4, "profiles.lab.helper.image",
+				[]string{`image "HTTP://ghcr.io/stowage/stowage-helper:v0.1.0"`, "no URL scheme"}},
+		}},
+		// The schema is closed: unknown fields are refused, with the
+		// nearest known name.
+		{dir: "unknown-fields", want: []wantErr{
+			{"config.yaml", 4, "environments.jupyter.nodeSelectr", []string{"field not allowed", `did you mean "nodeSelector"?`}},
+			{"config.yaml", 6, "profile", []string{"field not allowed", `did you mean "profiles"?`}},
+		}},
+		{dir: "many-errors", want: []wantErr{
+			{"environments.yaml", 8, "environments.jupyter.tolerations[0].operator", []string{`"Sometimes" is not allowed here; want one of "Equal", "Exists"`}},
+			{"environments.yaml", 12, `environments."jupyter-gpu".nodeSelector."gpu type"`, []string{"not a valid label key"}},
+			{"profiles.yaml", 5, "profiles.notebooks.pullers[0].namespace", []string{"lowercase RFC 1123 label"}},
+			{"profiles.yaml", 7, "profiles.notebooks.pullers[0].refreshHours", []string{`"two"`}},
+			{"profiles.yaml", 10, "profiles.notebooks.pullers[1].environments[1]", []string{`environment "jupytr" is not defined; did you mean "jupyter"?`}},
+			{"profiles.yaml", 11, "profiles.notebooks.pullers[1].priority", []string{"field not allowed"}},
+		}},
+		{dir: "package-mismatch", want: []wantErr{
+			{"b.cue", 1, "", []string{`package "notebooks" differs from package "stowage"`}},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join("testdata", "invalid", tc.dir)
+			cfg, err := Load(dir, Options{})
+			if err == nil {
+				t.Fatalf("Load(%s) = %+v, want errors", dir, cfg)
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %T, want schema.Errors: %v", err, err)
+			}
+			if len(errs) != len(tc.want) {
+				t.Errorf("got %d errors, want %d:\n%v", len(errs), len(tc.want), err)
+			}
+			for i, w := range tc.want {
+				if i >= len(errs) {
+					t.Errorf("missing error at %s:%d %s", w.file, w.line, w.path)
+					continue
+				}
+				checkErr(t, errs[i], filepath.Join(dir, w.file), w)
+			}
+			for _, n := range tc.never {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("the errors show %q:\n%v", n, err)
+				}
+			}
+		})
+	}
+}
+
+// checkErr checks one located error against w; file is the full name.
+func checkErr(t *testing.T, e *Error, file string, w wantErr) {
+	t.Helper()
+	if e.File != file || e.Line != w.line || e.Path != w.path {
+		t.Errorf("error at %s:%d %q, want %s:%d %q (%v)", e.File, e.Line, e.Path, file, w.line, w.path, e)
+	}
+	if e.Column < 1 {
+		t.Errorf("error %v has no column", e)
+	}
+	prefix := fmt.Sprintf("%s:%d:%d: ", file, w.line, e.Column)
+	if w.path != "" {
+		prefix += w.path + ": "
+	}
+	if !strings.HasPrefix(e.Error(), prefix) {
+		t.Errorf("error prints as %q, want it to start %q", e.Error(), prefix)
+	}
+	for _, s := range w.says {
+		if !strings.Contains(e.Msg, s) {
+			t.Errorf("message %q does not say %q", e.Msg, s)
+		}
+	}
+}
+
+// TestLoadReportsAllErrors: one load reports every problem, whether CUE
+// finds it (a value outside a disjunction, an unknown field) or a Go rule
+// does (label syntax, an undefined environment), across files.
+func TestLoadReportsAllErrors(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "invalid", "many-errors"), Options{})
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("error %T %v, want schema.Errors", err, err)
+	}
+	files, paths := map[string]bool{}, map[string]bool{}
+	for _, e := range errs {
+		files[e.File] = true
+		paths[e.Path] = true
+	}
+	if len(paths) < 2 || len(files) < 2 {
+		t.Errorf("got errors at %d paths in %d files, want several of each:\n%v", len(paths), len(files), err)
+	}
+	for _, p := range []string{
+		"environments.jupyter.tolerations[0].operator", // CUE: not one of the alternatives
+		"profiles.notebooks.pullers[1].priority",       // CUE: closed schema
+		"profiles.notebooks.pullers[0].namespace",      // Go: label syntax
+		"profiles.notebooks.pullers[0].refreshHours",   // Go: does not decode
+	} {
+		if !paths[p] {
+			t.Errorf("no error at %s:\n%v", p, err)
+		}
+	}
+}
+
+// TestLoadUnifiesFiles loads testdata/valid/mixed: a profile in CUE using a
+// definition from another CUE file, environments in YAML, an image in JSON,
+// and a stowage.lock.yaml that the schema would refuse if the loader read it.
+func TestLoadUnifiesFiles(t *testing.T) {
+	dir := filepath.Join("testdata", "valid", "mixed")
+	cfg, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.Dir != dir {
+		t.Errorf("Dir = %q, want %q", cfg.Dir, dir)
+	}
+	if got := cfg.Images["busybox"]; got.Reference != "busybox:1.31.1" || !slices.Equal(got.Platforms, []string{"linux/arm64"}) {
+		t.Errorf("image from images.json = %+v", got)
+	}
+	gpu := cfg.Environments["jupyter-gpu"]
+	if gpu.Image != "harbor.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0" ||
+		gpu.Auth == nil || gpu.Auth.Password != "env:HARBOR_PASSWORD" || gpu.NodeSelector["nvidia.com/gpu.present"] != "true" ||
+		len(gpu.Tolerations) != 1 || gpu.Tolerations[0].Operator != "Exists" {
+		t.Errorf("environment from environments.yaml = %+v", gpu)
+	}
+	prof := cfg.Profiles["lab"]
+	if prof.Namespace != "stowage-system" || prof.Secrets != SecretsRender || prof.Helper.Image == "" {
+		t.Errorf("profile from site.cue, with defaults = %+v", prof)
+	}
+	if len(prof.Pullers) != 2 {
+		t.Fatalf("pullers = %+v, want 2", prof.Pullers)
+	}
+	for _, p := range prof.Pullers {
+		// _tenant comes from tenant.cue.
+		if !slices.Equal(p.Environments, []string{"jupyter", "jupyter-gpu"}) || !slices.Equal(p.Images, []string{"busybox"}) {
+			t.Errorf("puller %s/%s = %+v, want tenant.cue's environments and images", p.Namespace, p.Name, p)
+		}
+		// refreshHours "2" (tenant-a) and 2 (tenant-b) mean the same.
+		if p.RefreshHours != 2 {
+			t.Errorf("puller %s refreshHours = %d, want 2", p.Namespace, p.RefreshHours)
+		}
+	}
+}
+
+// TestReadDirSkipsLock: the lock beside the config is not config.
+func TestReadDirSkipsLock(t *testing.T) {
+	files, err := ReadDir(filepath.Join("testdata", "valid", "mixed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f.Name))
+	}
+	want := []string{"environments.yaml", "images.json", "site.cue", "tenant.cue"}
+	if !slices.Equal(names, want) {
+		t.Errorf("ReadDir = %v, want %v", names, want)
+	}
+}
+
+// TestLoadFilesOrder: the order LoadFiles gets the files in changes
+// neither the config nor the errors.
+func TestLoadFilesOrder(t *testing.T) {
+	for _, dir := range []string{filepath.Join("testdata", "valid", "mixed"), filepath.Join("testdata", "invalid", "many-errors")} {
+		files, err := ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := LoadFiles(dir, files, Options{})
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 5 {
+			shuffled := slices.Clone(files)
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			got, gotErr := LoadFiles(dir, shuffled, Options{})
+			if !reflect.DeepEqual(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("%s: order %v gives a different result:\n%+v %v\nwant\n%+v %v", dir, names(shuffled), got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
+func names(files []File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// inMemory builds files from name/content pairs.
+func inMemory(pairs ...string) []File {
+	var files []File
+	for i := 0; i+1 < len(pairs); i += 2 {
+		files = append(files, File{Name: pairs[i], Data: []byte(pairs[i+1])})
+	}
+	return files
+}
+
+// TestRefreshHours: the Submarine design writes refreshHours as a string;
+// "2" and 2 mean the same, anything but a positive whole number is refused
+// at its field.
+func TestRefreshHours(t *testing.T) {
+	tests := []struct {
+		value string // as written in CUE
+		want  Hours
+		err   string
+	}{
+		{value: `"2"`, want: 2},
+		{value: `2`, want: 2},
+		{value: `"24"`, want: 24},
+		{value: `"two"`, err: `refreshHours "two" is not a whole number of hours`},
+		{value: `"02"`, err: `refreshHours "02" is not a whole number of hours`},
+		{value: `"0"`, err: `refreshHours "0" is not a whole number of hours`},
+		{value: `0`, err: "refreshHours must be at least 1 hour"},
+		{value: `-3`, err: "refreshHours must be at least 1 hour"},
+		{value: `1.5`, err: "1.5 is not allowed here; want one of int, string"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			cfg, err := LoadFiles("cfg", inMemory("cfg/config.cue", `
+environments: jupyter: image: "apache/submarine:jupyter-notebook-0.7.0"
+profiles: p: pullers: [{
+	name: "notebooks", namespace: "submarine", environments: ["jupyter"]
+	refreshHours: `+tc.value+`
+}]
+`), Options{})
+			if tc.err == "" {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if got := cfg.Profiles["p"].Pullers[0].RefreshHours; got != tc.want {
+					t.Errorf("RefreshHours = %d, want %d", got, tc.want)
+				}
+				return
+			}
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) != 1 {
+				t.Fatalf("got %v, want one error", err)
+			}
+			checkErr(t, errs[0], "cfg/config.cue", wantErr{line: 5, path: "profiles.p.pullers[0].refreshHours", says: []string{tc.err}})
+		})
+	}
+}
+
+// TestCUEFilesLocated: errors in CUE files carry the file names as given
+// and the lines of the values, for conflicts between two files too.
+func TestCUEFilesLocated(t *testing.T) {
+	_, err := LoadFiles("cfg", inMemory(
+		"cfg/b.cue", "package stowage\n\nenvironments: jupyter: image: \"apache/submarine:jupyter-notebook-0.7.0-chinese\"\n",
+		"cfg/a.cue", "package stowage\n\nenvironments: jupyter: image: \"apache/submarine:jupyter-notebook-0.7.0\"\n",
+		"cfg/p.cue", "package stowage\n\nprofiles: p: pullers: [{name: \"n\", namespace: \"ns\", environments: [\"jupyter\"]}]\n",
+	), Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("got %v, want one error", err)
+	}
+	checkErr(t, errs[0], "cfg/a.cue", wantErr{line: 3, path: "environments.jupyter.image", says: []string{
+		`environment "jupyter" is defined more than once`, "jupyter-notebook-0.7.0-chinese", "see also cfg/b.cue:3:"}})
+}
+
+// TestSyntaxErrorLocated: a YAML syntax error names the file and line.
+func TestSyntaxErrorLocated(t *testing.T) {
+	_, err := LoadFiles("cfg", inMemory("cfg/config.yaml", "profiles:\n  p:\n    pullers:\n    - name: n\n       namespace: x\n"), Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "cfg/config.yaml:5: ") {
+		t.Errorf("got %v, want an error at cfg/config.yaml:5", err)
+	}
+}
+
+// TestAllowLiteralPasswords: the inline-password config loads when the
+// user explicitly allows literal passwords.
+func TestAllowLiteralPasswords(t *testing.T) {
+	cfg, err := Load(filepath.Join("testdata", "invalid", "inline-password"), Options{AllowLiteralPasswords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.AllowLiteralPasswords || cfg.Environments["notebook"].Auth.Password != "literal-secret" {
+		t.Errorf("config = %+v", cfg)
+	}
+}
+
+// TestErrorFormat: the parts of a located error that are unknown are left
+// out.
+func TestErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "a.yaml", Line: 3, Column: 5, Path: "profiles.p", Msg: "m"}, "a.yaml:3:5: profiles.p: m"},
+		{Error{File: "a.yaml", Line: 3, Path: "profiles.p", Msg: "m"}, "a.yaml:3: profiles.p: m"},
+		{Error{File: "a.yaml", Msg: "m"}, "a.yaml: m"},
+		{Error{Path: "profiles", Msg: "m"}, "profiles: m"},
+		{Error{Msg: "m"}, "m"},
+	}
+	for _, tc := range tests {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v prints %q, want %q", tc.e, got, tc.want)
+		}
+	}
+	errs := Errors{{File: "b", Msg: "x"}, {File: "a", Msg: "y"}}
+	if got := errs.Error(); got != "b: x\na: y" {
+		t.Errorf("Errors prints %q", got)
+	}
+}
+
+// TestProfile: choosing a profile by name, or the only one.
+func TestProfile(t *testing.T) {
+	cfg := &Config{Profiles: map[string]Profile{"a": {Namespace: "x"}, "b": {}}}
+	if _, _, err := cfg.Profile(""); err == nil || !strings.Contains(err.Error(), "a, b") {
+		t.Errorf("Profile(\"\") with two profiles: %v, want an error listing them", err)
+	}
+	if n, p, err := cfg.Profile("a"); err != nil || n != "a" || p.Namespace != "x" {
+		t.Errorf("Profile(a) = %q %+v %v", n, p, err)
+	}
+	if _, _, err := cfg.Profile("c"); err == nil || !strings.Contains(err.Error(), `"c"`) {
+		t.Errorf("Profile(c): %v", err)
+	}
+	one := &Config{Profiles: map[string]Profile{"only": {}}}
+	if n, _, err := one.Profile(""); err != nil || n != "only" {
+		t.Errorf("Profile(\"\") with one profile = %q, %v", n, err)
+	}
+}
