@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
+	yamlv2 "go.yaml.in/yaml/v2"
 )
 
 // Marshal encodes one object as YAML: keys sorted, and without the fields a
@@ -19,7 +19,11 @@ func Marshal(o Object) ([]byte, error) {
 	}
 	prune(u)
 	delete(u, "status")
-	return yaml.Marshal(u)
+	// The unstructured map holds only strings, bools, int64s, maps and
+	// slices, so yaml.v2 writes it directly with sorted keys — the bytes
+	// sigs.k8s.io/yaml would give after its JSON round trip, at a fraction of
+	// the cost.
+	return yamlv2.Marshal(u)
 }
 
 // prune removes creationTimestamp: null from every metadata map.
