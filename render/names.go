@@ -15,24 +15,23 @@ const maxLabel = 63
 const containerPrefix = "pull-"
 
 // containerNames returns one init container name per item, in order:
-// "pull-" plus the item's name (environment, catalogue key or repository
-// base) as a DNS-1123 label. A name that had to be shortened, or that two
-// items share, gets "-" plus 8 hex digits of sha256 of the normalised
-// reference, so distinct references never collide; the result depends only
-// on the items, never on a digest.
+// "pull-" plus the item's seed (see nameSeed) as a DNS-1123 label. A name
+// that had to be shortened, or that two items share, gets "-" plus 8 hex
+// digits of sha256 of the normalised reference, so distinct references
+// never collide; the result depends only on the items, never on a digest.
 func containerNames(items []*item) []string {
 	base := make([]string, len(items))
 	count := map[string]int{}
 	for i, it := range items {
-		base[i] = sanitize(it.name, maxLabel-len(containerPrefix))
+		base[i] = sanitize(nameSeed(it), maxLabel-len(containerPrefix))
 		count[base[i]]++
 	}
 	names := make([]string, len(items))
 	used := map[string]bool{}
 	for i, it := range items {
 		n := containerPrefix + base[i]
-		if count[base[i]] > 1 || base[i] != sanitize(it.name, 1<<20) {
-			b := sanitize(it.name, maxLabel-len(containerPrefix)-9)
+		if count[base[i]] > 1 || base[i] != sanitize(nameSeed(it), 1<<20) {
+			b := sanitize(nameSeed(it), maxLabel-len(containerPrefix)-9)
 			n = containerPrefix + b + "-" + it.ref.ShortHash(8)
 		}
 		// The same reference twice in one pod (two platform pins): number
@@ -47,27 +46,43 @@ func containerNames(items []*item) []string {
 	return names
 }
 
+// nameSeed is what an item's container name is made from: its name (the
+// environment, the catalogue key or the OpenPAI image's repository base),
+// unless that name is written like an image reference (it holds '/', ':'
+// or '@', as a catalogue keyed by reference does): then the repository's
+// last path element, so that no registry host, tag or digest makes up the
+// name.
+func nameSeed(it *item) string {
+	if strings.ContainsAny(it.name, "/:@") {
+		return it.ref.Base()
+	}
+	return it.name
+}
+
 // sanitize turns s into a DNS-1123 label fragment of at most max
-// characters: camelCase is split with '-', anything outside [a-z0-9]
-// becomes '-', runs of '-' collapse, and the ends are letters or digits.
-// An empty result becomes "image".
+// characters: camelCase is split with '-' ("myExtraImage" ->
+// "my-extra-image", "IWantHTTPServer" -> "i-want-http-server"), anything
+// outside [a-z0-9] becomes '-', runs of '-' collapse, and the ends are
+// letters or digits. An empty result becomes "image".
 func sanitize(s string, max int) string {
 	var b strings.Builder
-	prevLower := false
-	for _, r := range s {
+	rs := []rune(s)
+	isUpper := func(r rune) bool { return r >= 'A' && r <= 'Z' }
+	isLowerOrDigit := func(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') }
+	for i, r := range rs {
 		switch {
-		case unicode.IsUpper(r) && r < unicode.MaxASCII:
-			if prevLower {
+		case isUpper(r):
+			// A word starts at an upper-case letter after a lower-case
+			// letter or digit, or at the last upper-case letter of a run
+			// that a lower-case letter follows.
+			if i > 0 && (isLowerOrDigit(rs[i-1]) || isUpper(rs[i-1]) && i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z') {
 				b.WriteByte('-')
 			}
 			b.WriteRune(unicode.ToLower(r))
-			prevLower = false
-		case (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
+		case isLowerOrDigit(r):
 			b.WriteRune(r)
-			prevLower = true
 		default:
 			b.WriteByte('-')
-			prevLower = false
 		}
 	}
 	out := b.String()
