@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
@@ -176,6 +177,13 @@ func failure(f *opFailure, img Image, t target) string {
 // statusAnswer words an HTTP error answer.
 func statusAnswer(e *transport.Error, id string, img Image, t target) string {
 	s := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if len(e.Errors) == 0 {
+		// An answer that is not the registry error format (a proxy's
+		// page): transport.Error keeps it only in its message.
+		if _, raw, ok := strings.Cut(e.Error(), http.StatusText(e.StatusCode)+": "); ok {
+			s += ": " + excerpt(raw, 200)
+		}
+	}
 	for i, d := range e.Errors {
 		sep := "; "
 		if i == 0 {
@@ -201,4 +209,16 @@ func statusAnswer(e *transport.Error, id string, img Image, t target) string {
 		}
 	}
 	return s
+}
+
+// excerpt is s on one line, cut to at most n bytes (at a rune boundary).
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -87,7 +88,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	st := opFrom(req.Context())
 	if st != nil {
 		st.mu.Lock()
-		st.attempts++
+		// Count the operation's own requests, not the ping or token
+		// exchange that may ride on its context.
+		if strings.Contains(req.URL.Path, "/manifests/") || strings.Contains(req.URL.Path, "/blobs/") {
+			st.attempts++
+		}
 		wait := time.Until(st.notBefore)
 		st.mu.Unlock()
 		if wait > 0 {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/schema"
+)
+
+// TestExampleLocksFromRegistry produces each example's lock the way
+// `make lock-examples` does: a real docker-registry is seeded with the
+// deterministic stand-in of every image (internal/standin), each of the
+// example's registries mirrored under its own path, and `stowage lock`
+// resolves a copy of the example without its lock. The result must equal
+// the committed lock byte for byte.
+func TestExampleLocksFromRegistry(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	dirs, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", lock.FileName))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no example with a lock: %v", err)
+	}
+	for _, lockPath := range dirs {
+		example := filepath.Dir(lockPath)
+		t.Run(filepath.Base(example), func(t *testing.T) {
+			work := copyConfig(t, example)
+			cfg, err := schema.Load(work, schema.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := registrytest.PlanFor(cfg, d.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			push := mustResolver(t, append(plan.Options(), registry.WithInsecure(d.Host))...)
+			if err := registrytest.SeedStandIns(context.Background(), push, nil, plan.Refs, 4); err != nil {
+				t.Fatal(err)
+			}
+			cli := append([]string{"lock", work, "--insecure-registry", d.Host}, plan.Flags()...)
+			if _, stderr, code := runCLI(t, nil, cli...); code != 0 {
+				t.Fatalf("lock exit %d:\n%s", code, stderr)
+			}
+			got := readFile(t, filepath.Join(work, lock.FileName))
+			want := readFile(t, lockPath)
+			if !bytes.Equal(got, want) {
+				t.Errorf("stowage lock against the seeded registry differs from %s (run make lock-examples):\n%s", lockPath, firstDiff(want, got))
+			}
+		})
+	}
+}
+
+// copyConfig copies the config files of dir, not its lock, to a new
+// directory.
+func copyConfig(t *testing.T, dir string) string {
+	t.Helper()
+	files, err := schema.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(work, filepath.Base(f.Name)), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/standin"
+)
+
+// canary is a password that must never be printed, logged or written. It
+// has the characters that trip up quoting and URL encoding.
+const canary = `c4nary-[p~a_s.s>w=o"r%d;\`
+
+// TestLockFaults runs lock and bump against the in-process registry while a
+// handler injects one fault into the requests for one image. Each case
+// checks the exit code, the message about that image, the number of
+// requests the registry saw, and that the lock is untouched on failure.
+func TestLockFaults(t *testing.T) {
+	const appPath = "/v2/team/app/"
+	tests := []struct {
+		name  string
+		cmd   string // "lock": the app entry is missing; "bump": every entry is there
+		auth  bool   // the app image has auth: user alice, password env:APP_PASSWORD
+		env   map[string]string
+		rules []registrytest.Rule
+		args  []string
+		// want
+		code     int
+		msg      []string // in stderr
+		requests int      // requests for the image's tag (not its children, not pings)
+		pings    int      // GET /v2/
+		minTime  time.Duration
+	}{
+		{
+			name:  "401 without credentials",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: "/v2/", Fault: registrytest.RequireBasic("alice", canary)}},
+			code:  1, requests: 1, pings: 1,
+			msg: []string{`image "HOST/team/app:1.0"`, "registry HOST: GET tag 1.0: 401 Unauthorized: UNAUTHORIZED", "no config credentials apply"},
+		},
+		{
+			name:  "401 then success with the config's credentials",
+			cmd:   "lock",
+			auth:  true,
+			env:   map[string]string{"APP_PASSWORD": canary},
+			rules: []registrytest.Rule{{Path: "/v2/", Fault: registrytest.RequireBasic("alice", canary)}},
+			code:  0, requests: 1, pings: 1,
+		},
+		{
+			name:  "401 with a wrong password",
+			cmd:   "lock",
+			auth:  true,
+			env:   map[string]string{"APP_PASSWORD": "wrong-" + canary},
+			rules: []registrytest.Rule{{Path: "/v2/", Fault: registrytest.RequireBasic("alice", canary)}},
+			code:  1, requests: 1, pings: 1,
+			msg: []string{"401 Unauthorized", `sent the config's credentials: user "alice", password from env:APP_PASSWORD`},
+		},
+		{
+			name:  "password variable not set",
+			cmd:   "lock",
+			auth:  true,
+			rules: []registrytest.Rule{{Path: "/v2/", Fault: registrytest.RequireBasic("alice", canary)}},
+			code:  1, requests: 0, pings: 0,
+			msg: []string{`image "HOST/team/app:1.0"`, "environment variable APP_PASSWORD is not set"},
+		},
+		{
+			name:  "404",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)}},
+			code:  1, requests: 1, pings: 1,
+			msg: []string{`image "HOST/team/app:1.0"`, "GET tag 1.0: 404 Not Found: MANIFEST_UNKNOWN injected by the test (no such repository or tag)"},
+		},
+		{
+			name:  "429 with Retry-After, then success",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Times: 1, Fault: registrytest.Status(http.StatusTooManyRequests, map[string]string{"Retry-After": "1"})}},
+			code:  0, requests: 2, pings: 1, minTime: time.Second,
+		},
+		{
+			name:  "429 with Retry-After every time",
+			cmd:   "lock",
+			args:  []string{"--retries", "1"},
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusTooManyRequests, map[string]string{"Retry-After": "1"})}},
+			code:  1, requests: 2, pings: 1, minTime: time.Second,
+			msg: []string{"GET tag 1.0: 429 Too Many Requests: TOOMANYREQUESTS injected by the test (Retry-After: 1) (2 attempts)"},
+		},
+		{
+			name:  "500 every time",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusInternalServerError, nil)}},
+			code:  1, requests: 3, pings: 1,
+			msg: []string{"GET tag 1.0: 500 Internal Server Error: UNKNOWN injected by the test (3 attempts)"},
+		},
+		{
+			name:  "500 once",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Times: 1, Fault: registrytest.Status(http.StatusInternalServerError, nil)}},
+			code:  0, requests: 2, pings: 1,
+		},
+		{
+			name:  "HEAD without Docker-Content-Digest falls back to GET",
+			cmd:   "bump",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Method: http.MethodHead, Fault: registrytest.WithoutHeader("Docker-Content-Digest")}},
+			code:  0, requests: 2, pings: 1,
+		},
+		{
+			name:  "slow answer past the per-request timeout",
+			cmd:   "lock",
+			args:  []string{"--timeout", "200ms", "--retries", "1"},
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Delay(5 * time.Second)}},
+			code:  1, requests: 2, pings: 1, minTime: 400 * time.Millisecond,
+			msg: []string{"GET tag 1.0: no answer within 200ms (2 attempts)"},
+		},
+		{
+			name:  "slow answer past the run's deadline",
+			cmd:   "lock",
+			args:  []string{"--timeout", "10s", "--deadline", "300ms"},
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Delay(5 * time.Second)}},
+			code:  1, requests: 1, pings: 1, minTime: 300 * time.Millisecond,
+			msg: []string{"GET tag 1.0: the run's time limit of 300ms ran out"},
+		},
+		{
+			// Go's HTTP transport itself sends a request again once when
+			// a reused keep-alive connection (the ping's) is reset before
+			// any answer: 3 attempts, 4 requests.
+			name:  "connection reset every time",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Reset()}},
+			code:  1, requests: 4, pings: 1,
+			msg: []string{"GET tag 1.0: the connection was reset (3 attempts)"},
+		},
+		{
+			name:  "connection reset once",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Times: 1, Fault: registrytest.Reset()}},
+			code:  0, requests: 2, pings: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := startInProcess(t)
+			h := reg.Host
+			app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+			seed(t, nil, []string{app, helper, pause}, registry.WithInsecure(h))
+			ci := configImage{Ref: app}
+			if tc.auth {
+				ci.User, ci.Password = "alice", "env:APP_PASSWORD"
+			}
+			dir := writeConfig(t, map[string]configImage{"app": ci}, helper, pause)
+			lockPath := filepath.Join(dir, lock.FileName)
+			have := []string{helper, pause}
+			if tc.cmd == "bump" {
+				have = append(have, app)
+			}
+			l := &lock.Lock{}
+			for _, r := range have {
+				e, err := standin.Entry(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.Put(e)
+			}
+			if err := os.WriteFile(lockPath, l.Marshal(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := readFile(t, lockPath)
+
+			reg.Faults.Reset()
+			for _, r := range tc.rules {
+				reg.Faults.Add(r)
+			}
+			args := append([]string{tc.cmd, dir, "--insecure-registry", h}, tc.args...)
+			start := time.Now()
+			stdout, stderr, code := runCLI(t, tc.env, args...)
+			elapsed := time.Since(start)
+
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			for _, m := range tc.msg {
+				if m = strings.ReplaceAll(m, "HOST", h); !strings.Contains(stderr, m) {
+					t.Errorf("stderr lacks %q:\n%s", m, stderr)
+				}
+			}
+			if got := reg.Faults.Count("", appPath+"manifests/1.0"); got != tc.requests {
+				t.Errorf("%d requests for the image, want %d: %v", got, tc.requests, reg.Faults.Requests())
+			}
+			pings := 0
+			for _, r := range reg.Faults.Requests() {
+				if r.Path == "/v2/" {
+					pings++
+				}
+			}
+			wantPings := tc.pings
+			if tc.cmd == "bump" {
+				wantPings += 2 // helper and pause are checked too
+			}
+			if pings != wantPings {
+				t.Errorf("%d pings, want %d: %v", pings, wantPings, reg.Faults.Requests())
+			}
+			if elapsed < tc.minTime {
+				t.Errorf("took %v, want at least %v (Retry-After or timeouts not honoured)", elapsed, tc.minTime)
+			}
+			after := readFile(t, lockPath)
+			switch {
+			case tc.code != 0 && !bytes.Equal(after, before):
+				t.Errorf("the lock changed although the run failed")
+			case tc.code == 0 && tc.cmd == "lock":
+				want, _ := standin.Entry(app)
+				got, err := lock.Parse(after, lockPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e, ok := got.Lookup(want.Name); !ok || e.Digest != want.Digest {
+					t.Errorf("lock entry for the app = %+v, want digest %s", e, want.Digest)
+				}
+			case tc.code == 0 && !bytes.Equal(after, before):
+				t.Errorf("a bump with nothing new changed the lock")
+			}
+			for what, b := range map[string][]byte{"stdout": stdout, "stderr": []byte(stderr), "lock": after} {
+				if bytes.Contains(b, []byte(canary)) {
+					t.Errorf("the password appears in %s", what)
+				}
+			}
+		})
+	}
+}
+
+// TestLockReportsEveryFailure fails two images in different ways and
+// expects one message naming both, and no lock written.
+func TestLockReportsEveryFailure(t *testing.T) {
+	reg := startInProcess(t)
+	h := reg.Host
+	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	seed(t, nil, []string{app, tool, helper, pause}, registry.WithInsecure(h))
+	dir := writeConfig(t, map[string]configImage{"app": {Ref: app}, "tool": {Ref: tool}}, helper, pause)
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/team/app/manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)})
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/team/tool/manifests/", Fault: registrytest.Status(http.StatusForbidden, nil)})
+	_, stderr, code := runCLI(t, nil, "lock", dir, "--insecure-registry", h)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{"2 images failed", `image "` + app + `"`, "404 Not Found", `image "` + tool + `"`, "403 Forbidden", "not changed"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if b := readFile(t, filepath.Join(dir, lock.FileName)); b != nil {
+		t.Errorf("a lock was written although two images failed:\n%s", b)
+	}
+}

@@ -1,0 +1,63 @@
+package registrytest
+
+import (
+	"sort"
+
+	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/schema"
+)
+
+// Plan is what one test registry must hold, and how stowage must be told to
+// use it, for `stowage lock` to lock a config from stand-ins while the lock
+// keeps the images' real names: each registry the config names is mirrored
+// at Host/MirrorPath(registry).
+type Plan struct {
+	// Refs are the references to seed, as written, one per lock key;
+	// references with a written digest are left out (no stand-in matches
+	// them).
+	Refs []string
+	// Mirrors maps each registry of the config (as pkg/name normalises it)
+	// to "Host/MirrorPath(registry)".
+	Mirrors map[string]string
+}
+
+// PlanFor is the Plan of cfg for a registry at host ("127.0.0.1:5000").
+func PlanFor(cfg *schema.Config, host string) (Plan, error) {
+	images, err := bump.Images(cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{Mirrors: map[string]string{}}
+	for _, img := range images {
+		reg := img.Ref.Registry()
+		p.Mirrors[reg] = host + "/" + MirrorPath(reg)
+		if img.Ref.Digest == "" {
+			p.Refs = append(p.Refs, img.Ref.Written)
+		}
+	}
+	return p, nil
+}
+
+// Flags are the --mirror flags of the plan, sorted.
+func (p Plan) Flags() []string {
+	var regs []string
+	for r := range p.Mirrors {
+		regs = append(regs, r)
+	}
+	sort.Strings(regs)
+	var out []string
+	for _, r := range regs {
+		out = append(out, "--mirror", r+"="+p.Mirrors[r])
+	}
+	return out
+}
+
+// Options are the plan's mirrors as resolver options, for seeding.
+func (p Plan) Options() []registry.Option {
+	var out []registry.Option
+	for from, to := range p.Mirrors {
+		out = append(out, registry.WithMirror(from, to))
+	}
+	return out
+}
