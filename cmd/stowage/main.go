@@ -78,6 +78,11 @@ func newRoot(getenv env) *cobra.Command {
 }
 
 // wrapArgs turns cobra's argument validation errors into usage errors.
+//
+// A command that only groups subcommands (stowage, stowage openpai) is made
+// runnable, printing its help: cobra validates the arguments of runnable
+// commands only, and would otherwise print the help for "stowage rendr"
+// and exit 0.
 func wrapArgs(c *cobra.Command) {
 	inner := c.Args
 	if inner == nil {
@@ -85,11 +90,19 @@ func wrapArgs(c *cobra.Command) {
 		if c.HasSubCommands() {
 			inner = func(cmd *cobra.Command, args []string) error {
 				if len(args) > 0 {
-					return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+					msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+					if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+						msg += fmt.Sprintf("; did you mean %q?", s[0])
+					}
+					return errors.New(msg)
 				}
 				return nil
 			}
 		}
+	}
+	if c.HasSubCommands() && !c.Runnable() {
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		c.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
 	}
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := inner(cmd, args); err != nil {

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/schema"
+)
+
+// cliConfigDir writes a config directory for the CLI tests: the files
+// given as name/content pairs, and a stowage.lock.yaml holding the
+// stand-in entries of the references in lockRefs.
+func cliConfigDir(t *testing.T, lockRefs []string, pairs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := os.WriteFile(filepath.Join(dir, pairs[i]), []byte(pairs[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &lock.Lock{}
+	for _, r := range lockRefs {
+		e, err := standin.Entry(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Put(e)
+	}
+	if err := os.WriteFile(filepath.Join(dir, lock.FileName), l.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// cliDefaultImages are the helper and pause images every puller pins.
+var cliDefaultImages = []string{"ghcr.io/stowage/stowage-helper:v0.1.0", "registry.k8s.io/pause:3.10"}
+
+// cliValidDir is a small valid config with its lock.
+func cliValidDir(t *testing.T) string {
+	return cliConfigDir(t, append([]string{"apache/submarine:jupyter-notebook-0.7.0"}, cliDefaultImages...),
+		"config.yaml", `
+environments:
+  jupyter:
+    image: apache/submarine:jupyter-notebook-0.7.0
+profiles:
+  notebooks:
+    pullers:
+      - name: notebooks
+        namespace: submarine
+        environments: [jupyter]
+`)
+}
+
+// cliInvalidDir is a config the schema refuses.
+func cliInvalidDir(t *testing.T) string {
+	return cliConfigDir(t, cliDefaultImages, "config.yaml", `
+profiles:
+  notebooks:
+    pullers:
+      - name: notebooks
+        namespace: Tenant_A
+        environments: []
+`)
+}
+
+// TestExitCodes: 0 for success, 1 for invalid input, 2 for a command line
+// stowage cannot run.
+func TestExitCodes(t *testing.T) {
+	valid, invalid := cliValidDir(t), cliInvalidDir(t)
+	offline := filepath.Join(repoRoot, "examples", "openpai-offline")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // substring of stderr
+	}{
+		{"render ok", []string{"render", valid}, 0, ""},
+		{"render the offline example", []string{"render", offline}, 0, ""},
+		{"vet ok", []string{"vet", valid}, 0, ""},
+		{"schema", []string{"schema"}, 0, ""},
+		{"openpai services", []string{"openpai", "services", offline}, 0, ""},
+		{"render invalid config", []string{"render", invalid}, 1, "Tenant_A"},
+		{"vet invalid config", []string{"vet", invalid}, 1, "Tenant_A"},
+		{"render a missing directory", []string{"render", filepath.Join(valid, "nope")}, 1, "nope"},
+		{"render unknown profile", []string{"render", valid, "--profile", "nope"}, 1, `"nope"`},
+		{"openpai services without openpai", []string{"openpai", "services", valid}, 1, "no openpai selection"},
+		{"unknown flag", []string{"render", valid, "--bogus"}, 2, "--bogus"},
+		{"unknown shorthand flag", []string{"render", "-z", valid}, 2, "-z"},
+		{"no command prints help", nil, 0, ""},
+		{"command group prints help", []string{"openpai"}, 0, ""},
+		{"unknown command", []string{"rendr", valid}, 2, `unknown command "rendr" for "stowage"; did you mean "render"?`},
+		{"unknown subcommand", []string{"openpai", "servics"}, 2, `"servics"`},
+		{"too many arguments", []string{"render", valid, valid}, 2, "accepts at most 1 arg"},
+		{"vet with too many arguments", []string{"vet", valid, valid}, 2, "accepts at most 1 arg"},
+		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
+		{"--check needs -o", []string{"render", valid, "--check"}, 2, "--check needs -o"},
+		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, nil, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr does not say %q:\n%s", tc.stderr, stderr)
+			}
+			if tc.code == 2 && !strings.Contains(stderr, "stowage --help") {
+				t.Errorf("a usage error should point at --help:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestMissingEnv (cases/auth.yaml missing-env): a password variable that
+// is not set fails the render, naming the variable and the environment.
+func TestMissingEnv(t *testing.T) {
+	dir := cliConfigDir(t, append([]string{"harbor.lab.internal/release/notebook:1.1.0"}, cliDefaultImages...),
+		"config.yaml", `
+environments:
+  notebook:
+    image: harbor.lab.internal/release/notebook:1.1.0
+    auth:
+      username: u
+      password: env:NOT_SET_ANYWHERE
+profiles:
+  notebooks:
+    pullers:
+      - name: notebooks
+        namespace: submarine
+        environments: [notebook]
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := runCLI(t, map[string]string{"OTHER": "x"}, "render", dir, "-o", out)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, w := range []string{"NOT_SET_ANYWHERE", `environment "notebook"`} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not name %s:\n%s", w, stderr)
+		}
+	}
+	if len(stdout) != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s was written (%v)", out, err)
+	}
+	// vet needs no secrets.
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Errorf("vet exit %d: %s", code, stderr)
+	}
+	// With the variable set, render succeeds.
+	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "render", dir); code != 0 {
+		t.Errorf("render with the variable set: exit %d: %s", code, stderr)
+	}
+}
+
+// TestRenderCheck: --check exits 0 on fresh output and 1 on stale output,
+// listing every file that differs, and writes nothing.
+func TestRenderCheck(t *testing.T) {
+	dir := cliValidDir(t)
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out); code != 0 {
+		t.Fatalf("render -o: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out, "--check"); code != 0 {
+		t.Fatalf("--check on fresh output: exit %d: %s", code, stderr)
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range ents {
+		if e.Name() != "kustomization.yaml" {
+			files = append(files, e.Name())
+		}
+	}
+	slices.Sort(files)
+	if len(files) < 2 {
+		t.Fatalf("rendered %v, want at least two objects", files)
+	}
+	// Make it stale three ways.
+	changed, missing := files[0], files[1]
+	if err := os.WriteFile(filepath.Join(out, changed), []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, missing)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "extra.yaml"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := cliSnapshot(t, out)
+	_, stderr, code := runCLI(t, nil, "render", dir, "-o", out, "--check")
+	if code != 1 {
+		t.Errorf("--check on stale output: exit %d, want 1", code)
+	}
+	for _, w := range []string{"changed " + changed, "missing " + missing, "extra extra.yaml", "is stale"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q:\n%s", w, stderr)
+		}
+	}
+	if after := cliSnapshot(t, out); !maps2Equal(before, after) {
+		t.Errorf("--check changed %s", out)
+	}
+}
+
+// TestRenderLeavesOutputOnFailure: a failing render -o leaves an existing
+// output directory as it was and no staging directory beside it, whether
+// the config is invalid or the lock lacks an entry.
+func TestRenderLeavesOutputOnFailure(t *testing.T) {
+	noLock := cliConfigDir(t, nil, "config.yaml", `
+environments:
+  jupyter:
+    image: apache/submarine:jupyter-notebook-0.7.0
+profiles:
+  notebooks:
+    pullers:
+      - name: notebooks
+        namespace: submarine
+        environments: [jupyter]
+`)
+	for name, dir := range map[string]string{"invalid config": cliInvalidDir(t), "missing lock entries": noLock} {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "prepull")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, "kustomization.yaml"), []byte("resources: [old.yaml]\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, "old.yaml"), []byte("kind: ConfigMap\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := cliSnapshot(t, out)
+			_, stderr, code := runCLI(t, nil, "render", dir, "-o", out)
+			if code != 1 {
+				t.Errorf("exit %d, want 1: %s", code, stderr)
+			}
+			if after := cliSnapshot(t, out); !maps2Equal(before, after) {
+				t.Errorf("%s changed: %v -> %v", out, before, after)
+			}
+			ents, _ := os.ReadDir(parent)
+			if len(ents) != 1 || ents[0].Name() != "prepull" {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("%s holds %v, want only prepull (no staging directory left)", parent, names)
+			}
+		})
+	}
+}
+
+// cliSnapshot maps each file of dir to its content.
+func cliSnapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+func maps2Equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestVetExamples: vet passes on both examples without any secret.
+func TestVetExamples(t *testing.T) {
+	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
+		stdout, stderr, code := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", ex))
+		if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s), ") {
+			t.Errorf("vet %s: exit %d, stdout %q, stderr %s", ex, code, stdout, stderr)
+		}
+	}
+}
+
+// TestSchemaCommand: `stowage schema` prints the embedded schema as is.
+func TestSchemaCommand(t *testing.T) {
+	stdout, stderr, code := runCLI(t, nil, "schema")
+	if code != 0 || !bytes.Equal(stdout, schema.Source) {
+		t.Errorf("exit %d, stderr %s; stdout equals the embedded schema: %v", code, stderr, bytes.Equal(stdout, schema.Source))
+	}
+	if !bytes.Contains(stdout, []byte("#Config: {")) {
+		t.Errorf("the schema has no #Config")
+	}
+}
+
+// TestOpenPAIServices: `openpai services` on the offline example lists
+// exactly the twelve services of the reduced set (job submission and the
+// web portal), in every format, with the bytes saved per role.
+func TestOpenPAIServices(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
+	kept := []string{"cluster-configuration", "database-controller", "device-plugin", "frameworkcontroller",
+		"hivedscheduler", "internal-storage", "log-manager", "openpai-runtime", "postgresql", "pylon",
+		"rest-server", "webportal"}
+
+	stdout, stderr, code := runCLI(t, nil, "openpai", "services", dir, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep servicesReport
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("-o json is not JSON: %v\n%s", err, stdout)
+	}
+	if rep.Version != "v1.5.0" || !slices.Equal(rep.Kept, kept) {
+		t.Errorf("kept = %v, want %v", rep.Kept, kept)
+	}
+	if len(rep.Kept)+len(rep.Dropped) != 27 {
+		t.Errorf("%d kept + %d dropped, want the 27 k8s services of v1.5.0", len(rep.Kept), len(rep.Dropped))
+	}
+	for _, s := range kept {
+		if slices.Contains(rep.Dropped, s) {
+			t.Errorf("%s is both kept and dropped", s)
+		}
+	}
+	if !strings.HasPrefix(rep.Paictl, "./paictl.py service start -n ") || len(strings.Fields(rep.Paictl)) != 4+12 {
+		t.Errorf("paictl = %q, want the twelve services after -n", rep.Paictl)
+	}
+	// Bytes per role, from the sizes observed in OpenPAI issue #5381. The
+	// master saves the dropped master-only images: alertmanager, watchdog,
+	// prometheus (+busybox), grafana, fluentd, the dashboard and the three
+	// marketplace images (36.1+48.6+112+1.22+285+279+122+348+1000+1190 MB).
+	saved := map[string]int64{}
+	for _, b := range rep.Bytes {
+		if b.Saved != b.Full-b.Reduced || b.Saved < 0 {
+			t.Errorf("%s: saved %d != full %d - reduced %d", b.Role, b.Saved, b.Full, b.Reduced)
+		}
+		saved[string(b.Role)] = b.Saved
+	}
+	if saved["master"] != 3_421_920_000 {
+		t.Errorf("master saves %d bytes, want 3421920000", saved["master"])
+	}
+	if len(rep.Bytes) != 3 {
+		t.Errorf("bytes for %d roles, want master, worker and all", len(rep.Bytes))
+	}
+
+	for _, format := range []string{"table", "markdown"} {
+		stdout, stderr, code := runCLI(t, nil, "openpai", "services", dir, "-o", format)
+		if code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", format, code, stderr)
+		}
+		text := string(stdout)
+		if !strings.Contains(text, "12 services kept, 15 dropped") {
+			t.Errorf("-o %s does not count 12 kept and 15 dropped:\n%s", format, text)
+		}
+		for _, s := range append(slices.Clone(kept), rep.Dropped...) {
+			if !strings.Contains(text, s) {
+				t.Errorf("-o %s does not list %s", format, s)
+			}
+		}
+		for _, b := range rep.Bytes {
+			if !strings.Contains(text, humanBytes(b.Saved)) {
+				t.Errorf("-o %s does not show the %s bytes saved (%s):\n%s", format, b.Role, humanBytes(b.Saved), text)
+			}
+		}
+		if !strings.Contains(text, "3.42GB") {
+			t.Errorf("-o %s does not show the master's 3.42GB saved", format)
+		}
+	}
+}
