@@ -75,29 +75,47 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 
 	var objs []Object
 	records := map[string]bool{}
+	used := map[string]bool{}
 	for _, g := range groupItems(p, items) {
-		pullSecrets := map[string]bool{}
-		for _, it := range g.items {
-			if it.auth == nil {
-				continue
-			}
-			if it.auth.Secret != "" {
-				pullSecrets[it.auth.Secret] = true
-				continue
-			}
-			s := r.secret(p.Namespace, it)
-			pullSecrets[s.Name] = true
-			if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
-				secrets[s.Namespace+"/"+s.Name] = s
-			}
-		}
-		name := p.Name
+		// Container names are chosen over the whole group, so they do not
+		// depend on where the group is split.
+		names := containerNames(g.items)
+		base := p.Name
 		if g.suffix != "" {
-			name = p.Name + "-" + g.suffix
+			base = p.Name + "-" + g.suffix
 		}
-		objs = append(objs, r.daemonSet(p, name, g, helper, pause, sortedKeys(pullSecrets)))
-		for _, it := range g.items {
-			records[it.pinned] = true
+		parts := chunks(len(g.items), MaxImagesPerDaemonSet)
+		for n, c := range parts {
+			part := g.items[c[0]:c[1]]
+			pullSecrets := map[string]bool{}
+			for _, it := range part {
+				if it.auth == nil {
+					continue
+				}
+				if it.auth.Secret != "" {
+					pullSecrets[it.auth.Secret] = true
+					continue
+				}
+				s := r.secret(p.Namespace, it)
+				pullSecrets[s.Name] = true
+				if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
+					secrets[s.Namespace+"/"+s.Name] = s
+				}
+			}
+			name := base
+			if len(parts) > 1 {
+				name = partName(base, n+1)
+			}
+			if used[name] {
+				// A node group whose suffix happens to equal a part number
+				// of another group ("p-2"): keep DaemonSet names distinct.
+				name = hashedName(name, g.key)
+			}
+			used[name] = true
+			objs = append(objs, r.daemonSet(p, name, g, part, names[c[0]:c[1]], helper, pause, sortedKeys(pullSecrets)))
+			for _, it := range part {
+				records[it.pinned] = true
+			}
 		}
 	}
 	objs = append(objs, r.recordsConfigMap(p, sortedKeys(records)))
@@ -325,7 +343,9 @@ func (r *renderer) labels(instance, component string) map[string]string {
 	}
 }
 
-func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, helper, pause string, pullSecrets []string) Object {
+// daemonSet renders the DaemonSet name pre-pulling items (one part of the
+// node group g) in init containers named names.
+func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, items []*item, names []string, helper, pause string, pullSecrets []string) Object {
 	res := r.resources(p)
 	nonRoot := true
 	noEscalation := false
@@ -348,9 +368,8 @@ func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, helper, pa
 		SecurityContext: sec,
 		VolumeMounts:    mount,
 	}}
-	names := containerNames(g.items)
 	pinned := []string{helper, pause}
-	for i, it := range g.items {
+	for i, it := range items {
 		inits = append(inits, corev1.Container{
 			Name:            names[i],
 			Image:           it.pinned,

@@ -80,9 +80,12 @@ func (e *MissingError) Error() string {
 
 // Render renders the profile: Secrets, records ConfigMaps, DaemonSets, the
 // OpenPAI service ConfigMap and the package cache ConfigMap, sorted by kind,
-// namespace and name. Errors: *MissingError for images without a lock
-// entry, and errors naming the puller, environment or image for the rest;
-// all problems are joined into one error.
+// namespace and name. Each puller gets one DaemonSet per node group, and a
+// node group of more than MaxImagesPerDaemonSet images is split into
+// DaemonSets of at most that many (see MaxImagesPerDaemonSet for why).
+// Errors: *MissingError for images without a lock entry, and errors naming
+// the puller, environment or image for the rest; all problems are joined
+// into one error.
 func Render(in Input) ([]Object, error) {
 	name, prof, err := in.Config.Profile(in.Profile)
 	if err != nil {
