@@ -951,3 +951,21 @@ environments: notebook: image: "apache/submarine:jupyter-notebook-0.7.0"
 		}
 	}
 }
+
+// TestLiteralPasswordNeverInErrors: with literal passwords allowed, a
+// password the caller did not pass is reported without its value.
+func TestLiteralPasswordNeverInErrors(t *testing.T) {
+	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(`
+environments: notebook: {
+	image: "harbor.lab.internal/release/notebook:1.1.0"
+	auth: {username: "u", password: "hunter2-literal"}
+}
+` + notebookProfile)}}, schema.Options{AllowLiteralPasswords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render(Input{Config: cfg, Lock: lockFor(t, cfg, "")})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), `environment "notebook"`) {
+		t.Errorf("got %v, want an error naming the environment and not the password", err)
+	}
+}

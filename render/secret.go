@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +33,7 @@ func (r *renderer) secret(namespace string, it *item) Object {
 	}
 	pw, ok := r.in.Passwords[a.Password]
 	if !ok {
-		r.fail("%s: the password source %s of registry %s was not read", it.usedBy, a.Password, key)
+		r.fail("%s: the password source %s of registry %s was not read", it.usedBy, sourceName(a.Password), key)
 		return o
 	}
 	data, err := DockerConfigJSON(key, a.Username, pw, a.Email)
@@ -49,6 +50,16 @@ func (r *renderer) secret(namespace string, it *item) Object {
 		Data: map[string][]byte{corev1.DockerConfigJsonKey: data},
 	}
 	return o
+}
+
+// sourceName names a password source in messages: "env:NAME" and
+// "file:path" as written, a literal password (allowed only with
+// --allow-literal-passwords) never.
+func sourceName(source string) string {
+	if strings.HasPrefix(source, schema.PasswordFromEnv) || strings.HasPrefix(source, schema.PasswordFromFile) {
+		return source
+	}
+	return "(a literal password)"
 }
 
 // dockerAuth is one entry of a docker config's "auths" map, in the field

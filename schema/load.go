@@ -96,13 +96,16 @@ func Load(dir string, opts Options) (*Config, error) {
 // name order whatever order they come in, so the result and the errors do
 // not depend on it.
 func LoadFiles(dir string, files []File, opts Options) (*Config, error) {
+	if len(files) == 0 {
+		return nil, Errors{{File: dir, Msg: "no config files"}}
+	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	ctx := cuecontext.New()
 	user, errs := buildUser(ctx, files)
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
-	return finish(ctx, dir, user, opts)
+	return finish(ctx, dir, files[0].Name, user, opts)
 }
 
 // LoadEmbedded validates a config that is one field of a YAML document —
@@ -143,7 +146,7 @@ func LoadEmbedded(dir, file string, data []byte, field string, drop []string, op
 	if err := user.Err(); err != nil {
 		return nil, fromCUEList(err, file).sorted()
 	}
-	return finish(ctx, dir, user, opts)
+	return finish(ctx, dir, file, user, opts)
 }
 
 // finish unifies user with the schema and checks it. Every problem is
@@ -151,13 +154,16 @@ func LoadEmbedded(dir, file string, data []byte, field string, drop []string, op
 // missing values), then the Go rules (validate) over every part of the
 // config that decodes; a Go rule's error is left out only where a part it
 // looks at did not decode, since the rule saw a zero value there.
-func finish(ctx *cue.Context, dir string, user cue.Value, opts Options) (*Config, error) {
+//
+// first is the first config file: problems with no place of their own,
+// such as a missing profiles field, are reported against it.
+func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (*Config, error) {
 	sch := ctx.CompileBytes(Source, cue.Filename(SchemaFile))
 	if err := sch.Err(); err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
 	v := sch.LookupPath(cue.ParsePath("#Config")).Unify(user)
-	loc := &locator{user: user, config: v}
+	loc := &locator{user: user, config: v, first: first}
 	var errs Errors
 	if err := v.Validate(cue.Concrete(true), cue.All()); err != nil {
 		errs = append(errs, loc.fromCUE(err)...)
@@ -283,6 +289,8 @@ type locator struct {
 	user cue.Value
 	// config is user unified with #Config: what the schema allows where.
 	config cue.Value
+	// first is the file named when nothing in the files is closer.
+	first string
 }
 
 // at returns a located error for path; when path is not in the user's
@@ -299,6 +307,9 @@ func (l *locator) at(path cue.Path, format string, args ...any) *Error {
 			e.File, e.Line, e.Column = p.Filename(), p.Line(), p.Column()
 			break
 		}
+	}
+	if e.File == "" {
+		e.File = l.first
 	}
 	return e
 }
@@ -347,13 +358,11 @@ func (l *locator) fromCUE(err error) Errors {
 		if le.Msg == "field not allowed" {
 			le.Msg += l.allowedFields(p)
 		}
-		switch {
-		case len(positions) > 0:
+		if len(positions) > 0 {
 			setPos(le, positions[0])
-		case len(p.Selectors()) > 0:
-			if at := l.at(p, "%s", le.Msg); at.File != "" {
-				le.File, le.Line, le.Column = at.File, at.Line, at.Column
-			}
+		} else {
+			at := l.at(p, "%s", le.Msg)
+			le.File, le.Line, le.Column = at.File, at.Line, at.Column
 		}
 		le.Msg += seeAlso(positions)
 		out = append(out, le)

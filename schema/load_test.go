@@ -51,7 +51,7 @@ func TestLoadRejects(t *testing.T) {
 		}, never: []string{"literal-secret"}},
 		{dir: "username-with-colon", want: []wantErr{
 			{"config.yaml", 5, "images.notebook.auth.username",
-				[]string{`image "harbor.lab.internal/release/notebook:1.1.0"`, "a username cannot contain ':'"}},
+				[]string{`image "harbor.lab.internal/release/notebook:1.1.0"`, "a username for registry harbor.lab.internal cannot contain ':'"}},
 		}},
 		{dir: "same-name-two-images", want: []wantErr{
 			{"jupyter-chinese.yaml", 4, "environments.jupyter.image",
@@ -415,5 +415,24 @@ func TestProfile(t *testing.T) {
 	one := &Config{Profiles: map[string]Profile{"only": {}}}
 	if n, _, err := one.Profile(""); err != nil || n != "only" {
 		t.Errorf("Profile(\"\") with one profile = %q, %v", n, err)
+	}
+}
+
+// TestErrorWithoutPlace: a problem with no field in any file (no profile
+// at all) still names a file of the config.
+func TestErrorWithoutPlace(t *testing.T) {
+	_, err := LoadFiles("cfg", inMemory(
+		"cfg/images.json", `{"images": {"busybox": {"reference": "busybox:1.31.1"}}}`,
+		"cfg/environments.yaml", "environments:\n  jupyter:\n    image: apache/submarine:jupyter-notebook-0.7.0\n",
+	), Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("got %v, want one error", err)
+	}
+	if got := errs[0].Error(); got != "cfg/environments.yaml: profiles: no profile is defined" {
+		t.Errorf("error = %q", got)
+	}
+	if _, err := LoadFiles("cfg", nil, Options{}); err == nil {
+		t.Error("LoadFiles with no files succeeded")
 	}
 }

@@ -94,7 +94,7 @@ func validate(c *Config, loc *locator) Errors {
 		p := path("images", k)
 		checkRef(add, extend(p, "reference"), im.Reference)
 		checkPlatforms(add, p, im.Platforms)
-		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference))
+		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference), im.Reference)
 	}
 	for _, k := range sortedKeys(c.Environments) {
 		env := c.Environments[k]
@@ -104,7 +104,7 @@ func validate(c *Config, loc *locator) Errors {
 		}
 		checkRef(add, extend(p, "image"), env.Image)
 		checkPlatforms(add, p, env.Platforms)
-		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k))
+		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), env.Image)
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 	}
 	if len(c.Profiles) == 0 && !c.allowNoProfiles {
@@ -357,8 +357,9 @@ func checkResources(add adder, p cue.Path, r *Resources) {
 // checkAuth enforces: either secret, or username and a password source;
 // usernames without ':' (the docker config "auth" field is
 // base64(username:password), so a ':' would split it wrongly); a literal
-// password only with AllowLiteralPasswords, and never echoed.
-func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who string) {
+// password only with AllowLiteralPasswords, and never echoed. who names
+// the image or environment in messages, ref is its image reference.
+func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who, ref string) {
 	if a == nil {
 		return
 	}
@@ -373,7 +374,7 @@ func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who string) {
 		add(p, "%s: auth needs a secret name, or both username and password", who)
 	default:
 		if strings.Contains(a.Username, ":") {
-			add(extend(p, "username"), "%s: a username cannot contain ':' (the registry's basic auth splits on it)", who)
+			add(extend(p, "username"), "%s: a username for registry %s cannot contain ':' (the registry's basic auth splits on it)", who, registryOf(ref))
 		}
 		switch src := a.Password; {
 		case strings.HasPrefix(src, PasswordFromEnv):
@@ -388,6 +389,17 @@ func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who string) {
 			add(extend(p, "password"), "%s: literal passwords are refused in a GitOps repo; use \"env:VARIABLE\", \"file:path\" or an existing Secret (auth.secret), or pass --allow-literal-passwords", who)
 		}
 	}
+}
+
+// registryOf names the registry of ref for messages: host[:port], with
+// Docker Hub as "docker.io".
+func registryOf(ref string) string {
+	r, err := imageref.Parse(ref)
+	if err != nil {
+		return "(of an invalid reference)"
+	}
+	host, _, _ := strings.Cut(imageref.RepositoryName(r.Repository), "/")
+	return host
 }
 
 // suggest returns `; did you mean "x"?` for the closest of names, or "".
