@@ -19,9 +19,9 @@ type decodeFailure struct {
 // Go type refuses such as refreshHours "two"), it descends into struct
 // fields (by their json names), map entries and list elements, keeps every
 // part that decodes, and leaves the others at their zero value. It returns
-// the parts left out, deepest first along each branch, so that the Go rules
-// can still run over the rest of the config and all problems are reported
-// in one load.
+// the parts left out (the innermost ones that failed), so that the Go
+// rules can still run over the rest of the config and all problems are
+// reported in one load.
 func decodePartial(v cue.Value, dst reflect.Value, p cue.Path) []decodeFailure {
 	err := v.Decode(dst.Addr().Interface())
 	if err == nil {
