@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -83,25 +84,21 @@ func mustRender(t *testing.T, in Input) []Object {
 	return objs
 }
 
-func daemonSets(objs []Object) []*appsv1.DaemonSet {
-	var out []*appsv1.DaemonSet
+// objectsOf returns the objects of Go type T (*appsv1.DaemonSet,
+// *corev1.Secret, ...), in order.
+func objectsOf[T any](objs []Object) []T {
+	var out []T
 	for _, o := range objs {
-		if ds, ok := o.Object.(*appsv1.DaemonSet); ok {
-			out = append(out, ds)
+		if x, ok := o.Object.(T); ok {
+			out = append(out, x)
 		}
 	}
 	return out
 }
 
-func secrets(objs []Object) []*corev1.Secret {
-	var out []*corev1.Secret
-	for _, o := range objs {
-		if s, ok := o.Object.(*corev1.Secret); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func daemonSets(objs []Object) []*appsv1.DaemonSet { return objectsOf[*appsv1.DaemonSet](objs) }
+
+func secrets(objs []Object) []*corev1.Secret { return objectsOf[*corev1.Secret](objs) }
 
 func configMap(t *testing.T, objs []Object, name string) *corev1.ConfigMap {
 	t.Helper()
@@ -194,7 +191,7 @@ environments: notebook: {
 		}
 		entry, ok := auths["harbor.lab.internal:5000"]
 		if !ok {
-			t.Fatalf("auths keys = %v, want exactly harbor.lab.internal:5000", slices.Collect(mapsKeys(auths)))
+			t.Fatalf("auths keys = %v, want exactly harbor.lab.internal:5000", slices.Collect(maps.Keys(auths)))
 		}
 		auth, err := base64.StdEncoding.DecodeString(entry.Auth)
 		if err != nil {
@@ -240,7 +237,7 @@ environments: notebook: {
 				Passwords: map[string][]byte{"env:HUB_TOKEN": []byte("t0ken")}})
 			auths := decodeDockerConfig(t, secrets(objs)[0])
 			if _, ok := auths["https://index.docker.io/v1/"]; !ok || len(auths) != 1 {
-				t.Errorf("%s: auths keys = %v, want exactly https://index.docker.io/v1/", image, slices.Collect(mapsKeys(auths)))
+				t.Errorf("%s: auths keys = %v, want exactly https://index.docker.io/v1/", image, slices.Collect(maps.Keys(auths)))
 			}
 		}
 	})
@@ -319,16 +316,6 @@ func decodeDockerConfig(t *testing.T, s *corev1.Secret) map[string]authEntry {
 		t.Fatalf("%s: .dockerconfigjson is not JSON: %v", s.Name, err)
 	}
 	return doc.Auths
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // TestPasswordSources lists each source once with everything that needs it.
@@ -523,7 +510,7 @@ profiles: lab: pullers: [{
 		t.Errorf("%d pulled containers, want 7: %v", len(containers), names)
 	}
 	if _, ok := names["pull-my-extra-image-i-want-pulled"]; !ok {
-		t.Errorf("names = %v, want pull-my-extra-image-i-want-pulled for the camelCase key", slices.Collect(mapsKeys(names)))
+		t.Errorf("names = %v, want pull-my-extra-image-i-want-pulled for the camelCase key", slices.Collect(maps.Keys(names)))
 	}
 	for n, image := range names {
 		if strings.Contains(image, "metadata-broker") && !strings.Contains(n, "metadata-broker") {

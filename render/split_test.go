@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,7 +75,7 @@ func TestSplitAtLimit(t *testing.T) {
 			parts := partsOf(objs)
 			got := map[string]int{}
 			var all []string
-			for _, name := range slices.Sorted(mapsKeys(parts)) {
+			for _, name := range slices.Sorted(maps.Keys(parts)) {
 				got[name] = len(parts[name])
 				all = append(all, parts[name]...)
 			}
@@ -243,7 +244,7 @@ profiles: p: pullers: [{environments: ["2"]}]
 		}
 	}
 	if len(seen) != 3 {
-		t.Errorf("DaemonSets %v, want three", slices.Sorted(mapsKeys(seen)))
+		t.Errorf("DaemonSets %v, want three", slices.Sorted(maps.Keys(seen)))
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,10 +43,8 @@ func cliConfigDir(t *testing.T, lockRefs []string, pairs ...string) string {
 // cliDefaultImages are the helper and pause images every puller pins.
 var cliDefaultImages = []string{"ghcr.io/stowage/stowage-helper:v0.1.0", "registry.k8s.io/pause:3.10"}
 
-// cliValidDir is a small valid config with its lock.
-func cliValidDir(t *testing.T) string {
-	return cliConfigDir(t, append([]string{"apache/submarine:jupyter-notebook-0.7.0"}, cliDefaultImages...),
-		"config.yaml", `
+// cliJupyterConfig is a small valid config.
+const cliJupyterConfig = `
 environments:
   jupyter:
     image: apache/submarine:jupyter-notebook-0.7.0
@@ -55,7 +54,12 @@ profiles:
       - name: notebooks
         namespace: submarine
         environments: [jupyter]
-`)
+`
+
+// cliValidDir is cliJupyterConfig with its lock.
+func cliValidDir(t *testing.T) string {
+	return cliConfigDir(t, append([]string{"apache/submarine:jupyter-notebook-0.7.0"}, cliDefaultImages...),
+		"config.yaml", cliJupyterConfig)
 }
 
 // cliInvalidDir is a config the schema refuses.
@@ -209,7 +213,7 @@ func TestRenderCheck(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", w, stderr)
 		}
 	}
-	if after := cliSnapshot(t, out); !maps2Equal(before, after) {
+	if after := cliSnapshot(t, out); !maps.Equal(before, after) {
 		t.Errorf("--check changed %s", out)
 	}
 }
@@ -218,17 +222,7 @@ func TestRenderCheck(t *testing.T) {
 // output directory as it was and no staging directory beside it, whether
 // the config is invalid or the lock lacks an entry.
 func TestRenderLeavesOutputOnFailure(t *testing.T) {
-	noLock := cliConfigDir(t, nil, "config.yaml", `
-environments:
-  jupyter:
-    image: apache/submarine:jupyter-notebook-0.7.0
-profiles:
-  notebooks:
-    pullers:
-      - name: notebooks
-        namespace: submarine
-        environments: [jupyter]
-`)
+	noLock := cliConfigDir(t, nil, "config.yaml", cliJupyterConfig)
 	for name, dir := range map[string]string{"invalid config": cliInvalidDir(t), "missing lock entries": noLock} {
 		t.Run(name, func(t *testing.T) {
 			parent := t.TempDir()
@@ -247,7 +241,7 @@ profiles:
 			if code != 1 {
 				t.Errorf("exit %d, want 1: %s", code, stderr)
 			}
-			if after := cliSnapshot(t, out); !maps2Equal(before, after) {
+			if after := cliSnapshot(t, out); !maps.Equal(before, after) {
 				t.Errorf("%s changed: %v -> %v", out, before, after)
 			}
 			ents, _ := os.ReadDir(parent)
@@ -278,18 +272,6 @@ func cliSnapshot(t *testing.T, dir string) map[string]string {
 		m[e.Name()] = string(b)
 	}
 	return m
-}
-
-func maps2Equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestVetExamples: vet passes on both examples without any secret.
