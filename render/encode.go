@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	yamlv2 "go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Marshal encodes one object as YAML: keys sorted, and without the fields a
