@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build test vet fmt golden lock-examples helper
+.PHONY: build test vet fmt golden lock-examples helper bench crane
 
 build:
 	$(GO) build -o bin/stowage ./cmd/stowage
@@ -18,9 +18,21 @@ fmt:
 golden:
 	$(GO) test ./cmd/stowage -run TestGoldenExamples -update
 
-# Rewrite the examples' locks from the deterministic stand-in images.
-lock-examples:
-	$(GO) run ./hack/genlock examples/openpai-offline examples/submarine-notebooks
+# Rewrite the examples' locks with `stowage lock` against a local
+# docker-registry seeded with the deterministic stand-in images
+# (apt-get install docker-registry); TestExampleLocksFromRegistry checks them.
+lock-examples: build
+	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks
+
+# crane from the go-containerregistry version stowage uses, for the benchmark.
+crane:
+	$(GO) build -o bin/crane github.com/google/go-containerregistry/cmd/crane
+
+# Time `stowage lock` and a steady-state `stowage bump` over 1,000 distinct
+# tags against a sequential `crane digest` loop, on a local docker-registry,
+# counting registry requests per reference. A measurement, not a test.
+bench: build crane
+	$(GO) run ./hack/bench -stowage bin/stowage -crane bin/crane -n 1000
 
 # The static helper binary the pre-pull DaemonSets run.
 helper:

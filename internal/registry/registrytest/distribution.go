@@ -98,12 +98,15 @@ func Start(tb testing.TB, o Options) *Distribution {
 }
 
 // StartDistribution runs docker-registry with its configuration, storage
-// and certificates under dir, listening on a free port of 127.0.0.1, and
+// and certificates under dir (created if missing), listening on a free port of 127.0.0.1, and
 // waits until it answers. Stop ends it. Errors wrap ErrMissing when a binary
 // is not installed.
 func StartDistribution(dir string, o Options) (*Distribution, error) {
 	bin, err := Lookup()
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	port, err := freePort()
