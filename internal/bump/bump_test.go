@@ -1,0 +1,220 @@
+package bump
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+func load(t *testing.T, dir string) *schema.Config {
+	t.Helper()
+	cfg, err := schema.Load(filepath.Join("testdata", dir), schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestImages(t *testing.T) {
+	images, err := Images(load(t, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		key, written string
+		platforms    []string
+		auth         string
+		usedBy       string
+	}
+	var got []row
+	for _, img := range images {
+		r := row{key: img.Ref.Key(), written: img.Ref.Written, platforms: img.Platforms, usedBy: img.UsedBy()}
+		if img.Auth != nil {
+			r.auth = img.Auth.Username + " " + img.Auth.Password
+		}
+		got = append(got, r)
+	}
+	want := []row{
+		{"docker.io/apache/submarine:jupyter-notebook-0.7.0", "apache/submarine:jupyter-notebook-0.7.0", nil, "",
+			`environment "jupyter" in tenant-a/notebook-images, environment "jupyter" in tenant-b/notebook-images`},
+		// An auth naming a Secret is not a credential stowage can use.
+		{"docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese", "docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese", nil, "",
+			`environment "jupyter-chinese" in tenant-a/notebook-images`},
+		// The pinned spelling is recorded; the platforms of every spelling
+		// are kept.
+		{"docker.io/library/busybox:1.31.1", "docker.io/library/busybox:1.31.1@sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", []string{"linux/arm64"}, "",
+			`image "busybox" in tenant-a/notebook-images, image "busybox-hub" in tenant-a/notebook-images`},
+		{"harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", []string{"linux/amd64"}, "robot$ci env:HARBOR_PASSWORD",
+			`environment "jupyter-gpu" in tenant-b/notebook-images`},
+		{"registry.lab.internal/pause:3.10", "registry.lab.internal/pause:3.10", nil, "",
+			`pause image in tenant-a/notebook-images, pause image in tenant-b/notebook-images`},
+		{"registry.lab.internal/stowage-helper:v1", "registry.lab.internal/stowage-helper:v1", nil, "",
+			`helper image in tenant-a/notebook-images, helper image in tenant-b/notebook-images`},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Images =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestImagesTwoPins(t *testing.T) {
+	_, err := Images(load(t, "conflict"))
+	if err == nil || !strings.Contains(err.Error(), "image docker.io/library/busybox:1.31.1 is pinned to 2 different digests") {
+		t.Errorf("err = %v, want both pins named", err)
+	}
+}
+
+func digest(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
+
+// locks are an old and a new lock with every kind of change: a digest
+// bump, a manifest that became an index, an added and a removed entry, and
+// an unchanged entry that must not be listed.
+func locks() (old, new *lock.Lock) {
+	old, new = &lock.Lock{}, &lock.Lock{}
+	same := lock.Entry{Name: "registry.lab.internal/pause:3.10", Reference: "registry.lab.internal/pause:3.10", Digest: digest('1'), Kind: lock.KindManifest, Size: 300}
+	old.Put(same)
+	new.Put(same)
+	old.Put(lock.Entry{Name: "docker.io/apache/submarine:jupyter-notebook-0.7.0", Reference: "apache/submarine:jupyter-notebook-0.7.0", Digest: digest('a'), Kind: lock.KindManifest, Size: 1000})
+	new.Put(lock.Entry{Name: "docker.io/apache/submarine:jupyter-notebook-0.7.0", Reference: "apache/submarine:jupyter-notebook-0.7.0", Digest: digest('b'), Kind: lock.KindManifest, Size: 1200})
+	old.Put(lock.Entry{Name: "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", Reference: "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", Digest: digest('c'), Kind: lock.KindManifest, Size: 5000})
+	new.Put(lock.Entry{Name: "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", Reference: "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", Digest: digest('d'), Kind: lock.KindIndex, Platforms: []lock.Platform{
+		{Platform: "linux/amd64", Digest: digest('e'), Size: 5100},
+		{Platform: "linux/arm64/v8", Digest: digest('f'), Size: 5200},
+	}})
+	new.Put(lock.Entry{Name: "registry.lab.internal/stowage-helper:v1", Reference: "registry.lab.internal/stowage-helper:v1", Digest: digest('2'), Kind: lock.KindManifest, Size: 400})
+	old.Put(lock.Entry{Name: "quay.io/prometheus/node-exporter:v1.0.0", Reference: "quay.io/prometheus/node-exporter:v1.0.0", Digest: digest('3'), Kind: lock.KindManifest, Size: 900})
+	return old, new
+}
+
+func TestDiff(t *testing.T) {
+	old, new := locks()
+	images, err := Images(load(t, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := Diff(old, new, images)
+	var got []string
+	for _, c := range changes {
+		what := "changed"
+		switch {
+		case c.Added():
+			what = "added"
+		case c.Removed():
+			what = "removed"
+		case c.KindChanged():
+			what = "kind changed"
+		}
+		got = append(got, what+" "+c.Key)
+	}
+	want := []string{
+		"changed docker.io/apache/submarine:jupyter-notebook-0.7.0",
+		"kind changed harbor.lab.internal:5000/apache/submarine:gpu-0.7.0",
+		"removed quay.io/prometheus/node-exporter:v1.0.0",
+		"added registry.lab.internal/stowage-helper:v1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Diff = %q, want %q", got, want)
+	}
+	if len(changes[0].Uses) != 2 || changes[2].Uses != nil {
+		t.Errorf("uses: changed entry %v, removed entry %v", changes[0].Uses, changes[2].Uses)
+	}
+	if d := Diff(new, new, images); len(d) != 0 {
+		t.Errorf("Diff of a lock with itself = %v", d)
+	}
+}
+
+// TestBodyGolden compares the PR body and JSON report with
+// testdata/*.golden; -update rewrites them.
+func TestBodyGolden(t *testing.T) {
+	old, new := locks()
+	images, err := Images(load(t, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := Diff(old, new, images)
+	body := Body(changes, BodyOptions{LockFile: "platform/stowage.lock.yaml", RenderDir: "clusters/prod/prepull"})
+	rep, err := json.MarshalIndent(NewReport(changes, BodyOptions{LockFile: "platform/stowage.lock.yaml"}), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := Diff(old, new, images)[:1]
+	for _, g := range []struct {
+		file string
+		got  []byte
+	}{
+		{"body.md.golden", []byte(body)},
+		{"body-one.md.golden", []byte(Title(one) + "\n\n" + Body(one, BodyOptions{}))},
+		{"report.json.golden", append(rep, '\n')},
+	} {
+		path := filepath.Join("testdata", g.file)
+		if *update {
+			if err := os.WriteFile(path, g.got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test ./internal/bump -update writes it)", err)
+		}
+		if !bytes.Equal(g.got, want) {
+			t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, g.got, want)
+		}
+	}
+}
+
+func TestTitle(t *testing.T) {
+	old, new := locks()
+	changes := Diff(old, new, nil)
+	tests := []struct {
+		changes []Change
+		want    string
+	}{
+		{nil, ""},
+		{changes[:1], "stowage: bump apache/submarine:jupyter-notebook-0.7.0 to bbbbbbbbbbbb"},
+		{changes[2:3], "stowage: drop quay.io/prometheus/node-exporter:v1.0.0 from the lock"},
+		{changes[3:4], "stowage: lock registry.lab.internal/stowage-helper:v1 at 222222222222"},
+		{changes[:2], "stowage: bump 2 image digests"},
+		{changes, "stowage: update 4 lock entries (2 new digests)"},
+	}
+	for _, tc := range tests {
+		if got := Title(tc.changes); got != tc.want {
+			t.Errorf("Title(%d changes) = %q, want %q", len(tc.changes), got, tc.want)
+		}
+	}
+}
+
+// TestBranch: the same change set, in any order, gives the same branch;
+// another change set another.
+func TestBranch(t *testing.T) {
+	old, new := locks()
+	changes := Diff(old, new, nil)
+	b := Branch(changes)
+	if !strings.HasPrefix(b, BranchPrefix) || len(b) != len(BranchPrefix)+12 {
+		t.Fatalf("Branch = %q", b)
+	}
+	reversed := []Change{changes[3], changes[2], changes[1], changes[0]}
+	if got := Branch(reversed); got != b {
+		t.Errorf("Branch of the same changes in another order = %q, want %q", got, b)
+	}
+	if got := Branch(changes[:3]); got == b {
+		t.Errorf("Branch of fewer changes = %q, the same as all of them", got)
+	}
+	if Branch(nil) != "" {
+		t.Errorf("Branch(nil) = %q, want empty", Branch(nil))
+	}
+}
+
+func TestCellEscapes(t *testing.T) {
+	if got := cell("a|b\nc"); got != `a\|b c` {
+		t.Errorf("cell = %q", got)
+	}
+}
