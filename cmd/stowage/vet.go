@@ -39,6 +39,20 @@ Passwords of the config's credentials are read then.`,
 			if o.profile != "" {
 				profiles = []string{o.profile}
 			}
+			var (
+				images []bump.Image
+				r      *registry.Resolver
+				done   func()
+			)
+			if remote {
+				// Registry flags are checked before anything is rendered.
+				if images, err = bump.Images(cfg); err != nil {
+					return err
+				}
+				if r, done, err = ro.resolver(cmd.ErrOrStderr(), dir, images, getenv); err != nil {
+					return err
+				}
+			}
 			n := 0
 			for _, p := range profiles {
 				objs, err := renderConfig(cfg, dir, p, nil, false)
@@ -51,19 +65,11 @@ Passwords of the config's credentials are read then.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
 				return nil
 			}
-			images, err := bump.Images(cfg)
-			if err != nil {
-				return err
-			}
 			l, err := readLock(dir)
 			if err != nil {
 				return err
 			}
 			pins, err := pinnedDigests(images, l, profiles)
-			if err != nil {
-				return err
-			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
 			if err != nil {
 				return err
 			}
