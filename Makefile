@@ -22,7 +22,7 @@ golden:
 # docker-registry seeded with the deterministic stand-in images
 # (apt-get install docker-registry); TestExampleLocksFromRegistry checks them.
 lock-examples: build
-	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks
+	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks examples/gitops-flux/config
 
 # crane from the go-containerregistry version stowage uses, for the benchmark.
 crane:

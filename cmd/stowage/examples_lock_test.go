@@ -13,6 +13,12 @@ import (
 	"github.com/stowage/stowage/schema"
 )
 
+// lockedExamples are the example config directories whose locks `make
+// lock-examples` writes (the Makefile lists the same). The lock of
+// examples/gitops-argo/prepull belongs to a kustomize directory with the
+// KRM function's config, which `stowage lock` does not read.
+var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"}
+
 // TestExampleLocksFromRegistry produces each example's lock the way
 // `make lock-examples` does: a real docker-registry is seeded with the
 // deterministic stand-in of every image (internal/standin), each of the
@@ -21,13 +27,10 @@ import (
 // the committed lock byte for byte.
 func TestExampleLocksFromRegistry(t *testing.T) {
 	d := registrytest.Start(t, registrytest.Options{})
-	dirs, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", lock.FileName))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no example with a lock: %v", err)
-	}
-	for _, lockPath := range dirs {
-		example := filepath.Dir(lockPath)
-		t.Run(filepath.Base(example), func(t *testing.T) {
+	for _, ex := range lockedExamples {
+		example := filepath.Join(repoRoot, "examples", filepath.FromSlash(ex))
+		lockPath := filepath.Join(example, lock.FileName)
+		t.Run(ex, func(t *testing.T) {
 			work := copyConfig(t, example)
 			cfg, err := schema.Load(work, schema.Options{})
 			if err != nil {
