@@ -316,21 +316,28 @@ func (l *locator) at(path cue.Path, format string, args ...any) *Error {
 
 // userPos is the first position of v that is in a user file.
 func userPos(v cue.Value) token.Pos {
-	if p := v.Pos(); p.IsValid() && p.Filename() != SchemaFile {
+	if p := v.Pos(); inUserFile(p) {
 		return p
 	}
 	if src := v.Source(); src != nil {
-		if p := src.Pos(); p.IsValid() && p.Filename() != SchemaFile {
+		if p := src.Pos(); inUserFile(p) {
 			return p
 		}
 	}
 	_, conjuncts := v.Expr()
 	for _, c := range conjuncts {
-		if p := c.Pos(); p.IsValid() && p.Filename() != SchemaFile {
+		if p := c.Pos(); inUserFile(p) {
 			return p
 		}
 	}
 	return token.NoPos
+}
+
+// inUserFile reports whether p is in a config file: not in the embedded
+// schema, and not in a value the loader made itself (those have no file
+// name, such as the empty struct the files are unified into).
+func inUserFile(p token.Pos) bool {
+	return p.IsValid() && p.Filename() != SchemaFile && p.Filename() != ""
 }
 
 // fromCUE converts CUE's error list. Each error keeps CUE's own message;
@@ -574,7 +581,7 @@ func fromCUEList(err error, file string) Errors {
 // own position first when it is one, then the others sorted by file, line
 // and column, without repeats.
 func userPositions(e cueerrors.Error) []token.Pos {
-	user := func(p token.Pos) bool { return p.IsValid() && p.Filename() != SchemaFile }
+	user := inUserFile
 	var first []token.Pos
 	if user(e.Position()) {
 		first = append(first, e.Position())
