@@ -457,30 +457,45 @@ func nilIfEmpty(m map[string]string) map[string]string {
 }
 
 // resources merges defaults, the profile's and the puller's settings, field
-// by field (quantities were checked by the schema).
+// by field (quantities were checked by the schema, which also refuses a
+// request above a limit when the config sets both). A default yields to
+// what the config sets: a request above the default limit raises the limit
+// to it, and a limit below the default request lowers the request to it,
+// as Kubernetes defaults a missing request to the limit.
 func (r *renderer) resources(p *schema.Puller) corev1.ResourceRequirements {
-	merged := defaultResources
-	for _, over := range []*schema.Resources{r.prof.Resources, p.Resources} {
-		if over == nil {
-			continue
-		}
-		for _, x := range []struct{ dst, src *schema.ResourceList }{{&merged.Requests, &over.Requests}, {&merged.Limits, &over.Limits}} {
-			if x.src.CPU != "" {
-				x.dst.CPU = x.src.CPU
+	user := schema.MergeResources(r.prof.Resources, p.Resources)
+	req := corev1.ResourceList{}
+	lim := corev1.ResourceList{}
+	for _, x := range []struct {
+		name           corev1.ResourceName
+		req, lim       schema.Quantity
+		defReq, defLim schema.Quantity
+	}{
+		{corev1.ResourceCPU, user.Requests.CPU, user.Limits.CPU, defaultResources.Requests.CPU, defaultResources.Limits.CPU},
+		{corev1.ResourceMemory, user.Requests.Memory, user.Limits.Memory, defaultResources.Requests.Memory, defaultResources.Limits.Memory},
+	} {
+		rq, lq := x.req, x.lim
+		switch {
+		case rq == "" && lq == "":
+			rq, lq = x.defReq, x.defLim
+		case rq == "":
+			rq = x.defReq
+			if q, l := quantity(rq), quantity(lq); q.Cmp(l) > 0 {
+				rq = lq
 			}
-			if x.src.Memory != "" {
-				x.dst.Memory = x.src.Memory
+		case lq == "":
+			lq = x.defLim
+			if q, l := quantity(rq), quantity(lq); q.Cmp(l) > 0 {
+				lq = rq
 			}
 		}
+		req[x.name], lim[x.name] = quantity(rq), quantity(lq)
 	}
-	list := func(l schema.ResourceList) corev1.ResourceList {
-		return corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(string(l.CPU)),
-			corev1.ResourceMemory: resource.MustParse(string(l.Memory)),
-		}
-	}
-	return corev1.ResourceRequirements{Requests: list(merged.Requests), Limits: list(merged.Limits)}
+	return corev1.ResourceRequirements{Requests: req, Limits: lim}
 }
+
+// quantity parses a quantity the schema has checked.
+func quantity(q schema.Quantity) resource.Quantity { return resource.MustParse(string(q)) }
 
 func (r *renderer) recordsConfigMap(p *schema.Puller, pinned []string) Object {
 	name := p.Name + "-records"

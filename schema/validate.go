@@ -123,10 +123,19 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 	}
 	prof := c.Profiles[pn]
 	pp := path("profiles", pn)
+	// The name labels every object the profile renders (stowage.dev/profile).
+	if msgs := validation.IsValidLabelValue(pn); pn == "" || len(msgs) > 0 {
+		if pn == "" {
+			msgs = []string{"it is empty"}
+		}
+		add(pp, "profile name %q must be a valid label value, at most 63 letters, digits, '-', '_' or '.' (it labels every object the profile renders): %s",
+			pn, strings.Join(msgs, "; "))
+	}
 	checkLabel(add, extend(pp, "namespace"), "namespace", prof.Namespace)
 	checkRef(add, extend(pp, "helper", "image"), prof.Helper.Image)
 	checkRef(add, extend(pp, "helper", "pause"), prof.Helper.Pause)
 	checkResources(add, extend(pp, "resources"), prof.Resources)
+	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 
 	seen := map[string]int{}
 	for i, pl := range prof.Pullers {
@@ -164,6 +173,7 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 			}
 		}
 		checkResources(add, extend(p, "resources"), pl.Resources)
+		checkRequestsWithinLimits(add, pp, &p, prof.Resources, pl.Resources)
 	}
 
 	if op := prof.OpenPAI; op != nil {
@@ -347,10 +357,75 @@ func checkResources(add adder, p cue.Path, r *Resources) {
 			if q.v == "" {
 				continue
 			}
-			if _, err := resource.ParseQuantity(string(q.v)); err != nil {
+			switch v, err := resource.ParseQuantity(string(q.v)); {
+			case err != nil:
 				add(extend(p, x.field, q.name), "%q is not a Kubernetes quantity (for example 5m or 16Mi)", string(q.v))
+			case v.Sign() < 0:
+				add(extend(p, x.field, q.name), "%q is negative; a container's %s must be zero or more", string(q.v), x.field)
 			}
 		}
+	}
+}
+
+// MergeResources returns what a puller's containers are given by the
+// config: the profile's resources, overridden field by field by the
+// puller's. Fields that neither sets are "" (render fills in its defaults).
+func MergeResources(profile, puller *Resources) Resources {
+	var out Resources
+	for _, r := range []*Resources{profile, puller} {
+		if r == nil {
+			continue
+		}
+		for _, x := range []struct{ dst, src *ResourceList }{{&out.Requests, &r.Requests}, {&out.Limits, &r.Limits}} {
+			if x.src.CPU != "" {
+				x.dst.CPU = x.src.CPU
+			}
+			if x.src.Memory != "" {
+				x.dst.Memory = x.src.Memory
+			}
+		}
+	}
+	return out
+}
+
+// checkRequestsWithinLimits refuses a request above the limit when the
+// config sets both, in the profile (pullerPath nil) or in the profile and
+// a puller together (reported only when the puller sets one of the two,
+// at the request's own field). Kubernetes refuses such a pod.
+func checkRequestsWithinLimits(add adder, profilePath cue.Path, pullerPath *cue.Path, profile, puller *Resources) {
+	merged := MergeResources(profile, puller)
+	for _, name := range []string{"cpu", "memory"} {
+		get := func(r *Resources, field string) Quantity {
+			if r == nil {
+				return ""
+			}
+			l := r.Requests
+			if field == "limits" {
+				l = r.Limits
+			}
+			if name == "cpu" {
+				return l.CPU
+			}
+			return l.Memory
+		}
+		req, lim := get(&merged, "requests"), get(&merged, "limits")
+		rq, err1 := resource.ParseQuantity(string(req))
+		lq, err2 := resource.ParseQuantity(string(lim))
+		if req == "" || lim == "" || err1 != nil || err2 != nil || rq.Cmp(lq) <= 0 {
+			continue
+		}
+		at := extend(profilePath, "resources", "requests", name)
+		if pullerPath != nil {
+			if get(puller, "requests") == "" && get(puller, "limits") == "" {
+				continue // the profile's own conflict, reported once
+			}
+			if get(puller, "requests") != "" {
+				at = extend(*pullerPath, "resources", "requests", name)
+			} else {
+				at = extend(*pullerPath, "resources", "limits", name)
+			}
+		}
+		add(at, "the %s request %s is above the %s limit %s; Kubernetes refuses a container that requests more than its limit", name, req, name, lim)
 	}
 }
 
