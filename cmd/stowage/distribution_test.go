@@ -83,6 +83,20 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	if err := registrytest.SeedStandIns(context.Background(), push, nil, []string{single, multi, arm, pinSrc, helper, pause}, 4); err != nil {
 		t.Fatal(err)
 	}
+	// The real server answers by Accept: a client that does not list the
+	// OCI index type gets a 404 for an index (the in-process registry
+	// would answer anyway). stowage must list every type.
+	tag := mustTag(t, multi)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+h+"/v2/team/multi/manifests/"+tag, nil)
+	req.Header.Set("Accept", "application/vnd.docker.distribution.manifest.v2+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("docker-registry answered %s to a GET of an index without the OCI index type in Accept; want 404 (the premise of these tests)", resp.Status)
+	}
 	pinDigest := standinEntry(t, pinSrc).Digest
 	pinned := h + "/team/pinned@" + pinDigest
 	pinnedTag := pinSrc + "@" + pinDigest
@@ -193,8 +207,8 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	}
 
 	// A pinned digest deleted from the registry: vet --remote names it.
-	req, _ := http.NewRequest(http.MethodDelete, "http://"+h+"/v2/team/pinned/manifests/"+pinDigest, nil)
-	resp, err := http.DefaultClient.Do(req)
+	req, _ = http.NewRequest(http.MethodDelete, "http://"+h+"/v2/team/pinned/manifests/"+pinDigest, nil)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,7 @@ type counter struct {
 	n     map[string]int
 }
 
+// ServeHTTP counts the request by kind and proxies it.
 func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := "other"
 	switch {

@@ -37,6 +37,9 @@ type ImageError struct {
 	Err error
 }
 
+// Error formats the failure as
+// `image "<written>" (<key>; used by <uses>): registry <host>: <op>: <answer>`,
+// leaving out the parts that are empty.
 func (e *ImageError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "image %q", e.Image)
@@ -68,6 +71,8 @@ func (e *ImageError) Unwrap() error { return e.Err }
 // every failure is reported, not only the first.
 type Errors []*ImageError
 
+// Error is the one failure's message, or "N images failed:" followed by
+// one indented line per failure.
 func (es Errors) Error() string {
 	if len(es) == 1 {
 		return es[0].Error()

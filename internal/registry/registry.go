@@ -492,6 +492,7 @@ type RunTimeoutError struct {
 	After time.Duration
 }
 
+// Error says that the run's time limit ran out, and what it was.
 func (e *RunTimeoutError) Error() string {
 	return fmt.Sprintf("the run's time limit of %v ran out", e.After)
 }

@@ -62,6 +62,7 @@ type PlainHTTPError struct {
 	Host string
 }
 
+// Error names the registry and the flag that allows plain HTTP to it.
 func (e *PlainHTTPError) Error() string {
 	return fmt.Sprintf("plain HTTP to %s refused: it is not marked insecure (--insecure-registry %s)", e.Host, e.Host)
 }
@@ -73,11 +74,13 @@ type TimeoutError struct {
 	After time.Duration
 }
 
+// Error says how long the attempt waited.
 func (e *TimeoutError) Error() string { return fmt.Sprintf("no answer within %v", e.After) }
 
 // Timeout reports true: net.Error's meaning.
 func (e *TimeoutError) Timeout() bool { return true }
 
+// RoundTrip sends one attempt; see attemptTransport.
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme == "http" && !t.insecure[req.URL.Host] {
 		if req.Body != nil {
@@ -147,6 +150,8 @@ type cancelOnClose struct {
 	timeout     time.Duration
 }
 
+// Read reads the body; a read cut by the attempt's deadline is a
+// TimeoutError.
 func (b *cancelOnClose) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && b.ctx.Err() != nil && b.parent.Err() == nil {
@@ -155,6 +160,7 @@ func (b *cancelOnClose) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the body and ends the attempt's deadline.
 func (b *cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()

@@ -87,6 +87,8 @@ func (f *Faults) Count(method, path string) int {
 	return n
 }
 
+// ServeHTTP records the request, then answers it with the first rule that
+// matches and has not run out, or passes it to Next.
 func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Accept: r.Header.Get("Accept")})
@@ -166,6 +168,7 @@ type dropHeader struct {
 	done   bool
 }
 
+// WriteHeader drops the header, then writes the status.
 func (d *dropHeader) WriteHeader(code int) {
 	if !d.done {
 		d.done = true
@@ -174,6 +177,7 @@ func (d *dropHeader) WriteHeader(code int) {
 	d.ResponseWriter.WriteHeader(code)
 }
 
+// Write writes the body, the header first if not yet written.
 func (d *dropHeader) Write(b []byte) (int, error) {
 	if !d.done {
 		d.WriteHeader(http.StatusOK)
