@@ -61,7 +61,10 @@ type group struct {
 	items    []*item
 }
 
-func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[string]Object) []Object {
+// puller renders p's DaemonSets and records ConfigMap. taken holds the
+// DaemonSet names of p's namespace already in use (p.Name is reserved for
+// p); the names p takes are added to it.
+func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[string]Object, taken map[string]bool) []Object {
 	items := r.items(p, plan)
 	if len(items) == 0 {
 		return nil
@@ -75,7 +78,7 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 
 	var objs []Object
 	records := map[string]bool{}
-	used := map[string]bool{}
+	ownName := false // whether p.Name is in use by p
 	for _, g := range groupItems(p, items) {
 		// Container names are chosen over the whole group, so they do not
 		// depend on where the group is split.
@@ -106,12 +109,19 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 			if len(parts) > 1 {
 				name = partName(base, n+1)
 			}
-			if used[name] {
+			if name == p.Name && !ownName {
+				ownName = true
+			} else if taken[name] {
 				// A node group whose suffix happens to equal a part number
-				// of another group ("p-2"): keep DaemonSet names distinct.
-				name = hashedName(name, g.key)
+				// of another group ("p-2"), or a name another puller of the
+				// namespace has ("p-gpu"): keep DaemonSet names distinct.
+				want := name
+				name = hashedName(want, g.key)
+				for k := 2; taken[name]; k++ {
+					name = hashedName(want, g.key+"\x00"+strconv.Itoa(k))
+				}
 			}
-			used[name] = true
+			taken[name] = true
 			objs = append(objs, r.daemonSet(p, name, g, part, names[c[0]:c[1]], helper, pause, sortedKeys(pullSecrets)))
 			for _, it := range part {
 				records[it.pinned] = true

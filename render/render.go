@@ -134,8 +134,30 @@ func (r *renderer) run() []Object {
 	var objs []Object
 	plan := r.openpaiPlan()
 	secrets := map[string]Object{}
-	for i := range r.prof.Pullers {
-		objs = append(objs, r.puller(&r.prof.Pullers[i], plan, secrets)...)
+	// DaemonSet names are unique per namespace: each puller's own name is
+	// reserved for it, then the pullers take the names of their node
+	// groups and parts in (namespace, name) order, so that which name gets
+	// a hash when two would collide ("a" with a node group "gpu", and a
+	// puller "a-gpu") does not depend on the order the config lists them.
+	taken := map[string]map[string]bool{}
+	order := make([]int, len(r.prof.Pullers))
+	for i, p := range r.prof.Pullers {
+		if taken[p.Namespace] == nil {
+			taken[p.Namespace] = map[string]bool{}
+		}
+		taken[p.Namespace][p.Name] = true
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		pa, pb := r.prof.Pullers[order[a]], r.prof.Pullers[order[b]]
+		if pa.Namespace != pb.Namespace {
+			return pa.Namespace < pb.Namespace
+		}
+		return pa.Name < pb.Name
+	})
+	for _, i := range order {
+		p := &r.prof.Pullers[i]
+		objs = append(objs, r.puller(p, plan, secrets, taken[p.Namespace])...)
 	}
 	for _, k := range sortedKeys(secrets) {
 		objs = append(objs, secrets[k])
