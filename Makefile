@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build test vet fmt golden lock-examples helper bench crane
+.PHONY: build test vet fmt golden lock-examples helper bench crane fuzz e2e
 
 build:
 	$(GO) build -o bin/stowage ./cmd/stowage
@@ -10,6 +10,25 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) e2e
+	$(MAKE) fuzz
+
+# Run each fuzzer for a short fixed time, after its committed seeds ran as
+# tests in `make test`; a failure writes the input under the package's
+# testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
+# Longer: make fuzz FUZZTIME=10m.
+FUZZTIME ?= 15s
+FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles
+fuzz:
+	@mkdir -p bin/fuzz
+	@for pkg in render schema; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./$$pkg || exit 1; done
+	@for f in $(FUZZERS); do \
+		pkg=$${f%%:*}; name=$${f##*:}; \
+		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
+		(cd $$pkg && ../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$name\$$" \
+			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
+			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
+	done
 
 fmt:
 	gofmt -l -w .
