@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,13 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 				s := r.secret(p.Namespace, it)
 				pullSecrets[s.Name] = true
 				if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
-					secrets[s.Namespace+"/"+s.Name] = s
+					id := s.Namespace + "/" + s.Name
+					if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
+						// Only literal passwords can differ under one name.
+						r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
+							it.usedBy, it.ref.AuthKey(), it.auth.Username, p.Namespace)
+					}
+					secrets[id] = s
 				}
 			}
 			name := base

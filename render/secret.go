@@ -18,14 +18,16 @@ import (
 
 // secret returns the pull Secret for an item's username/password auth in
 // namespace. Its name is "stowage-pull-<registry>-<8 hex>", the hex being
-// sha256 over registry, username and password source, so each distinct
-// credential gets a distinct, stable name and no secret material shapes it.
+// sha256 over registry, username and password source ("env:NAME",
+// "file:path", or the words "a literal password" — never the password
+// itself), so each distinct credential gets a distinct, stable name and no
+// secret material shapes it.
 // Object is nil (and an error recorded) when the password is not in
 // Input.Passwords and the profile renders Secrets.
 func (r *renderer) secret(namespace string, it *item) Object {
 	a := it.auth
 	key := it.ref.AuthKey()
-	sum := sha256.Sum256([]byte(key + "\x00" + a.Username + "\x00" + a.Password))
+	sum := sha256.Sum256([]byte(key + "\x00" + a.Username + "\x00" + sourceName(a.Password)))
 	name := "stowage-pull-" + sanitize(it.ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
 	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
 	if r.prof.Secrets != "render" {
