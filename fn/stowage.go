@@ -2,7 +2,6 @@ package fn
 
 import (
 	"errors"
-	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -108,4 +107,3 @@ func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *
 	return out
 }
 
-var _ = fmt.Sprintf
