@@ -7,6 +7,7 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,7 +25,18 @@ var rename = os.Rename
 // synced and then renamed over path, and the directory is synced. On any
 // error path keeps its old content (or stays absent) and no temporary file
 // remains. The directory of path must exist.
-func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return WriteFileContext(context.Background(), path, data, perm)
+}
+
+// WriteFileContext is WriteFile that gives up when ctx is done before the
+// rename: path keeps its old content, the temporary file is removed, and
+// the error wraps ctx.Err(). (A signal handler cancels ctx, so an
+// interrupted stowage leaves nothing behind.)
+func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.FileMode) (err error) {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -53,6 +65,9 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := rename(tmp, path); err != nil {
 		return err
 	}
@@ -74,7 +89,16 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 // anything is written: a dir that is a symbolic link or whose last element is
 // ".", ".." or the root, and a name in files that is absolute, escapes dir
 // ("..") or is both a file and a directory.
-func ReplaceDir(dir string, files map[string][]byte) (err error) {
+func ReplaceDir(dir string, files map[string][]byte) error {
+	return ReplaceDirContext(context.Background(), dir, files)
+}
+
+// ReplaceDirContext is ReplaceDir that gives up when ctx is done before the
+// new tree is swapped in: it checks ctx before each file it stages and
+// before the swap, removes what it staged, leaves dir as it was and returns
+// an error wrapping ctx.Err(). Once the swap has begun it runs to the end,
+// so dir holds either the old tree or the new one.
+func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("replace directory %s: %w", dir, err)
@@ -121,6 +145,9 @@ func ReplaceDir(dir string, files map[string][]byte) (err error) {
 		return err
 	}
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p := filepath.Join(tmp, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
@@ -130,6 +157,9 @@ func ReplaceDir(dir string, files map[string][]byte) (err error) {
 		}
 	}
 	syncDirs(tmp, names)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	if !existed {
 		if err := rename(tmp, dir); err != nil {
