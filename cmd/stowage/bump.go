@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/render"
@@ -53,7 +51,7 @@ when something changed, as git diff --exit-code does.`,
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(context.Background(), old, registryImages(images), registry.Refresh)
+			next, err := r.Lock(cmd.Context(), old, registryImages(images), registry.Refresh)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s not changed: %w", path, err)
@@ -80,22 +78,22 @@ when something changed, as git diff --exit-code does.`,
 				}
 				renderChanged = len(diff) > 0
 			}
+			// The lock, the rendered directory and the PR body change
+			// together or not at all (a failed or interrupted write puts
+			// back the ones made before it).
+			var ws writes
 			if lockChanged {
-				if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
-					return err
-				}
+				ws.file(path, out)
 			}
 			if renderChanged {
-				if err := atomicfile.ReplaceDir(renderOut, files); err != nil {
-					return err
-				}
+				ws.dir(renderOut, files)
 			}
-
 			report := bump.NewReport(changes, bump.BodyOptions{LockFile: path, RenderDir: renderOut})
 			if prBody != "" && report.Body != "" {
-				if err := atomicfile.WriteFile(prBody, []byte(report.Body), 0o644); err != nil {
-					return err
-				}
+				ws.file(prBody, []byte(report.Body))
+			}
+			if err := ws.commit(cmd.Context()); err != nil {
+				return err
 			}
 			w := cmd.OutOrStdout()
 			switch {

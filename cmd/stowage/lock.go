@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -231,7 +230,7 @@ the lock would change (entries missing, unused or out of date).`,
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(context.Background(), old, regImages, registry.Fill)
+			next, err := r.Lock(cmd.Context(), old, regImages, registry.Fill)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s not changed: %w", path, err)
@@ -239,7 +238,7 @@ the lock would change (entries missing, unused or out of date).`,
 			changes := bump.Diff(old, next, images)
 			out := next.Marshal()
 			if !bytes.Equal(out, data) {
-				if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
+				if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
 					return err
 				}
 			}

@@ -7,10 +7,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -32,8 +36,25 @@ func (e usageError) Unwrap() error { return e.err }
 // said what differs, so main prints nothing more and exits 1.
 var errCheckFailed = errors.New("check failed")
 
+// interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the
+// command stop and remove what it staged before it exits anyway (a command
+// blocked on input, such as fn reading stdin, never sees the signal).
+const interruptGrace = 2 * time.Second
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
+	// SIGTERM and SIGINT cancel the command's context instead of killing
+	// the process: writes stop before their final rename and remove their
+	// temporary files, registry requests are abandoned, and the exit code
+	// is 1 with every file as it was. A second signal kills at once.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop()
+		time.Sleep(interruptGrace)
+		fmt.Fprintf(os.Stderr, "stowage: %v; not stopped after %v, exiting\n", context.Cause(ctx), interruptGrace)
+		os.Exit(exitFailure)
+	}()
+	os.Exit(runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
 }
 
 // env reads an environment variable; tests pass their own.
@@ -41,15 +62,24 @@ type env func(string) (string, bool)
 
 // run executes the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
+}
+
+// runContext is run with a context that a signal cancels; commands stop
+// when it is done, leaving every file as it was.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
 	root := newRoot(getenv)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	switch {
 	case err == nil:
 		return exitOK
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "stowage: %v; stopped, nothing written: %v\n", context.Cause(ctx), err)
+		return exitFailure
 	case errors.Is(err, errCheckFailed):
 		return exitFailure
 	case errors.As(err, new(usageError)):

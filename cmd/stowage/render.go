@@ -63,7 +63,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 				}
 				return nil
 			}
-			return atomicfile.ReplaceDir(out, files)
+			return atomicfile.ReplaceDirContext(cmd.Context(), out, files)
 		},
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile to render (optional when the config has one)")

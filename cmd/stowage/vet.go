@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -73,7 +72,7 @@ Passwords of the config's credentials are read then.`,
 			if err != nil {
 				return err
 			}
-			err = r.Verify(context.Background(), pins)
+			err = r.Verify(cmd.Context(), pins)
 			done()
 			if err != nil {
 				return fmt.Errorf("pinned digests missing or unchecked: %w", err)
