@@ -513,21 +513,34 @@ func messageOf(err error) string {
 	return strings.Join(msgs, "; ")
 }
 
-// isPassword reports whether p is an auth.password field, whose value
-// must never reach an error message.
+// isPassword reports whether p is a field whose value must never reach an
+// error message: an auth.password field, anything inside one, or an auth
+// field itself (a password written in place of the auth struct, such as
+// auth: "hunter2"), of an environment or a catalogue image.
 func isPassword(p cue.Path) bool {
 	sels := p.Selectors()
-	n := len(sels)
-	return n >= 2 && sels[n-1].String() == "password" && sels[n-2].String() == "auth"
+	for i := 2; i < len(sels); i++ {
+		if sels[i].String() != "auth" {
+			continue
+		}
+		if owner := sels[i-2].String(); owner != "environments" && owner != "images" {
+			continue
+		}
+		if i == len(sels)-1 || sels[i+1].String() == "password" {
+			return true
+		}
+	}
+	return false
 }
 
-// redactPassword replaces CUE's message about a password field, which
-// quotes the values, by one that does not.
+// redactPassword replaces CUE's message about a password field (or an
+// auth field that is not a struct), which quotes the values, by one that
+// does not.
 func redactPassword(msg string) string {
-	if strings.HasPrefix(msg, "conflicting values") {
+	if strings.HasPrefix(msg, "conflicting values") && !strings.Contains(msg, "mismatched types") {
 		return "conflicting values (not shown: this is a password field)"
 	}
-	return `invalid value (not shown: this is a password field); write a source, "env:VARIABLE" or "file:path"`
+	return `invalid value (not shown: it may be a password); auth is {secret: NAME} or {username: USER, password: SOURCE}, and a password source is "env:VARIABLE" or "file:path"`
 }
 
 // declared reports whether the schema contributes to v: whether v's field
