@@ -1,6 +1,8 @@
 // End-to-end tests against a real kube-apiserver, through
 // controller-runtime's envtest. A module of its own so that stowage itself
 // never depends on controller-runtime or client-go; `make test` runs it.
+// The main module comes from ../ (replace below): when its requirements
+// change, run `go mod tidy` here too, or the readonly builds of CI fail.
 module github.com/stowage/stowage/e2e
 
 go 1.26.8
