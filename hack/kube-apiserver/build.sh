@@ -31,7 +31,9 @@ built() {
   case $1 in
     kube-apiserver) "$dir/$1" --version ;;
     kubectl) "$dir/$1" version --client ;;
-  esac 2>/dev/null | grep -qF "$version"
+  esac 2>/dev/null | grep -F "$version" >/dev/null
+  # (not grep -q: it stops reading at the first match, kubectl dies of
+  # SIGPIPE writing the rest, and pipefail would report the pipe failed)
 }
 
 for cmd in kube-apiserver kubectl; do
