@@ -95,11 +95,12 @@ func Load(dir string, opts Options) (*Config, error) {
 // password sources and is recorded in Config.Dir. The files are taken in
 // name order whatever order they come in, so the result and the errors do
 // not depend on it.
-func LoadFiles(dir string, files []File, opts Options) (*Config, error) {
+func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) {
 	if len(files) == 0 {
 		return nil, Errors{{File: dir, Msg: "no config files"}}
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	defer recoverCUE(files[0].Name, &cfg, &err)
 	ctx := cuecontext.New()
 	user, errs := buildUser(ctx, files)
 	if len(errs) > 0 {
@@ -114,10 +115,11 @@ func LoadFiles(dir string, files []File, opts Options) (*Config, error) {
 // ("spec"); the fields in drop are removed from it first (they belong to
 // the document, not the config, e.g. "profile"). Positions name file and
 // the document's own lines; paths are relative to field.
-func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*Config, error) {
-	f, err := cueyaml.Extract(file, data)
+func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *Config, err error) {
+	defer recoverCUE(file, &cfg, &err)
+	f, err := extractYAML(file, data)
 	if err != nil {
-		return nil, fromCUEList(err, file).sorted()
+		return nil, decodeErrors(err, file).sorted()
 	}
 	var body *ast.StructLit
 	for _, d := range f.Decls {
@@ -198,6 +200,41 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 	return &cfg, nil
 }
 
+// panicError is a panic of CUE's decoders or evaluator, as an error.
+type panicError struct{ v any }
+
+func (e panicError) Error() string { return fmt.Sprint(e.v) }
+
+// extractYAML is cueyaml.Extract, with a panic of CUE's YAML decoder (it
+// indexes out of range on some inputs, such as lines ended by a lone "\r")
+// returned as a panicError.
+func extractYAML(file string, data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, panicError{r}
+		}
+	}()
+	return cueyaml.Extract(file, data)
+}
+
+// decodeErrors locates a decoder's error in file.
+func decodeErrors(err error, file string) Errors {
+	var pe panicError
+	if errors.As(err, &pe) {
+		return Errors{{File: file, Msg: fmt.Sprintf("the YAML decoder cannot read this file (%v); check its syntax and line endings", pe.v)}}
+	}
+	return fromCUEList(err, file)
+}
+
+// recoverCUE turns a panic inside CUE during a load into Errors at file,
+// so that a load never panics whatever the files hold.
+func recoverCUE(file string, cfg **Config, err *error) {
+	if r := recover(); r != nil {
+		*cfg = nil
+		*err = Errors{{File: file, Msg: fmt.Sprintf("CUE failed while loading the config (%v); please report this with the file", r)}}
+	}
+}
+
 // buildUser compiles every file and unifies them. CUE files are built as
 // one instance (so they may refer to each other); YAML and JSON files are
 // data unified on top. Only syntax errors are returned here: conflicts
@@ -212,9 +249,9 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		case ".cue":
 			cueFiles = append(cueFiles, f)
 		case ".yaml", ".yml":
-			af, err := cueyaml.Extract(f.Name, f.Data)
+			af, err := extractYAML(f.Name, f.Data)
 			if err != nil {
-				errs = append(errs, fromCUEList(err, f.Name)...)
+				errs = append(errs, decodeErrors(err, f.Name)...)
 				continue
 			}
 			vals = append(vals, ctx.BuildFile(af))
