@@ -146,9 +146,16 @@ func Key(ref name.Reference) string {
 }
 
 // Lookup returns the entry whose Name is key (see Key) and whether it exists.
+// Entries sorted by name (as Parse and Put leave them) are binary-searched,
+// so rendering n images costs O(n log n), not O(n²); a key not found that
+// way is looked for entry by entry, so that a Lock built by hand in another
+// order still finds it.
 func (l *Lock) Lookup(key string) (Entry, bool) {
 	if l == nil {
 		return Entry{}, false
+	}
+	if i, found := slices.BinarySearchFunc(l.Entries, key, func(e Entry, k string) int { return strings.Compare(e.Name, k) }); found {
+		return l.Entries[i], true
 	}
 	i := slices.IndexFunc(l.Entries, func(e Entry) bool { return e.Name == key })
 	if i < 0 {
