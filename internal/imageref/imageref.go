@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -81,16 +80,64 @@ func Parse(s string) (Ref, error) {
 	return r, nil
 }
 
-var (
-	// pathComponent is one '/'-separated component of a repository path in
-	// the distribution reference grammar: lowercase letters and digits,
-	// separated by one '.', one or two '_', or any number of '-'.
-	pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	// tagGrammar is a tag in the distribution reference grammar.
-	tagGrammar = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-	// digestAlgorithms are the algorithms a written digest may use.
-	digestAlgorithms = []string{"sha256", "sha384", "sha512"}
-)
+// digestAlgorithms are the algorithms a written digest may use.
+var digestAlgorithms = []string{"sha256", "sha384", "sha512"}
+
+// isPathComponent reports whether c is one '/'-separated component of a
+// repository path in the distribution reference grammar,
+// [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*: lowercase letters and digits,
+// separated by one '.', one or two '_', or any number of '-'. It is
+// written out rather than a regexp because Parse runs it for every
+// component of every image (and a regexp would be compiled at start-up).
+func isPathComponent(c string) bool {
+	alnum := func(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }
+	i := 0
+	for {
+		// A run of letters and digits.
+		start := i
+		for i < len(c) && alnum(c[i]) {
+			i++
+		}
+		if i == start {
+			return false
+		}
+		if i == len(c) {
+			return true
+		}
+		// A separator, then another run.
+		switch c[i] {
+		case '.':
+			i++
+		case '_':
+			i++
+			if i < len(c) && c[i] == '_' {
+				i++
+			}
+		case '-':
+			for i < len(c) && c[i] == '-' {
+				i++
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// isTag reports whether t is a tag in the distribution reference grammar,
+// [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+func isTag(t string) bool {
+	if len(t) == 0 || len(t) > 128 || t[0] == '.' || t[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // grammar returns why s is not a reference kubelet would pull, in words,
 // or "". pkg/name accepts some references the runtime refuses (an empty
@@ -131,7 +178,7 @@ func grammar(s string) string {
 	switch {
 	case hasTag && tag == "":
 		return "the tag after ':' is empty; write a tag or leave out the ':'"
-	case hasTag && !tagGrammar.MatchString(tag):
+	case hasTag && !isTag(tag):
 		return fmt.Sprintf("tag %q is not valid: a tag is 1 to 128 letters, digits, '_', '.' and '-', and does not start with '.' or '-'", tag)
 	case repo == "":
 		return "the repository name is empty"
@@ -146,8 +193,8 @@ func grammar(s string) string {
 		switch {
 		case c == "":
 			return fmt.Sprintf("repository path %q has an empty component (a leading, trailing or doubled '/')", path)
-		case pathComponent.MatchString(c):
-		case pathComponent.MatchString(strings.ToLower(c)):
+		case isPathComponent(c):
+		case isPathComponent(strings.ToLower(c)):
 			return fmt.Sprintf("repository names must be lowercase: %q; write %q", c, strings.ToLower(c))
 		default:
 			return fmt.Sprintf("repository path component %q is not valid: use lowercase letters and digits, separated by '.', '_', '__' or '-'", c)

@@ -3,6 +3,7 @@ package imageref
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -221,5 +222,34 @@ func TestShortHashStable(t *testing.T) {
 	}
 	if len(a.ShortHash(8)) != 8 {
 		t.Errorf("ShortHash(8) = %q", a.ShortHash(8))
+	}
+}
+
+// TestGrammarMatchesRegexps checks the hand-written matchers against the
+// regular expressions of the distribution reference grammar they replace.
+func TestGrammarMatchesRegexps(t *testing.T) {
+	component := regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	tag := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	alphabet := []string{"a", "z", "0", "9", ".", "_", "-", "A", "/", ":", "é"}
+	var inputs []string
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		inputs = append(inputs, prefix)
+		if n == 0 {
+			return
+		}
+		for _, a := range alphabet {
+			gen(prefix+a, n-1)
+		}
+	}
+	gen("", 4)
+	inputs = append(inputs, strings.Repeat("a", 128), strings.Repeat("a", 129), "a__b", "a___b", "a--b", "a._b", "a.b.c", "_a")
+	for _, s := range inputs {
+		if got, want := isPathComponent(s), component.MatchString(s); got != want {
+			t.Errorf("isPathComponent(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := isTag(s), tag.MatchString(s); got != want {
+			t.Errorf("isTag(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

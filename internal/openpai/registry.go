@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Registry is the registry OpenPAI's own images are pulled from: the
@@ -65,12 +66,15 @@ func (r Registry) Expand(template string) string {
 // The reference grammar of distribution/reference (docker/distribution
 // reference/regexp.go): a domain is dot-separated host components with an
 // optional port; a path component is lowercase alphanumerics joined by
-// ".", "_", "__" or dashes; a tag is [\w][\w.-]{0,127}.
-var (
-	domainRE    = regexp.MustCompile(`^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?$`)
-	componentRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	tagRE       = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
-)
+// ".", "_", "__" or dashes; a tag is [\w][\w.-]{0,127}. They are
+// compiled on first use, not at start-up: most runs (and every run of the
+// KRM function without an OpenPAI profile) never validate a registry.
+var registryGrammar = sync.OnceValue(func() (g struct{ domain, component, tag *regexp.Regexp }) {
+	g.domain = regexp.MustCompile(`^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?$`)
+	g.component = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	g.tag = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
+	return g
+})
 
 // Validate checks r after defaults: Domain must be a host[:port] without
 // scheme or path, Namespace one or more lowercase path components, Tag a
@@ -78,22 +82,23 @@ var (
 // errors.Join of *RegistryError, one per bad field.
 func (r Registry) Validate() error {
 	var errs []error
+	g := registryGrammar()
 	bad := func(field, value, msg string) {
 		errs = append(errs, &RegistryError{Field: field, Value: value, Msg: msg})
 	}
 	switch {
 	case strings.Contains(r.Domain, "://"):
 		bad("domain", r.Domain, "give the registry host[:port] without a scheme")
-	case !domainRE.MatchString(r.Domain):
+	case !g.domain.MatchString(r.Domain):
 		bad("domain", r.Domain, "not a registry host[:port]")
 	}
 	for _, c := range strings.Split(r.Namespace, "/") {
-		if !componentRE.MatchString(c) {
+		if !g.component.MatchString(c) {
 			bad("namespace", r.Namespace, "not a repository path: use lowercase letters and digits separated by '/', '.', '_' or '-'")
 			break
 		}
 	}
-	if !tagRE.MatchString(r.Tag) {
+	if !g.tag.MatchString(r.Tag) {
 		bad("tag", r.Tag, "not an image tag: letters, digits, '_', '.' and '-', starting with a letter, digit or '_', at most 128 characters")
 	}
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // observation is one line of the `docker images` listing in microsoft/pai
@@ -75,8 +76,9 @@ var observations5381 = []observation{
 
 // observedBytes maps an image name to its observed size in bytes. Names
 // listed with two different images (nginx, nvidia/cuda: two tags each) are
-// left out, since the listing does not say which tag is which.
-var observedBytes = func() map[string]int64 {
+// left out, since the listing does not say which tag is which. It is
+// built on first use, not at start-up.
+var observedBytes = sync.OnceValue(func() map[string]int64 {
 	sizes := map[string]int64{}
 	ambiguous := map[string]bool{}
 	for _, o := range observations5381 {
@@ -93,7 +95,7 @@ var observedBytes = func() map[string]int64 {
 		delete(sizes, n)
 	}
 	return sizes
-}()
+})
 
 // parseDockerSize converts a size as `docker images` prints it (decimal
 // units of github.com/docker/go-units HumanSize: B, kB, MB, GB, TB) to
@@ -143,7 +145,7 @@ func parseDockerSize(s string) (int64, error) {
 // the image was not observed, or observed as two different images (nginx,
 // nvidia/cuda).
 func ObservedSize(image string) (bytes int64, ok bool) {
-	bytes, ok = observedBytes[imageName(image)]
+	bytes, ok = observedBytes()[imageName(image)]
 	return bytes, ok
 }
 
