@@ -1,11 +1,15 @@
 package render
 
 import (
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/synth"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -32,6 +36,7 @@ func TestMarshalIsYAMLv2(t *testing.T) {
 				t.Fatalf("%s/%s: %v", s.name, profile, err)
 			}
 			for _, o := range objs {
+				checkUnstructured(t, o)
 				got, err := Marshal(o)
 				if err != nil {
 					t.Fatal(err)
@@ -65,4 +70,46 @@ func placeholderPasswords(t *testing.T, cfg *schema.Config, profile string) map[
 		pw[s.Source] = []byte("pw:\x00\xff\"")
 	}
 	return pw
+}
+
+// checkUnstructured checks that unstructured gives the map
+// runtime.DefaultUnstructuredConverter.ToUnstructured gives.
+func checkUnstructured(t *testing.T, o Object) {
+	t.Helper()
+	got, err := unstructured(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s %s/%s: unstructured differs from ToUnstructured:\ngot  %#v\nwant %#v", o.Kind, o.Namespace, o.Name, got, want)
+	}
+}
+
+// TestUnstructuredIsToUnstructured checks unstructured against
+// ToUnstructured on a synthetic config (every DaemonSet shape of a large
+// render: split node groups, records ConfigMaps).
+func TestUnstructuredIsToUnstructured(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scale")
+	if err := synth.Generate(100, 40, dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schema.Load(dir, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lock.Read(filepath.Join(dir, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Render(Input{Config: cfg, Lock: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		checkUnstructured(t, o)
+	}
 }
