@@ -1,22 +1,27 @@
 // Command bench measures `stowage lock` and a steady-state `stowage bump`
-// against a sequential loop of `crane digest`, on Debian's docker-registry
-// (CNCF distribution) started on 127.0.0.1 and seeded with N distinct tags
-// (deterministic stand-in images; about half are multi-arch indexes).
-// Every request goes through a counting reverse proxy on loopback, so the
-// registry requests per reference are counted, not estimated. It is a
-// measurement, not a test: it prints numbers and fails only when a command
-// fails.
+// against the tools a user would script instead — a sequential loop of
+// `crane digest`, a sequential loop of `skopeo inspect` (Debian's skopeo)
+// and kbld (carvel.dev/kbld, when it could be built) — on Debian's
+// docker-registry (CNCF distribution) started on 127.0.0.1 and seeded with
+// N distinct tags (deterministic stand-in images; about half are
+// multi-arch indexes). Every request goes through a counting reverse proxy
+// on loopback, so the registry requests per reference are counted, not
+// estimated. It is a measurement, not a test: it prints numbers, writes
+// them as a markdown section for docs/benchmarks.md (-md, included by
+// hack/perf) and fails only when a command fails.
 //
 //	make bench
-//	go run ./hack/bench -stowage bin/stowage -crane bin/crane -n 1000
+//	go run ./hack/bench -stowage bin/stowage -crane bin/crane -kbld bin/kbld -n 1000 -md bin/bench-registry.md
 //
-// crane is built from the go-containerregistry version in go.mod
-// (go build github.com/google/go-containerregistry/cmd/crane), the same
-// library stowage resolves with.
+// crane is built from the go-containerregistry version in go.mod, the same
+// library stowage resolves with; kbld by `make kbld` (hack/bench/kbld.sh);
+// skopeo is looked up in PATH (apt-get install -y skopeo).
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -26,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,15 +41,45 @@ import (
 )
 
 func main() {
-	stowage := flag.String("stowage", "bin/stowage", "the stowage binary")
-	crane := flag.String("crane", "bin/crane", "the crane binary")
-	n := flag.Int("n", 1000, "distinct tags to resolve")
-	jobs := flag.Int("jobs", registry.DefaultJobs, "stowage --jobs")
+	var o options
+	flag.StringVar(&o.stowage, "stowage", "bin/stowage", "the stowage binary")
+	flag.StringVar(&o.crane, "crane", "bin/crane", "the crane binary")
+	flag.StringVar(&o.kbld, "kbld", "bin/kbld", "the kbld binary; when missing, -kbld-log says why")
+	flag.StringVar(&o.kbldLog, "kbld-log", "bin/kbld.log", "output of the kbld build, quoted when kbld is missing")
+	flag.StringVar(&o.kbldVersion, "kbld-version", "", "the version kbld was built from, for the report (a build from the module proxy says \"develop\")")
+	flag.StringVar(&o.skopeo, "skopeo", "skopeo", "the skopeo binary (looked up in PATH)")
+	flag.IntVar(&o.n, "n", 1000, "distinct tags to resolve")
+	flag.IntVar(&o.skopeoEvery, "skopeo-every", 4, "time skopeo on every k-th tag only (it is slow), scaled up to n")
+	flag.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "stowage --jobs")
+	flag.IntVar(&o.runs, "runs", 3, "runs of stowage lock, bump and kbld; the median is reported")
+	flag.StringVar(&o.md, "md", "", "write the results as a markdown section to this file")
+	flag.StringVar(&o.json, "json", "", "write the headline ratios as JSON to this file (hack/perf reads it)")
 	flag.Parse()
-	if err := run(*stowage, *crane, *n, *jobs); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+type options struct {
+	stowage, crane, kbld, kbldLog, skopeo string
+	kbldVersion                           string
+	n, skopeoEvery, jobs, runs            int
+	md, json                              string
+}
+
+// Summary is what -json writes: the headline numbers hack/perf puts in the
+// goals table of docs/benchmarks.md.
+type Summary struct {
+	N                int     `json:"n"`
+	LockSeconds      float64 `json:"lockSeconds"`
+	LockPerRef       float64 `json:"lockRequestsPerRef"`
+	CraneRatio       float64 `json:"craneOverLock"`
+	KbldRatio        float64 `json:"kbldOverLock,omitempty"`
+	KbldNote         string  `json:"kbldNote,omitempty"`
+	SkopeoRatio      float64 `json:"skopeoOverLock,omitempty"`
+	BumpManifestsRef float64 `json:"bumpManifestRequestsPerRef"`
+	BumpPings        int     `json:"bumpPings"`
 }
 
 // counter is a reverse proxy that counts requests by kind.
@@ -63,7 +99,10 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = r.Method + " manifest"
 	case strings.Contains(r.URL.Path, "/blobs/"):
 		kind = r.Method + " blob"
+	case strings.HasSuffix(r.URL.Path, "/tags/list"):
+		kind = "tags list"
 	}
+
 	c.mu.Lock()
 	c.n[kind]++
 	c.mu.Unlock()
@@ -89,7 +128,7 @@ func total(m map[string]int) int {
 
 func describe(m map[string]int) string {
 	var parts []string
-	for _, k := range []string{"ping", "HEAD manifest", "GET manifest", "HEAD blob", "GET blob", "other"} {
+	for _, k := range []string{"ping", "HEAD manifest", "GET manifest", "HEAD blob", "GET blob", "tags list", "other"} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}
@@ -97,8 +136,19 @@ func describe(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func run(stowage, crane string, n, jobs int) error {
-	for _, b := range []string{stowage, crane} {
+// result is one tool's measurement over refs references.
+type result struct {
+	name, command string
+	wall, cpu     time.Duration // for all n references (scaled when sampled)
+	refs          int           // references actually resolved per run
+	counts        map[string]int
+	note          string
+}
+
+func (r result) perRef() float64 { return float64(total(r.counts)) / float64(r.refs) }
+
+func run(o options) error {
+	for _, b := range []string{o.stowage, o.crane} {
 		if _, err := os.Stat(b); err != nil {
 			return fmt.Errorf("%s: %w (make bench builds it)", b, err)
 		}
@@ -127,11 +177,11 @@ func run(stowage, crane string, n, jobs int) error {
 	defer srv.Close()
 	host := l.Addr().String()
 
-	refs := make([]string, n)
+	refs := make([]string, o.n)
 	for i := range refs {
 		refs[i] = fmt.Sprintf("%s/bench/img:t%04d", host, i)
 	}
-	fmt.Printf("seeding %d distinct tags into docker-registry at %s (proxy %s) ...\n", n, d.Host, host)
+	fmt.Printf("seeding %d distinct tags into docker-registry at %s (proxy %s) ...\n", o.n, d.Host, host)
 	start := time.Now()
 	push, err := registry.New(registry.WithInsecure(host))
 	if err != nil {
@@ -147,84 +197,270 @@ func run(stowage, crane string, n, jobs int) error {
 	if err := writeConfig(dir, refs); err != nil {
 		return err
 	}
-	stowageArgs := []string{dir, "--quiet", "--insecure-registry", host, "--jobs", fmt.Sprint(jobs)}
+	lockFile := filepath.Join(dir, "stowage.lock.yaml")
+	flags := []string{"--quiet", "--insecure-registry", host, "--jobs", fmt.Sprint(o.jobs)}
 
-	lockTime, lockCPU, err := timedCPU(stowage, append([]string{"lock"}, stowageArgs...)...)
+	// stowage lock from an empty lock, runs times.
+	var results []result
+	lockRes, err := repeat(o.runs, c, func() (time.Duration, time.Duration, error) {
+		if err := os.Remove(lockFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, 0, err
+		}
+		return timed(o.stowage, append([]string{"lock", dir}, flags...)...)
+	})
 	if err != nil {
 		return err
 	}
-	lockCounts := c.take()
+	lockRes.name, lockRes.command, lockRes.refs = "stowage lock (empty lock)", "stowage lock DIR --insecure-registry HOST --quiet", o.n
+	results = append(results, lockRes)
 
 	// The fixed cost: loading the config of n images and rendering it
 	// with the lock, no network.
-	loadTime, loadCPU, err := timedCPU(stowage, "vet", dir)
+	vetRes, err := repeat(o.runs, c, func() (time.Duration, time.Duration, error) { return timed(o.stowage, "vet", dir) })
 	if err != nil {
 		return err
 	}
-	c.take()
+	vetRes.name, vetRes.command, vetRes.refs, vetRes.note = "stowage vet (config load, offline)", "stowage vet DIR", o.n, "no registry: the fixed cost of loading the config"
 
-	bumpTime, bumpCPU, err := timedCPU(stowage, append([]string{"bump", "--exit-code"}, stowageArgs...)...)
+	bumpRes, err := repeat(o.runs, c, func() (time.Duration, time.Duration, error) {
+		return timed(o.stowage, append([]string{"bump", dir, "--exit-code"}, flags...)...)
+	})
 	if err != nil {
 		return err
 	}
-	bumpCounts := c.take()
+	bumpRes.name, bumpRes.command, bumpRes.refs = "stowage bump (steady state)", "stowage bump DIR --exit-code --insecure-registry HOST --quiet", o.n
+	results = append(results, bumpRes)
 
-	start = time.Now()
-	before := cpu
-	for _, r := range refs {
-		if _, err := timed(crane, "digest", "--insecure", r); err != nil {
+	// kbld, when it could be built.
+	var kbldRes *result
+	kbldNote := ""
+	if _, err := os.Stat(o.kbld); err != nil {
+		kbldNote = "kbld could not be built here"
+		if log, err := os.ReadFile(o.kbldLog); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			kbldNote += ": " + strings.Join(lines[max(0, len(lines)-3):], " / ")
+		}
+	} else {
+		pod := filepath.Join(tmp, "kbld-pod.yaml")
+		if err := writePod(pod, refs); err != nil {
+			return err
+		}
+		r, err := repeat(o.runs, c, func() (time.Duration, time.Duration, error) {
+			return timed(o.kbld, "-f", pod, "--registry-insecure")
+		})
+		if err != nil {
+			return err
+		}
+		v := o.kbldVersion
+		if b, err := os.ReadFile(o.kbld + ".version"); v == "" && err == nil {
+			v = strings.TrimSpace(string(b)) // written by hack/bench/kbld.sh
+		}
+		if v == "" {
+			v = toolVersion(o.kbld, "version")
+		}
+		r.name, r.command, r.refs = "kbld "+v, "kbld -f POD.yaml --registry-insecure (one Pod, n containers)", o.n
+		kbldRes = &r
+		results = append(results, r)
+	}
+
+	// crane digest, one process per reference.
+	craneRes, err := loop(c, refs, 1, func(ref string) (time.Duration, time.Duration, error) {
+		return timed(o.crane, "digest", "--insecure", ref)
+	})
+	if err != nil {
+		return err
+	}
+	craneRes.name, craneRes.command = "crane digest, sequential loop", "for ref in …; do crane digest --insecure $ref; done"
+	results = append(results, craneRes)
+
+	// skopeo inspect, one process per reference, on a sample.
+	var skopeoRes *result
+	skopeoNote := ""
+	if p, err := exec.LookPath(o.skopeo); err != nil {
+		skopeoNote = "skopeo is not installed (apt-get install -y skopeo)"
+	} else {
+		r, err := loop(c, refs, o.skopeoEvery, func(ref string) (time.Duration, time.Duration, error) {
+			return timed(p, "inspect", "--tls-verify=false", "--no-tags", "--format", "{{.Digest}}", "docker://"+ref)
+		})
+		if err != nil {
+			return err
+		}
+		r.name = "skopeo inspect, sequential loop (" + toolVersion(p, "--version") + ")"
+		r.command = "for ref in …; do skopeo inspect --tls-verify=false --no-tags --format '{{.Digest}}' docker://$ref; done"
+		if o.skopeoEvery > 1 {
+			r.note = fmt.Sprintf("timed on every %d%s tag (%d of %d), scaled to %d", o.skopeoEvery, ordinal(o.skopeoEvery), r.refs, o.n, o.n)
+		}
+		skopeoRes = &r
+		results = append(results, r)
+	}
+
+	ratio := func(r result, base result) float64 { return float64(r.wall) / float64(base.wall) }
+	fmt.Printf("%d distinct tags, stowage --jobs %d, crane %s\n\n", o.n, o.jobs, toolVersion(o.crane, "version"))
+	fmt.Printf("%-52s %10s %10s %10s %9s  %s\n", "run", "time", "CPU", "requests", "per ref", "requests by kind")
+	for _, r := range append([]result{vetRes}, results...) {
+		fmt.Printf("%-52s %10v %10v %10d %9.3f  %s\n", r.name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), total(r.counts), r.perRef(), describe(r.counts))
+	}
+	fmt.Println()
+	fmt.Printf("crane loop / stowage lock: %.1fx\n", ratio(craneRes, lockRes))
+	fmt.Printf("crane loop / stowage bump: %.1fx\n", ratio(craneRes, bumpRes))
+	if skopeoRes != nil {
+		fmt.Printf("skopeo loop / stowage lock: %.1fx\n", ratio(*skopeoRes, lockRes))
+	}
+	if kbldRes != nil {
+		fmt.Printf("kbld / stowage lock: %.1fx\n", ratio(*kbldRes, lockRes))
+	} else {
+		fmt.Println(kbldNote)
+	}
+	bumpManifests := bumpRes.counts["HEAD manifest"] + bumpRes.counts["GET manifest"]
+	fmt.Printf("steady-state bump: %.3f manifest requests per reference (HEAD %d, GET %d), plus %d ping(s) for the run\n",
+		float64(bumpManifests)/float64(o.n), bumpRes.counts["HEAD manifest"], bumpRes.counts["GET manifest"], bumpRes.counts["ping"])
+
+	if o.json != "" {
+		sum := Summary{N: o.n, LockSeconds: lockRes.wall.Seconds(), LockPerRef: lockRes.perRef(), CraneRatio: ratio(craneRes, lockRes),
+			KbldNote: kbldNote, BumpManifestsRef: float64(bumpManifests) / float64(o.n), BumpPings: bumpRes.counts["ping"]}
+		if kbldRes != nil {
+			sum.KbldRatio = ratio(*kbldRes, lockRes)
+		}
+		if skopeoRes != nil {
+			sum.SkopeoRatio = ratio(*skopeoRes, lockRes)
+		}
+		b, err := json.MarshalIndent(sum, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
-	craneTime, craneCPU := time.Since(start), cpu-before
-	craneCounts := c.take()
-
-	fmt.Printf("%d distinct tags, stowage --jobs %d, go-containerregistry crane %s\n\n", n, jobs, craneVersion(crane))
-	fmt.Printf("%-34s %10s %10s %10s %9s  %s\n", "run", "time", "CPU", "requests", "per ref", "requests by kind")
-	row := func(name string, t, cpu time.Duration, m map[string]int) {
-		fmt.Printf("%-34s %10v %10v %10d %9.3f  %s\n", name, t.Round(time.Millisecond), cpu.Round(time.Millisecond), total(m), float64(total(m))/float64(n), describe(m))
+	if o.md == "" {
+		return nil
 	}
-	row("stowage vet (config load, offline)", loadTime, loadCPU, nil)
-	row("stowage lock (empty lock)", lockTime, lockCPU, lockCounts)
-	row("stowage bump (steady state)", bumpTime, bumpCPU, bumpCounts)
-	row("crane digest, sequential loop", craneTime, craneCPU, craneCounts)
-	fmt.Println()
-	fmt.Printf("crane loop / stowage lock: %.1fx\n", float64(craneTime)/float64(lockTime))
-	fmt.Printf("crane loop / stowage bump: %.1fx\n", float64(craneTime)/float64(bumpTime))
-	fmt.Printf("steady-state bump: %.3f manifest requests per reference (HEAD %d, GET %d), plus %d ping(s) for the run\n",
-		float64(bumpCounts["HEAD manifest"]+bumpCounts["GET manifest"])/float64(n), bumpCounts["HEAD manifest"], bumpCounts["GET manifest"], bumpCounts["ping"])
-	return nil
+	var b strings.Builder
+	b.WriteString("## Registry: `lock` and `bump` against crane, skopeo and kbld\n\n")
+	fmt.Fprintf(&b, "%d distinct tags (`HOST/bench/img:t0000` …, deterministic stand-in images, about half of them multi-arch\n"+
+		"indexes) on Debian's docker-registry on 127.0.0.1, every request through a counting reverse proxy on loopback.\n"+
+		"stowage runs with `--jobs %d` (the default); crane and skopeo are run once per reference, one after another, as a\n"+
+		"script would; kbld resolves one Pod listing every reference. stowage and kbld: median of %d runs; the loops: one run.\n"+
+		"CPU is user plus system time of the tool's processes (the registry's and the proxy's are not counted).\n\n", o.n, o.jobs, o.runs)
+	b.WriteString("| tool | time | CPU | requests | per reference | requests by kind | stowage lock is faster by |\n|---|---:|---:|---:|---:|---|---:|\n")
+	for _, r := range append(results, vetRes) {
+		faster := fmt.Sprintf("%.1f×", ratio(r, lockRes))
+		if r.name == lockRes.name || r.name == vetRes.name || r.name == bumpRes.name {
+			faster = ""
+		}
+		name := r.name
+		if r.note != "" {
+			name += " — " + r.note
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.3f | %s | %s |\n", name, secs(r.wall), secs(r.cpu), total(r.counts), r.perRef(), describe(r.counts), faster)
+	}
+	if kbldRes == nil {
+		fmt.Fprintf(&b, "| kbld — %s | | | | | | |\n", kbldNote)
+	}
+	if skopeoRes == nil {
+		fmt.Fprintf(&b, "| skopeo — %s | | | | | | |\n", skopeoNote)
+	}
+	b.WriteString("\nCommands (HOST is the proxy):\n\n")
+	for _, r := range append(results, vetRes) {
+		fmt.Fprintf(&b, "- %s: `%s`\n", r.name, r.command)
+	}
+	b.WriteString("\n| goal | measured | verdict |\n|---|---:|---|\n")
+	fmt.Fprintf(&b, "| lock ≥ 20× faster than the crane digest loop | %.1f× | %s |\n", ratio(craneRes, lockRes), verdict(ratio(craneRes, lockRes) >= 20))
+	if kbldRes != nil {
+		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | %.1f× | %s |\n", ratio(*kbldRes, lockRes), verdict(ratio(*kbldRes, lockRes) >= 2))
+	} else {
+		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | not measured: %s | — |\n", kbldNote)
+	}
+	if skopeoRes != nil {
+		fmt.Fprintf(&b, "| (no goal) lock against the skopeo inspect loop | %.1f× | |\n", ratio(*skopeoRes, lockRes))
+	}
+	fmt.Fprintf(&b, "| steady-state bump: exactly 1 request per unique reference | %.3f manifest requests per reference (HEAD %d, GET %d) plus %d ping for the run | %s |\n\n",
+		float64(bumpManifests)/float64(o.n), bumpRes.counts["HEAD manifest"], bumpRes.counts["GET manifest"], bumpRes.counts["ping"],
+		verdict(bumpManifests == o.n))
+	return os.WriteFile(o.md, []byte(b.String()), 0o644)
 }
 
-// cpu is the user plus system CPU time of the commands timed so far.
-var cpu time.Duration
+// repeat runs f runs times and returns the median wall and CPU time, with
+// the requests of one run (the first; every run sends the same).
+func repeat(runs int, c *counter, f func() (time.Duration, time.Duration, error)) (result, error) {
+	var walls, cpus []time.Duration
+	var counts map[string]int
+	for i := range max(runs, 1) {
+		c.take()
+		w, u, err := f()
+		if err != nil {
+			return result{}, err
+		}
+		m := c.take()
+		if i == 0 {
+			counts = m
+		}
+		walls, cpus = append(walls, w), append(cpus, u)
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return result{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], counts: counts}, nil
+}
 
-// timed runs a command and returns its wall time; its CPU time is added to
-// cpu.
-func timed(bin string, args ...string) (time.Duration, error) {
+// loop runs f on every every-th reference, one after another, and scales
+// the times to all of refs.
+func loop(c *counter, refs []string, every int, f func(string) (time.Duration, time.Duration, error)) (result, error) {
+	every = max(every, 1)
+	c.take()
+	var wall, cpu time.Duration
+	n := 0
+	for i := 0; i < len(refs); i += every {
+		w, u, err := f(refs[i])
+		if err != nil {
+			return result{}, err
+		}
+		wall, cpu, n = wall+w, cpu+u, n+1
+	}
+	scale := func(d time.Duration) time.Duration { return d * time.Duration(len(refs)) / time.Duration(n) }
+	return result{wall: scale(wall), cpu: scale(cpu), refs: n, counts: c.take()}, nil
+}
+
+// timed runs a command and returns its wall time and its CPU time (user
+// plus system).
+func timed(bin string, args ...string) (time.Duration, time.Duration, error) {
 	start := time.Now()
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.CombinedOutput()
+	wall := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
+		return 0, 0, fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
 	}
-	cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	return time.Since(start), nil
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
-// timedCPU is timed, also returning the command's CPU time.
-func timedCPU(bin string, args ...string) (time.Duration, time.Duration, error) {
-	before := cpu
-	t, err := timed(bin, args...)
-	return t, cpu - before, err
-}
-
-func craneVersion(crane string) string {
-	out, err := exec.Command(crane, "version").Output()
+func toolVersion(bin string, arg string) string {
+	out, err := exec.Command(bin, arg).Output()
 	if err != nil {
 		return "?"
 	}
-	return strings.TrimSpace(string(out))
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func ordinal(n int) string {
+	switch n % 10 {
+	case 1:
+		return "st"
+	case 2:
+		return "nd"
+	case 3:
+		return "rd"
+	}
+	return "th"
 }
 
 // writeConfig writes a config whose one puller pulls every reference; the
@@ -244,4 +480,15 @@ func writeConfig(dir string, refs []string) error {
 	fmt.Fprintf(&b, "profiles:\n  bench:\n    helper: {image: %q, pause: %q}\n    pullers:\n    - name: bench\n      namespace: bench\n      images: [%s]\n",
 		refs[0], refs[1%len(refs)], strings.Join(keys, ", "))
 	return os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(b.String()), 0o644)
+}
+
+// writePod writes the kbld input: one Pod whose containers use every
+// reference (kbld resolves every "image" field it finds).
+func writePod(path string, refs []string) error {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bench\nspec:\n  containers:\n")
+	for i, r := range refs {
+		fmt.Fprintf(&b, "  - name: c%04d\n    image: %s\n", i, r)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

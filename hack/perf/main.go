@@ -8,16 +8,23 @@
 //   - a scale series of synthetic configs (100 to 8,000 images): median time
 //     and peak resident memory of render, and the growth per 4× input;
 //
-//   - the time the KRM function adds to `kustomize build`;
+//   - the time the KRM function adds to `kustomize build`, with kustomize's
+//     own cost of any exec function (a no-op function) and stowage's
+//     process start-up measured apart;
 //
-//   - with -lock-report, the registry section written by hack/bench (lock
-//     against a crane digest loop and the other tools).
+//   - with -lock-report and -lock-json, the registry section written by
+//     hack/bench (lock and bump against crane, skopeo and kbld);
 //
-//     go run ./hack/perf -out docs/benchmarks.md
+//   - a goals table at the top, with met or missed and by how much.
+//
+// `make bench` runs hack/bench, then this:
+//
+//	go run ./hack/perf -stowage bin/stowage -lock-report bin/bench-registry.md -lock-json bin/bench-registry.json -out docs/benchmarks.md
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -34,14 +41,22 @@ import (
 )
 
 func main() {
-	runs := flag.Int("runs", 7, "runs per measurement; the median is reported")
-	out := flag.String("out", "docs/benchmarks.md", "report file")
-	lockReport := flag.String("lock-report", "", "markdown section on the registry side to include")
+	var o options
+	flag.IntVar(&o.runs, "runs", 11, "runs per measurement; the median is reported")
+	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "report file")
+	flag.StringVar(&o.stowage, "stowage", "", "the stowage binary to measure (default: build one)")
+	flag.StringVar(&o.lockReport, "lock-report", "", "markdown section on the registry side to include (hack/bench -md)")
+	flag.StringVar(&o.lockJSON, "lock-json", "", "headline numbers of the registry side (hack/bench -json)")
 	flag.Parse()
-	if err := perf(*runs, *out, *lockReport); err != nil {
+	if err := perf(o); err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)
 		os.Exit(1)
 	}
+}
+
+type options struct {
+	runs                                int
+	out, stowage, lockReport, lockJSON string
 }
 
 // sample is one measured command: median wall time and peak RSS in bytes.
@@ -51,14 +66,23 @@ type sample struct {
 }
 
 // measure runs argv runs times (after one warm-up) in dir with env added and
-// returns the median wall time and the largest peak RSS.
-func measure(runs int, env []string, dir string, argv ...string) (sample, error) {
+// returns the median wall time and the largest peak RSS. stdin, when not
+// empty, is the standard input of every run.
+func measure(runs int, env []string, dir, stdin string, argv ...string) (sample, error) {
 	var walls []time.Duration
 	var rss int64
 	for i := -1; i < runs; i++ {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Dir = dir
+		if stdin != "" {
+			f, err := os.Open(stdin)
+			if err != nil {
+				return sample{}, err
+			}
+			cmd.Stdin = f
+			defer f.Close()
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		start := time.Now()
@@ -80,7 +104,28 @@ func measure(runs int, env []string, dir string, argv ...string) (sample, error)
 
 var scaleSizes = []int{100, 500, 2000, 8000}
 
-func perf(runs int, out, lockReport string) error {
+// goal is one line of the goals table.
+type goal struct {
+	goal, measured string
+	met            bool
+	why            string // for a missed goal: by how much and why
+	skip           bool   // not measured
+}
+
+// lockSummary is hack/bench's -json.
+type lockSummary struct {
+	N                int     `json:"n"`
+	LockSeconds      float64 `json:"lockSeconds"`
+	LockPerRef       float64 `json:"lockRequestsPerRef"`
+	CraneRatio       float64 `json:"craneOverLock"`
+	KbldRatio        float64 `json:"kbldOverLock"`
+	KbldNote         string  `json:"kbldNote"`
+	SkopeoRatio      float64 `json:"skopeoOverLock"`
+	BumpManifestsRef float64 `json:"bumpManifestRequestsPerRef"`
+	BumpPings        int     `json:"bumpPings"`
+}
+
+func perf(o options) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -93,8 +138,20 @@ func perf(runs int, out, lockReport string) error {
 	bin := filepath.Join(tmp, "bin")
 	stowage := filepath.Join(bin, "stowage")
 	cue := filepath.Join(bin, "cue")
-	fmt.Fprintln(os.Stderr, "building stowage and cue …")
-	if err := run(root, nil, "go", "build", "-o", stowage, "./cmd/stowage"); err != nil {
+	loadStart := loadavg()
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "building stowage, cue and a no-op KRM function …")
+	if o.stowage != "" {
+		abs, err := filepath.Abs(o.stowage)
+		if err != nil {
+			return err
+		}
+		if err := run(root, nil, "cp", abs, stowage); err != nil {
+			return err
+		}
+	} else if err := run(root, nil, "go", "build", "-o", stowage, "./cmd/stowage"); err != nil {
 		return err
 	}
 	// cue from the cuelang.org/go version in go.mod: both run one evaluator.
@@ -105,124 +162,349 @@ func perf(runs int, out, lockReport string) error {
 	if err := run(root, []string{"GOBIN=" + bin}, "go", "install", "cuelang.org/go/cmd/cue@"+cueVersion); err != nil {
 		return err
 	}
+	if err := buildNoop(tmp, filepath.Join(bin, "noop")); err != nil {
+		return err
+	}
 
-	var b strings.Builder
-	cpu, _ := output(root, "sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
-	goVersion, _ := output(root, "go", "env", "GOVERSION")
-	fmt.Fprintf(&b, "# Benchmarks\n\nMeasured by `make bench` on %s: %d cores (%s), %s, %s.\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.TrimSpace(cpu), goVersion, runtime.GOOS+"/"+runtime.GOARCH)
-	fmt.Fprintf(&b, "Each figure is the median of %d whole-process runs after one warm-up; memory is the peak resident set.\n"+
-		"Ratios are the headline: absolute times move with the machine.\n\n", runs)
+	var goals []goal
+	var body strings.Builder
+	b := &body
 
 	// 1. Examples against cue export.
 	b.WriteString("## Render versus `cue export`\n\n")
-	fmt.Fprintf(&b, "`cue` is built from cuelang.org/go %s, the version stowage embeds. `cue export` evaluates the same files\n"+
+	fmt.Fprintf(b, "`cue` is built from cuelang.org/go %s, the version stowage embeds. `cue export` evaluates the same files\n"+
 		"(without stowage's schema, lock and Kubernetes objects): the ratio is what stowage's work on top costs.\n\n", cueVersion)
-	b.WriteString("| example | stowage render | cue export | ratio | goal ≤ 1.2× |\n|---|---:|---:|---:|---|\n")
+	b.WriteString("| example | stowage render | cue export | ratio | peak memory (stowage) | goal ≤ 1.2× |\n|---|---:|---:|---:|---:|---|\n")
 	env := []string{"SUBMARINE_HARBOR_PASSWORD=bench-password"}
+	startup, err := measure(o.runs, nil, root, "", stowage, "schema")
+	if err != nil {
+		return err
+	}
+	cueStartup, err := measure(o.runs, nil, root, "", cue, "version")
+	if err != nil {
+		return err
+	}
 	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
 		dir := filepath.Join(root, "examples", ex)
 		files, err := configFiles(dir)
 		if err != nil {
 			return err
 		}
-		s, err := measure(runs, env, root, stowage, "render", dir)
+		s, err := measure(o.runs, env, root, "", stowage, "render", dir)
 		if err != nil {
 			return err
 		}
-		c, err := measure(runs, nil, dir, append([]string{cue, "export"}, files...)...)
+		c, err := measure(o.runs, nil, dir, "", append([]string{cue, "export"}, files...)...)
 		if err != nil {
 			return err
 		}
 		ratio := float64(s.wall) / float64(c.wall)
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %s |\n", ex, ms(s.wall), ms(c.wall), ratio, verdict(ratio <= 1.2))
+		fmt.Fprintf(b, "| %s | %s | %s | %.2f× | %s | %s |\n", ex, ms(s.wall), ms(c.wall), ratio, mb(s.rss), verdict(ratio <= 1.2))
+		g := goal{goal: "render " + ex + " ≤ 1.2× `cue export`", measured: fmt.Sprintf("%.2f× (%s against %s)", ratio, ms(s.wall), ms(c.wall)), met: ratio <= 1.2}
+		if !g.met {
+			g.why = fmt.Sprintf("%.0f%% over the goal (%s). Both are dominated by process start-up: stowage's binary alone "+
+				"starts in %s (`stowage schema`), cue's in %s (`cue version`); stowage links Kubernetes' API types, "+
+				"go-containerregistry and kyaml besides CUE, whose package initialisation it cannot skip. The render itself "+
+				"takes a few milliseconds in-process (BenchmarkRenderExamples).",
+				(ratio/1.2-1)*100, ms(s.wall-time.Duration(1.2*float64(c.wall))), ms(startup.wall), ms(cueStartup.wall))
+		}
+		goals = append(goals, g)
 	}
-	b.WriteString("\nCommands: `stowage render examples/EXAMPLE`, and in the example's directory `cue export` of its .cue and .yaml files.\n\n")
+	fmt.Fprintf(b, "\nStart-up alone, for scale: `stowage schema` (prints the embedded schema) %s, `cue version` %s.\n", ms(startup.wall), ms(cueStartup.wall))
+	b.WriteString("Commands: `stowage render examples/EXAMPLE`, and in the example's directory `cue export` of its .cue and .yaml files.\n\n")
 
 	// 2. Scale series.
 	b.WriteString("## Scale: render time and memory against images\n\n")
-	b.WriteString("Synthetic configs from `go run ./hack/scalegen -n N -o DIR` (N images, N/40 pullers in up to 20 namespaces).\n\n")
-	b.WriteString("| images | render | peak memory | time growth per 4× | memory growth per 4× |\n|---:|---:|---:|---:|---:|\n")
+	b.WriteString("Synthetic configs from `go run ./hack/scalegen -n N -o DIR` (N images, N/40 pullers in up to 20 namespaces, the lock\n" +
+		"from the stand-in images; about half are multi-arch indexes).\n\n")
+	b.WriteString("| images | render | peak memory | output | time growth per 4× | memory growth per 4× |\n|---:|---:|---:|---:|---:|---:|\n")
 	var prev sample
+	var last2000 sample
+	var lastGrowth float64
 	for i, n := range scaleSizes {
 		dir := filepath.Join(tmp, fmt.Sprintf("scale-%d", n))
 		if err := synth.Generate(n, 40, dir); err != nil {
 			return err
 		}
-		s, err := measure(runs, nil, root, stowage, "render", dir)
+		s, err := measure(o.runs, nil, root, "", stowage, "render", dir)
 		if err != nil {
 			return err
 		}
+		outSize, _ := outputSize(stowage, "render", dir)
 		growth, mgrowth := "", ""
 		if i > 0 {
 			factor := float64(n) / float64(scaleSizes[i-1])
-			growth = fmt.Sprintf("%.2f×", perFour(float64(s.wall)/float64(prev.wall), factor))
+			g := perFour(float64(s.wall)/float64(prev.wall), factor)
+			growth = fmt.Sprintf("%.2f×", g)
 			mgrowth = fmt.Sprintf("%.2f×", perFour(float64(s.rss)/float64(prev.rss), factor))
+			lastGrowth = g
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, ms(s.wall), mb(s.rss), growth, mgrowth)
+		if n == 2000 {
+			last2000 = s
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", n, ms(s.wall), mb(s.rss), mb(outSize), growth, mgrowth)
 		prev = s
 	}
 	b.WriteString("\nGoal: 2,000 images under 1 s and 300 MB, time linear in images (4.00× per 4×; a fixed start-up cost makes\n" +
-		"small inputs grow less). Command: `stowage render DIR`.\n\n")
+		"small inputs grow less). Command: `stowage render DIR` (the YAML stream to stdout).\n\n")
+	goals = append(goals,
+		goal{goal: "render 2,000 images < 1 s", measured: ms(last2000.wall), met: last2000.wall < time.Second},
+		goal{goal: "render 2,000 images < 300 MB", measured: mb(last2000.rss) + " peak RSS", met: last2000.rss < 300e6},
+		goal{goal: "render time linear in images", measured: fmt.Sprintf("%.2f× per 4× from 2,000 to 8,000 images", lastGrowth), met: lastGrowth <= 4.4,
+			why: "the growth per 4× is above 4.4× between the two largest inputs"},
+	)
 
 	// 3. The KRM function in kustomize build.
 	b.WriteString("## The KRM function in `kustomize build`\n\n")
 	if k, err := exec.LookPath("kustomize"); err != nil {
 		b.WriteString("kustomize is not installed here; `go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2` and run again.\n\n")
-	} else if err := krm(&b, runs, root, tmp, bin, k); err != nil {
-		return err
-	}
-
-	if lockReport != "" {
-		lr, err := os.ReadFile(lockReport)
+		goals = append(goals, goal{goal: "the function adds < 100 ms to `kustomize build`", skip: true, measured: "kustomize not installed"})
+	} else {
+		g, err := krm(b, o.runs, root, tmp, bin, k, startup)
 		if err != nil {
 			return err
 		}
-		b.Write(lr)
+		goals = append(goals, g)
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(out, []byte(b.String()), 0o644)
-}
 
-// krm measures kustomize build of the Argo CD example with and without its
-// transformers (the function).
-func krm(b *strings.Builder, runs int, root, tmp, bin, kustomize string) error {
-	with := filepath.Join(tmp, "krm-with")
-	without := filepath.Join(tmp, "krm-without")
-	for _, d := range []string{with, without} {
-		if err := run(root, nil, "cp", "-r", filepath.Join(root, "examples", "gitops-argo", "prepull"), d); err != nil {
+	// 4. The registry side, from hack/bench.
+	var lockSection []byte
+	if o.lockReport != "" {
+		if lockSection, err = os.ReadFile(o.lockReport); err != nil {
 			return err
 		}
 	}
-	kf := filepath.Join(without, "kustomization.yaml")
+	if o.lockJSON != "" {
+		data, err := os.ReadFile(o.lockJSON)
+		if err != nil {
+			return err
+		}
+		var ls lockSummary
+		if err := json.Unmarshal(data, &ls); err != nil {
+			return fmt.Errorf("%s: %w", o.lockJSON, err)
+		}
+		g := goal{goal: fmt.Sprintf("lock of %d tags ≥ 20× faster than a `crane digest` loop", ls.N), measured: fmt.Sprintf("%.1f×", ls.CraneRatio), met: ls.CraneRatio >= 20}
+		if !g.met {
+			g.why = fmt.Sprintf("%.0f%% short. A fresh lock needs %.2f requests per reference: one GET per tag and one per platform "+
+				"child of an index, whose config and layer sizes the lock records (the index only gives the child manifest's own size); "+
+				"crane digest sends one HEAD. On 2 shared cores the registry, the counting proxy and stowage compete for the CPU, so "+
+				"the lock is bound by the registry's answers, while the crane loop is bound by process start-up.",
+				(1-ls.CraneRatio/20)*100, ls.LockPerRef)
+		}
+		goals = append(goals, g)
+		if ls.KbldRatio > 0 {
+			g := goal{goal: "lock ≥ 2× faster than kbld", measured: fmt.Sprintf("%.1f×", ls.KbldRatio), met: ls.KbldRatio >= 2}
+			if !g.met {
+				g.why = fmt.Sprintf("%.0f%% short. kbld sends only HEADs (two pings and a HEAD per reference, in parallel) and records "+
+					"no sizes; a fresh stowage lock GETs each manifest and the children of each index (%.2f requests per reference), "+
+					"so on a registry-bound machine it cannot be much more than twice as fast.", (1-ls.KbldRatio/2)*100, ls.LockPerRef)
+			}
+			goals = append(goals, g)
+		} else {
+			goals = append(goals, goal{goal: "lock ≥ 2× faster than kbld", skip: true, measured: ls.KbldNote})
+		}
+		goals = append(goals, goal{goal: "steady-state bump: exactly 1 request per unique reference",
+			measured: fmt.Sprintf("%.3f manifest requests per reference, plus %d ping for the whole run", ls.BumpManifestsRef, ls.BumpPings),
+			met:      ls.BumpManifestsRef == 1})
+	}
+	loadEnd := loadavg()
+
+	// The report: header, goals, sections.
+	var r strings.Builder
+	cpu, _ := output(root, "sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
+	mem, _ := output(root, "sh", "-c", "awk '/MemTotal/ {printf \"%.0f GiB\", $2/1048576}' /proc/meminfo")
+	goVersion, _ := output(root, "go", "env", "GOVERSION")
+	commit, _ := output(root, "git", "rev-parse", "--short", "HEAD")
+	fmt.Fprintf(&r, "# Benchmarks\n\nWritten by `make bench` on %s at commit %s: %d cores (%s), %s of memory, %s, %s.\n"+
+		"Load average (1, 5, 15 min) when it started: %s; when it ended: %s. Other work shared the machine: figures move by\n"+
+		"10–30%% between runs here, so the ratios, measured side by side, are the headline, not the absolute times.\n"+
+		"Each figure is the median of %d whole-process runs after one warm-up unless said otherwise; memory is the peak resident set.\n\n",
+		time.Now().UTC().Format("2006-01-02"), commit, runtime.NumCPU(), strings.TrimSpace(cpu), mem, goVersion, runtime.GOOS+"/"+runtime.GOARCH,
+		loadStart, loadEnd, o.runs)
+	r.WriteString("## Goals\n\n| goal | measured | verdict |\n|---|---|---|\n")
+	for _, g := range goals {
+		v := verdict(g.met)
+		if g.skip {
+			v = "not measured"
+		}
+		fmt.Fprintf(&r, "| %s | %s | %s |\n", g.goal, g.measured, v)
+	}
+	var whys []string
+	for _, g := range goals {
+		if !g.met && !g.skip && g.why != "" {
+			whys = append(whys, fmt.Sprintf("- **%s** — %s", g.goal, g.why))
+		}
+	}
+	if len(whys) > 0 {
+		r.WriteString("\nWhere a goal is missed, by how much and why:\n\n" + strings.Join(whys, "\n") + "\n")
+	}
+	r.WriteString("\n")
+	r.WriteString(body.String())
+	r.Write(lockSection)
+	r.WriteString(goBenchmarks)
+	r.WriteString(profileNotes)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(o.out, []byte(r.String()), 0o644)
+}
+
+// krm measures kustomize build of the Argo CD example with its
+// transformers (the function), without them, and with a no-op exec function
+// in their place (kustomize's own cost of running any exec function), and
+// `stowage fn` alone on the ResourceList kustomize sends it.
+func krm(b *strings.Builder, runs int, root, tmp, bin, kustomize string, startup sample) (goal, error) {
+	dirs := map[string]string{}
+	for _, name := range []string{"with", "without", "noop", "capture"} {
+		d := filepath.Join(tmp, "krm-"+name)
+		if err := run(root, nil, "cp", "-r", filepath.Join(root, "examples", "gitops-argo", "prepull"), d); err != nil {
+			return goal{}, err
+		}
+		dirs[name] = d
+	}
+	kf := filepath.Join(dirs["without"], "kustomization.yaml")
 	kb, err := os.ReadFile(kf)
 	if err != nil {
-		return err
+		return goal{}, err
 	}
 	kb, _, _ = bytes.Cut(kb, []byte("transformers:"))
 	if err := os.WriteFile(kf, kb, 0o644); err != nil {
-		return err
+		return goal{}, err
+	}
+	// The no-op function and the capturing wrapper replace stowage in the
+	// function's annotation.
+	input := filepath.Join(tmp, "fn-input.yaml")
+	capture := filepath.Join(bin, "capture")
+	if err := os.WriteFile(capture, []byte("#!/bin/sh\ntee "+input+" | stowage fn\n"), 0o755); err != nil {
+		return goal{}, err
+	}
+	for name, path := range map[string]string{"noop": "noop", "capture": "capture"} {
+		ff := filepath.Join(dirs[name], "stowage.yaml")
+		fb, err := os.ReadFile(ff)
+		if err != nil {
+			return goal{}, err
+		}
+		fb = bytes.Replace(fb, []byte("path: stowage"), []byte("path: "+path), 1)
+		fb = bytes.Replace(fb, []byte("args: [fn]"), []byte("args: []"), 1)
+		if err := os.WriteFile(ff, fb, 0o644); err != nil {
+			return goal{}, err
+		}
 	}
 	path := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
-	w, err := measure(runs, path, root, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", with)
-	if err != nil {
-		return err
+	build := func(dir string) (sample, error) {
+		return measure(runs, path, root, "", kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
 	}
-	wo, err := measure(runs, path, root, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", without)
+	if err := run(root, path, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dirs["capture"]); err != nil {
+		return goal{}, err
+	}
+	w, err := build(dirs["with"])
 	if err != nil {
-		return err
+		return goal{}, err
+	}
+	wo, err := build(dirs["without"])
+	if err != nil {
+		return goal{}, err
+	}
+	noop, err := build(dirs["noop"])
+	if err != nil {
+		return goal{}, err
+	}
+	alone, err := measure(runs, nil, root, input, filepath.Join(bin, "stowage"), "fn")
+	if err != nil {
+		return goal{}, err
 	}
 	added := w.wall - wo.wall
-	b.WriteString("| kustomization | kustomize build | added by the function | goal < 100 ms |\n|---|---:|---:|---|\n")
-	fmt.Fprintf(b, "| examples/gitops-argo/prepull without the function | %s | | |\n", ms(wo.wall))
-	fmt.Fprintf(b, "| examples/gitops-argo/prepull with the function | %s | %s | %s |\n\n", ms(w.wall), ms(added), verdict(added < 100*time.Millisecond))
-	b.WriteString("Commands: `kustomize build --enable-alpha-plugins --enable-exec DIR`, the second directory being the first\n" +
-		"without its `transformers:`. Part of the difference is kustomize's own cost of running any exec function\n" +
-		"(writing the ResourceList, starting a process); `go test -run '^$' -bench Process ./fn` measures the function in-process.\n\n")
-	return nil
+	floor := noop.wall - wo.wall
+	own := w.wall - noop.wall
+	b.WriteString("| kustomize build of examples/gitops-argo/prepull | time | added to the build without a function |\n|---|---:|---:|\n")
+	fmt.Fprintf(b, "| without the function | %s | |\n", ms(wo.wall))
+	fmt.Fprintf(b, "| with a no-op exec function in its place (kustomize's own cost of any exec function) | %s | %s |\n", ms(noop.wall), ms(floor))
+	fmt.Fprintf(b, "| with the stowage function | %s | **%s** |\n\n", ms(w.wall), ms(added))
+	fmt.Fprintf(b, "So stowage's own share is %s over the no-op function. `stowage fn` run alone on the ResourceList kustomize sends it:\n"+
+		"%s, of which starting the binary is about %s (`stowage schema`); the function's work in-process is a few milliseconds\n"+
+		"(`go test -run '^$' -bench Process ./fn`).\n\n", ms(own), ms(alone.wall), ms(startup.wall))
+	b.WriteString("Commands: `kustomize build --enable-alpha-plugins --enable-exec DIR`; the second directory is the first without\n" +
+		"its `transformers:`; the third runs a Go program that copies stdin to stdout instead of stowage; `stowage fn < input.yaml`.\n\n")
+	g := goal{goal: "the KRM function adds < 100 ms to `kustomize build`", measured: fmt.Sprintf("%s (kustomize's exec of a no-op function: %s; stowage's share: %s)", ms(added), ms(floor), ms(own)),
+		met: added < 100*time.Millisecond}
+	if !g.met {
+		g.why = fmt.Sprintf("%s over. Running *any* exec function costs kustomize %s here (a no-op Go function that copies its "+
+			"input); stowage's share is %s, nearly all of it process start-up (%s for the binary to start and exit): the package "+
+			"initialisation of CUE, Kubernetes' API types, go-containerregistry and kyaml. The function's own work is a few "+
+			"milliseconds.", ms(added-100*time.Millisecond), ms(floor), ms(own), ms(startup.wall))
+	}
+	return g, nil
 }
+
+// buildNoop builds the no-op exec KRM function: a Go program that copies
+// its standard input to its standard output.
+func buildNoop(tmp, out string) error {
+	src := filepath.Join(tmp, "noop-src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module noop\n\ngo 1.26\n"), 0o644); err != nil {
+		return err
+	}
+	main := "// Command noop is a KRM exec function that returns its ResourceList unchanged.\npackage main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() { io.Copy(os.Stdout, os.Stdin) }\n"
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(main), 0o644); err != nil {
+		return err
+	}
+	return run(src, []string{"GOFLAGS="}, "go", "build", "-o", out, ".")
+}
+
+// goBenchmarks is the section on the Go benchmarks.
+const goBenchmarks = "## Go benchmarks: comparing before and after a change\n\n" +
+	"The hot functions have Go benchmarks that report allocations (`b.ReportAllocs`), in the output format benchstat reads:\n\n" +
+	"| benchmark | what it measures |\n|---|---|\n" +
+	"| `render`: `BenchmarkRender/images=N` | `render.Render` of a synthetic config (typed objects, no encoding) |\n" +
+	"| `render`: `BenchmarkEncode/images=N`, `BenchmarkMarshal` | the YAML stream of a whole render; one DaemonSet of 32 images |\n" +
+	"| `render`: `BenchmarkContainerNames` | init container naming for one DaemonSet, with collisions |\n" +
+	"| `schema`: `BenchmarkLoad/...` | `schema.Load` of each example and of 100 and 2,000 images |\n" +
+	"| `internal/lock`: `BenchmarkParse`, `BenchmarkMarshal`, `BenchmarkLookup` | the lock file of 100 and 2,000 images |\n" +
+	"| `internal/imageref`: `BenchmarkParse` | parsing the reference spellings configs hold |\n" +
+	"| `internal/yamlenc`: `BenchmarkMarshal` | the YAML writer against yaml.v2 on a DaemonSet-shaped value |\n" +
+	"| `internal/registry`: `BenchmarkLock/fill`, `/refresh` | a fresh lock and a steady-state bump of 200 tags on docker-registry (skipped without it) |\n" +
+	"| `cmd/stowage`: `BenchmarkRenderScale`, `BenchmarkRenderExamples` | the whole `render` command in-process |\n" +
+	"| `fn`: `BenchmarkProcess`, `BenchmarkKustomizeBuild` | the KRM function in-process; kustomize build with and without it |\n\n" +
+	"To compare a change (benchstat from golang.org/x/perf, pinned):\n\n" +
+	"```sh\n" +
+	"go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da\n" +
+	"git stash; go test -run '^$' -bench . -count 10 ./... > old.txt; git stash pop\n" +
+	"go test -run '^$' -bench . -count 10 ./... > new.txt\n" +
+	"benchstat old.txt new.txt\n" +
+	"```\n\n" +
+	"`-count 10` gives benchstat enough samples for its confidence intervals; on a shared machine, run both on the same\n" +
+	"load and narrow the set with `-bench` and a package path (`-bench Render ./render`). Profiles come from the same\n" +
+	"benchmarks: `go test -run '^$' -bench 'RenderScale/images=2000$' -cpuprofile cpu.out -memprofile mem.out ./cmd/stowage`,\n" +
+	"then `go tool pprof -top -cum cpu.out`.\n\n"
+
+// profileNotes records what the profiles showed and what was done about it.
+const profileNotes = "## What the profiles showed, and what was done\n\n" +
+	"CPU and heap profiles of render at 2,000 images (`BenchmarkRenderScale`), of a fresh lock and a steady-state bump\n" +
+	"(`BenchmarkLock`, and whole `stowage lock` runs), of the examples in a fresh process (`perf record` of `stowage render`)\n" +
+	"and of the KRM function (`BenchmarkProcess`, `perf record` of `stowage fn`):\n\n" +
+	"- **YAML encoding** was 40% of render at 2,000 images: yaml.v2 sends every scalar through libyaml's event emitter.\n" +
+	"  `internal/yamlenc` writes the same bytes directly for the shapes stowage encodes and hands anything it is not sure\n" +
+	"  of to yaml.v2, so the output never changes (tested against yaml.v2 on edge cases, every rendered object and the\n" +
+	"  lock, and fuzzed). Encoding: about 10× faster; in-process render of 2,000 images: 643 ms → about 310 ms, 200 → 103 MB\n" +
+	"  allocated. `lock.Marshal` uses it too.\n" +
+	"- **ToUnstructured** copies its field cache for every struct field it meets the first time, which in a fresh\n" +
+	"  process cost about 8 ms of a small render; render now takes the JSON round trip ToUnstructured is defined to equal\n" +
+	"  (about 4 ms cold, the same warm; a test checks the maps are equal).\n" +
+	"- **Lock lookups** were a linear scan per image (quadratic in images); `Lookup` now binary-searches the sorted entries.\n" +
+	"- **Start-up**: every stowage process (each render, each KRM function call) initialises CUE, Kubernetes' API types,\n" +
+	"  go-containerregistry and kyaml, 30–45 ms here before `main` runs; stowage's own share was about 4 ms (regular\n" +
+	"  expressions and a size table built at init), now built on first use, and `imageref.Parse`'s grammar checks are\n" +
+	"  hand-written matchers instead of regular expressions.\n" +
+	"- **The schema** is compiled once per run and every image is validated once, by CUE and then by the Go rules; the\n" +
+	"  remaining load cost at 2,000 images is CUE's own evaluation and decoding (about a third of the in-process render).\n" +
+	"- **lock and bump** are bound by the registry, not by stowage's CPU: a fresh lock of 1,000 tags uses about a quarter\n" +
+	"  of its wall time as CPU. Connections are reused (go-containerregistry's transport keeps 50 idle per host), the\n" +
+	"  registry is pinged once per run, a steady-state bump sends one HEAD per reference and nothing else. Plain-HTTP\n" +
+	"  docker-registry offers no HTTP/2; over TLS Go's transport negotiates it where the registry offers it. The sizes of\n" +
+	"  an index's children cannot be had cheaper than reading each child manifest (the index gives only the child\n" +
+	"  manifest's own size), so a fresh lock keeps its GET per child; the lock format and values are unchanged.\n"
 
 // perFour converts a growth ratio over an input factor to the growth per 4×.
 func perFour(ratio, factor float64) float64 {
@@ -241,6 +523,25 @@ func verdict(ok bool) string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 func mb(n int64) string         { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
+
+// loadavg is the 1, 5 and 15 minute load averages of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
+
+// outputSize runs the command once and returns the size of its stdout.
+func outputSize(argv ...string) (int64, error) {
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	return int64(len(out)), err
+}
 
 // configFiles lists the config files of an example as stowage's loader reads
 // them (without the lock).
