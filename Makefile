@@ -18,24 +18,18 @@ test:
 # testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
 # Longer: make fuzz FUZZTIME=10m.
 FUZZTIME ?= 15s
-FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles
+FUZZPKGS = render schema internal/lock
+FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles internal/lock:FuzzParse
 fuzz:
 	@mkdir -p bin/fuzz
-	@for pkg in render schema; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./$$pkg || exit 1; done
+	@for pkg in $(FUZZPKGS); do $(GO) test -c -fuzz . -o bin/fuzz/$$(basename $$pkg).test ./$$pkg || exit 1; done
 	@for f in $(FUZZERS); do \
 		pkg=$${f%%:*}; name=$${f##*:}; \
 		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
-		(cd $$pkg && ../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$name\$$" \
+		(cd $$pkg && $(CURDIR)/bin/fuzz/$$(basename $$pkg).test -test.run '^$$' -test.fuzz "^$$name\$$" \
 			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
 			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
 	done
-
-# The end-to-end tests against a real kube-apiserver: their own module, so
-# that stowage never depends on controller-runtime. They skip without the
-# binaries (export KUBEBUILDER_ASSETS="$(hack/kube-apiserver/build.sh)"), and
-# fail instead when STOWAGE_REQUIRE_APISERVER is set, as in .ci/run.
-e2e:
-	cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 fmt:
 	gofmt -l -w .
