@@ -72,6 +72,9 @@ when something changed, as git diff --exit-code does.`,
 				if files, err = render.Files(objs); err != nil {
 					return err
 				}
+				if err := checkOutputDir(renderOut); err != nil {
+					return fmt.Errorf("--render: %w", err)
+				}
 				diff, err := diffDir(renderOut, files)
 				if err != nil {
 					return err

@@ -63,6 +63,9 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 				}
 				return nil
 			}
+			if err := checkOutputDir(out); err != nil {
+				return err
+			}
 			return atomicfile.ReplaceDirContext(cmd.Context(), out, files)
 		},
 	}
