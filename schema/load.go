@@ -100,6 +100,7 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 		return nil, Errors{{File: dir, Msg: "no config files"}}
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	defer func() { err = redactErrors(err, files) }()
 	defer recoverCUE(files[0].Name, &cfg, &err)
 	ctx := cuecontext.New()
 	user, errs := buildUser(ctx, files)
@@ -116,6 +117,7 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 // the document, not the config, e.g. "profile"). Positions name file and
 // the document's own lines; paths are relative to field.
 func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *Config, err error) {
+	defer func() { err = redactErrors(err, []File{{Name: file, Data: data}}) }()
 	defer recoverCUE(file, &cfg, &err)
 	f, err := extractYAML(file, data)
 	if err != nil {

@@ -19,7 +19,8 @@ type Source struct {
 
 // Read returns the bytes behind each source, keyed by the source string.
 // "env:NAME" reads the variable through getenv (an unset variable is an
-// error; an empty one is too); "file:path" reads path relative to dir and
+// error; an empty one is too); "file:path" reads path relative to dir — it
+// must stay inside dir (filepath.IsLocal: not absolute, no "..") — and
 // drops one trailing newline, as `docker login --password-stdin` does; any
 // other value is taken literally (the schema has already refused literals
 // unless the user allowed them). All failures are reported together, each
@@ -39,10 +40,15 @@ func Read(dir string, sources []Source, getenv func(string) (string, bool)) (map
 			}
 			out[s.Source] = []byte(v)
 		case strings.HasPrefix(s.Source, "file:"):
-			p := strings.TrimPrefix(s.Source, "file:")
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
+			rel := strings.TrimPrefix(s.Source, "file:")
+			// Only files inside the config directory: under a KRM function
+			// on an Argo CD repo server, any other path would let a config
+			// copy a file of the build host into a cluster Secret.
+			if !filepath.IsLocal(rel) {
+				problems = append(problems, fmt.Sprintf("password file %s is outside the config directory (needed by %s); give a path inside it", rel, users))
+				continue
 			}
+			p := filepath.Join(dir, rel)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("password file %s cannot be read (needed by %s): %v", p, users, pathErr(err)))

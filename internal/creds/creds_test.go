@@ -60,3 +60,15 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("error shows a password value:\n%s", msg)
 	}
 }
+
+// TestReadStaysInDir: a file source must name a file inside the config
+// directory; absolute paths and ".." are refused without being read.
+func TestReadStaysInDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, src := range []string{"file:/etc/hostname", "file:../outside", "file:a/../../outside"} {
+		_, err := Read(dir, []Source{{Source: src, UsedBy: []string{"x"}}}, nil)
+		if err == nil || !strings.Contains(err.Error(), "outside the config directory") {
+			t.Errorf("%s: err = %v, want a refusal", src, err)
+		}
+	}
+}
