@@ -31,6 +31,13 @@ fuzz:
 			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
 	done
 
+# The end-to-end tests against a real kube-apiserver: their own module, so
+# that stowage never depends on controller-runtime. They skip without the
+# binaries (export KUBEBUILDER_ASSETS="$(hack/kube-apiserver/build.sh)"), and
+# fail instead when STOWAGE_REQUIRE_APISERVER is set, as in .ci/run.
+e2e:
+	cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./...
+
 fmt:
 	gofmt -l -w .
 
