@@ -208,7 +208,10 @@ func openpaiRoleLabel(role string) string { return "pai-" + role }
 func groupItems(p *schema.Puller, items []*item) []*group {
 	groups := map[string]*group{}
 	for _, it := range items {
-		sel := map[string]string{}
+		// Linux nodes only, unless the config says otherwise: the helper
+		// binary and the pulled images are Linux programs, and a mixed
+		// cluster's Windows nodes would never start the pod.
+		sel := map[string]string{corev1.LabelOSStable: "linux"}
 		for k, v := range p.NodeSelector {
 			sel[k] = v
 		}
