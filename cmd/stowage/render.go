@@ -55,7 +55,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 					return err
 				}
 				if len(diff) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is stale; run `stowage render -o %s` and commit the result:\n", out, out)
+					fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is stale; run `stowage render %s -o %s` and commit the result:\n", out, dirArg(args), out)
 					for _, d := range diff {
 						fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", d)
 					}
