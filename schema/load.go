@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -419,7 +420,9 @@ func (l *locator) fromCUE(err error) Errors {
 	return mergeDisjunctions(out)
 }
 
-var disjunctionHeader = regexp.MustCompile(`^\d+ errors in empty disjunction:?$`)
+// disjunctionHeader is compiled on first use (an error report), not at
+// start-up.
+var disjunctionHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+ errors in empty disjunction:?$`) })
 
 // mergeDisjunctions replaces CUE's report of a value that matches none of
 // the alternatives of a disjunction — a header ("2 errors in empty
@@ -436,7 +439,7 @@ func mergeDisjunctions(errs Errors) Errors {
 	done := map[string]bool{}
 	for _, e := range errs {
 		group := byPath[e.Path]
-		header := slices.IndexFunc(group, func(e *Error) bool { return disjunctionHeader.MatchString(e.Msg) })
+		header := slices.IndexFunc(group, func(e *Error) bool { return disjunctionHeader().MatchString(e.Msg) })
 		if header < 0 {
 			out = append(out, e)
 			continue

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,7 +29,8 @@ const (
 	PasswordFromFile = "file:"
 )
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is compiled on first use, not at start-up.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // v is a shorthand to build CUE paths from strings and indexes.
 func path(elems ...any) cue.Path {
@@ -453,7 +455,7 @@ func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who, ref string) {
 		}
 		switch src := a.Password; {
 		case strings.HasPrefix(src, PasswordFromEnv):
-			if v := strings.TrimPrefix(src, PasswordFromEnv); !envName.MatchString(v) {
+			if v := strings.TrimPrefix(src, PasswordFromEnv); !envName().MatchString(v) {
 				add(extend(p, "password"), "%s: %q is not an environment variable name", who, v)
 			}
 		case strings.HasPrefix(src, PasswordFromFile):
