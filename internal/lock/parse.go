@@ -29,19 +29,7 @@ func Read(path string) (*Lock, error) {
 // reported at once, as *Error values joined with errors.Join, each naming the
 // file, line, entry index and name, and field. The returned lock has its
 // entries sorted by name and their platforms sorted by platform.
-//
-// A file in the canonical form Marshal writes is read without a YAML
-// parser (see parseCanonical), with the same result.
 func Parse(data []byte, filename string) (*Lock, error) {
-	if l, ok := parseCanonical(data); ok {
-		return l, nil
-	}
-	return parseGeneral(data, filename)
-}
-
-// parseGeneral is Parse through yaml.v3's node tree, for any layout, with
-// every problem located.
-func parseGeneral(data []byte, filename string) (*Lock, error) {
 	p := &parser{file: filename}
 	root, err := p.document(data)
 	if err != nil {

@@ -513,16 +513,3 @@ func isASCII(s string) bool {
 
 func isLetterASCII(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isDigitASCII(c byte) bool  { return '0' <= c && c <= '9' }
-
-// IsPlain reports whether Marshal writes the string s, as a mapping value
-// on one line, as s itself (a plain scalar): then a YAML reader reads that
-// text back as the string s. Readers of canonical files (the lock) use it to
-// take such text as it is without a YAML parser.
-func IsPlain(s string) bool {
-	if plainSafe(s) {
-		return true
-	}
-	var e encoder
-	t, ok, err := e.stringText(s, false)
-	return ok && err == nil && t == s
-}
