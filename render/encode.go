@@ -8,10 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-
-	"github.com/stowage/stowage/internal/yamlenc"
 )
 
 // Marshal encodes one object as YAML: keys sorted, and without the fields a
@@ -28,8 +27,8 @@ func Marshal(o Object) ([]byte, error) {
 	// The unstructured map holds only strings, bools, int64s, maps and
 	// slices, so yaml.v2 writes it directly with sorted keys — the bytes
 	// sigs.k8s.io/yaml would give after its JSON round trip, at a fraction of
-	// the cost. yamlenc writes yaml.v2's bytes about ten times faster.
-	return yamlenc.Marshal(u)
+	// the cost.
+	return yamlv2.Marshal(u)
 }
 
 // unstructured is obj as the map runtime.DefaultUnstructuredConverter's

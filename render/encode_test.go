@@ -13,9 +13,9 @@ import (
 	"github.com/stowage/stowage/schema"
 )
 
-// TestMarshalIsYAMLv2 checks that Marshal, which writes through
-// internal/yamlenc, gives yaml.v2's bytes for every object the examples
-// render.
+// TestMarshalIsYAMLv2 checks that Marshal, which builds the unstructured map
+// through a JSON round trip, gives the bytes of yaml.v2 over apimachinery's
+// ToUnstructured for every object the examples render.
 func TestMarshalIsYAMLv2(t *testing.T) {
 	for _, s := range exampleSeeds(t) {
 		var files []schema.File
