@@ -467,7 +467,6 @@ const goBenchmarks = "## Go benchmarks: comparing before and after a change\n\n"
 	"| `schema`: `BenchmarkLoad/...` | `schema.Load` of each example and of 100 and 2,000 images |\n" +
 	"| `internal/lock`: `BenchmarkParse`, `BenchmarkMarshal`, `BenchmarkLookup` | the lock file of 100 and 2,000 images |\n" +
 	"| `internal/imageref`: `BenchmarkParse` | parsing the reference spellings configs hold |\n" +
-	"| `internal/yamlenc`: `BenchmarkMarshal` | the YAML writer against yaml.v2 on a DaemonSet-shaped value |\n" +
 	"| `internal/registry`: `BenchmarkLock/fill`, `/refresh` | a fresh lock and a steady-state bump of 200 tags on docker-registry (skipped without it) |\n" +
 	"| `cmd/stowage`: `BenchmarkRenderScale`, `BenchmarkRenderExamples` | the whole `render` command in-process |\n" +
 	"| `fn`: `BenchmarkProcess`, `BenchmarkKustomizeBuild` | the KRM function in-process; kustomize build with and without it |\n\n" +
@@ -488,19 +487,16 @@ const profileNotes = "## What the profiles showed, and what was done\n\n" +
 	"CPU and heap profiles of render at 2,000 images (`BenchmarkRenderScale`), of a fresh lock and a steady-state bump\n" +
 	"(`BenchmarkLock`, and whole `stowage lock` runs), of the examples in a fresh process (`perf record` of `stowage render`)\n" +
 	"and of the KRM function (`BenchmarkProcess`, `perf record` of `stowage fn`):\n\n" +
-	"- **YAML encoding** was 40% of render at 2,000 images: yaml.v2 sends every scalar through libyaml's event emitter.\n" +
-	"  `internal/yamlenc` writes the same bytes directly for the shapes stowage encodes and hands anything it is not sure\n" +
-	"  of to yaml.v2, so the output never changes (tested against yaml.v2 on edge cases, every rendered object and the\n" +
-	"  lock, and fuzzed). Encoding: about 10× faster; in-process render of 2,000 images: 643 ms → about 310 ms, 200 → 103 MB\n" +
-	"  allocated (and 90 MB after the changes below). `lock.Marshal` uses it too.\n" +
+	"- **YAML encoding** was the largest cost of render at 2,000 images. Objects are now written by yaml.v2 straight\n" +
+	"  from the unstructured map (the bytes sigs.k8s.io/yaml gives after its JSON round trip, without the round trip),\n" +
+	"  and on GOMAXPROCS goroutines. A hand-written emitter was tried (about 10× faster encoding) and dropped: a YAML\n" +
+	"  writer is not stowage's business, and yaml.v2 keeps the 2,000-image goal.\n" +
 	"- **ToUnstructured** copies its field cache for every struct field it meets the first time, which in a fresh\n" +
 	"  process cost about 8 ms of a small render; render now takes the JSON round trip ToUnstructured is defined to equal\n" +
 	"  (about 4 ms cold, the same warm; a test checks the maps are equal).\n" +
 	"- **Lock lookups** were a linear scan per image (quadratic in images); `Lookup` now binary-searches the sorted entries.\n" +
-	"- **Reading the lock** (every render, vet, bump and KRM function run) went through yaml.v3's node tree: a lock in the\n" +
-	"  canonical form `lock.Marshal` writes is now read line by line, anything else by the yaml.v3 parser as before, so\n" +
-	"  results and errors do not change (tested on the examples' locks and every one-line edit of one): 2,000 images,\n" +
-	"  about 50 ms → 14 ms.\n" +
+	"- **Reading the lock** goes through yaml.v3's node tree, for line numbers in errors; a line-by-line fast path was\n" +
+	"  tried and dropped for the same reason (stowage does not parse YAML by hand).\n" +
 	"- **Encoding** runs on GOMAXPROCS goroutines (objects are independent; output in the same order).\n" +
 	"- **Start-up**: every stowage process (each render, each KRM function call) initialises CUE, Kubernetes' API types,\n" +
 	"  go-containerregistry and kyaml, 30–45 ms here before `main` runs; stowage's own share was about 4 ms (regular\n" +
