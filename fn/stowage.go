@@ -106,4 +106,3 @@ func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *
 	}
 	return out
 }
-
