@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,26 +22,29 @@ import (
 // has the characters that trip up quoting and URL encoding.
 const canary = `c4nary-[p~a_s.s>w=o"r%d;\`
 
+// lockFaultCase is one fault of TestLockFaults.
+type lockFaultCase struct {
+	name  string
+	cmd   string // "lock": the app entry is missing; "bump": every entry is there
+	auth  bool   // the app image has auth: user alice, password env:APP_PASSWORD
+	env   map[string]string
+	rules []registrytest.Rule
+	args  []string
+	// want
+	code     int
+	msg      []string // in stderr
+	requests int      // requests for the image's tag (not its children, not pings)
+	pings    int      // GET /v2/
+	minTime  time.Duration
+}
+
 // TestLockFaults runs lock and bump against the in-process registry while a
 // handler injects one fault into the requests for one image. Each case
 // checks the exit code, the message about that image, the number of
 // requests the registry saw, and that the lock is untouched on failure.
 func TestLockFaults(t *testing.T) {
 	const appPath = "/v2/team/app/"
-	tests := []struct {
-		name  string
-		cmd   string // "lock": the app entry is missing; "bump": every entry is there
-		auth  bool   // the app image has auth: user alice, password env:APP_PASSWORD
-		env   map[string]string
-		rules []registrytest.Rule
-		args  []string
-		// want
-		code     int
-		msg      []string // in stderr
-		requests int      // requests for the image's tag (not its children, not pings)
-		pings    int      // GET /v2/
-		minTime  time.Duration
-	}{
+	tests := []lockFaultCase{
 		{
 			name:  "401 without credentials",
 			cmd:   "lock",
@@ -100,6 +106,28 @@ func TestLockFaults(t *testing.T) {
 			msg: []string{"GET tag 1.0: 500 Internal Server Error: UNKNOWN injected by the test (3 attempts)"},
 		},
 		{
+			name:  "403",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusForbidden, nil)}},
+			code:  1, requests: 1, pings: 1,
+			msg: []string{`image "HOST/team/app:1.0"`, "GET tag 1.0: 403 Forbidden"},
+		},
+		{
+			name:  "429 without Retry-After every time",
+			cmd:   "lock",
+			args:  []string{"--retries", "1"},
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusTooManyRequests, nil)}},
+			code:  1, requests: 2, pings: 1,
+			msg: []string{"GET tag 1.0: 429 Too Many Requests", "(2 attempts)"},
+		},
+		{
+			name:  "502 every time",
+			cmd:   "lock",
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: registrytest.Status(http.StatusBadGateway, nil)}},
+			code:  1, requests: 3, pings: 1,
+			msg: []string{"GET tag 1.0: 502 Bad Gateway", "(3 attempts)"},
+		},
+		{
 			name:  "500 once",
 			cmd:   "lock",
 			rules: []registrytest.Rule{{Path: appPath + "manifests/", Times: 1, Fault: registrytest.Status(http.StatusInternalServerError, nil)}},
@@ -144,94 +172,131 @@ func TestLockFaults(t *testing.T) {
 			code:  0, requests: 2, pings: 1,
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			reg := startInProcess(t)
-			h := reg.Host
-			app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
-			seed(t, nil, []string{app, helper, pause}, registry.WithInsecure(h))
-			ci := configImage{Ref: app}
-			if tc.auth {
-				ci.User, ci.Password = "alice", "env:APP_PASSWORD"
-			}
-			dir := writeConfig(t, map[string]configImage{"app": ci}, helper, pause)
-			lockPath := filepath.Join(dir, lock.FileName)
-			have := []string{helper, pause}
-			if tc.cmd == "bump" {
-				have = append(have, app)
-			}
-			l := &lock.Lock{}
-			for _, r := range have {
-				e, err := standin.Entry(r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l.Put(e)
-			}
-			if err := os.WriteFile(lockPath, l.Marshal(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			before := readFile(t, lockPath)
-
-			reg.Faults.Reset()
-			for _, r := range tc.rules {
-				reg.Faults.Add(r)
-			}
-			args := append([]string{tc.cmd, dir, "--insecure-registry", h}, tc.args...)
-			start := time.Now()
-			stdout, stderr, code := runCLI(t, tc.env, args...)
-			elapsed := time.Since(start)
-
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
-			}
-			for _, m := range tc.msg {
-				if m = strings.ReplaceAll(m, "HOST", h); !strings.Contains(stderr, m) {
-					t.Errorf("stderr lacks %q:\n%s", m, stderr)
-				}
-			}
-			if got := reg.Faults.Count("", appPath+"manifests/1.0"); got != tc.requests {
-				t.Errorf("%d requests for the image, want %d: %v", got, tc.requests, reg.Faults.Requests())
-			}
-			pings := 0
-			for _, r := range reg.Faults.Requests() {
-				if r.Path == "/v2/" {
-					pings++
-				}
-			}
-			wantPings := tc.pings
-			if tc.cmd == "bump" {
-				wantPings += 2 // helper and pause are checked too
-			}
-			if pings != wantPings {
-				t.Errorf("%d pings, want %d: %v", pings, wantPings, reg.Faults.Requests())
-			}
-			if elapsed < tc.minTime {
-				t.Errorf("took %v, want at least %v (Retry-After or timeouts not honoured)", elapsed, tc.minTime)
-			}
-			after := readFile(t, lockPath)
-			switch {
-			case tc.code != 0 && !bytes.Equal(after, before):
-				t.Errorf("the lock changed although the run failed")
-			case tc.code == 0 && tc.cmd == "lock":
-				want, _ := standin.Entry(app)
-				got, err := lock.Parse(after, lockPath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if e, ok := got.Lookup(want.Name); !ok || e.Digest != want.Digest {
-					t.Errorf("lock entry for the app = %+v, want digest %s", e, want.Digest)
-				}
-			case tc.code == 0 && !bytes.Equal(after, before):
-				t.Errorf("a bump with nothing new changed the lock")
-			}
-			for what, b := range map[string][]byte{"stdout": stdout, "stderr": []byte(stderr), "lock": after} {
-				if bytes.Contains(b, []byte(canary)) {
-					t.Errorf("the password appears in %s", what)
-				}
-			}
-		})
+	// Every fault runs against go-containerregistry's in-process registry
+	// and against Debian's docker-registry behind the same fault-injecting
+	// reverse proxy on loopback: the real server answers as a user's
+	// registry would.
+	backends := []struct {
+		name  string
+		start func(t *testing.T) *inProcess
+	}{
+		{"in-process", startInProcess},
+		{"docker-registry", startDistributionBehindFaults},
 	}
+	for _, be := range backends {
+		for _, tc := range tests {
+			t.Run(be.name+"/"+tc.name, func(t *testing.T) {
+				reg := be.start(t)
+				runLockFault(t, reg, tc)
+			})
+		}
+	}
+}
+
+// runLockFault runs one case of TestLockFaults against reg.
+func runLockFault(t *testing.T, reg *inProcess, tc lockFaultCase) {
+	const appPath = "/v2/team/app/"
+	h := reg.Host
+	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	seed(t, nil, []string{app, helper, pause}, registry.WithInsecure(h))
+	ci := configImage{Ref: app}
+	if tc.auth {
+		ci.User, ci.Password = "alice", "env:APP_PASSWORD"
+	}
+	dir := writeConfig(t, map[string]configImage{"app": ci}, helper, pause)
+	lockPath := filepath.Join(dir, lock.FileName)
+	have := []string{helper, pause}
+	if tc.cmd == "bump" {
+		have = append(have, app)
+	}
+	l := &lock.Lock{}
+	for _, r := range have {
+		e, err := standin.Entry(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Put(e)
+	}
+	if err := os.WriteFile(lockPath, l.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, lockPath)
+
+	reg.Faults.Reset()
+	for _, r := range tc.rules {
+		reg.Faults.Add(r)
+	}
+	args := append([]string{tc.cmd, dir, "--insecure-registry", h}, tc.args...)
+	start := time.Now()
+	stdout, stderr, code := runCLI(t, tc.env, args...)
+	elapsed := time.Since(start)
+
+	if code != tc.code {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+	}
+	for _, m := range tc.msg {
+		if m = strings.ReplaceAll(m, "HOST", h); !strings.Contains(stderr, m) {
+			t.Errorf("stderr lacks %q:\n%s", m, stderr)
+		}
+	}
+	if got := reg.Faults.Count("", appPath+"manifests/1.0"); got != tc.requests {
+		t.Errorf("%d requests for the image, want %d: %v", got, tc.requests, reg.Faults.Requests())
+	}
+	pings := 0
+	for _, r := range reg.Faults.Requests() {
+		if r.Path == "/v2/" {
+			pings++
+		}
+	}
+	wantPings := tc.pings
+	if tc.cmd == "bump" {
+		wantPings += 2 // helper and pause are checked too
+	}
+	if pings != wantPings {
+		t.Errorf("%d pings, want %d: %v", pings, wantPings, reg.Faults.Requests())
+	}
+	if elapsed < tc.minTime {
+		t.Errorf("took %v, want at least %v (Retry-After or timeouts not honoured)", elapsed, tc.minTime)
+	}
+	after := readFile(t, lockPath)
+	switch {
+	case tc.code != 0 && !bytes.Equal(after, before):
+		t.Errorf("the lock changed although the run failed")
+	case tc.code == 0 && tc.cmd == "lock":
+		want, _ := standin.Entry(app)
+		got, err := lock.Parse(after, lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := got.Lookup(want.Name); !ok || e.Digest != want.Digest {
+			t.Errorf("lock entry for the app = %+v, want digest %s", e, want.Digest)
+		}
+	case tc.code == 0 && !bytes.Equal(after, before):
+		t.Errorf("a bump with nothing new changed the lock")
+	}
+	for what, b := range map[string][]byte{"stdout": stdout, "stderr": []byte(stderr), "lock": after} {
+		if bytes.Contains(b, []byte(canary)) {
+			t.Errorf("the password appears in %s", what)
+		}
+	}
+}
+
+// startDistributionBehindFaults starts Debian's docker-registry and a
+// fault-injecting reverse proxy in front of it on loopback; the proxy's
+// address is the registry's host for the test. docker-registry builds its
+// upload URLs from the Host header, which the proxy passes on, so pushes go
+// through the proxy too.
+func startDistributionBehindFaults(t *testing.T) *inProcess {
+	t.Helper()
+	d := registrytest.Start(t, registrytest.Options{})
+	target, err := url.Parse("http://" + d.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &registrytest.Faults{Next: httputil.NewSingleHostReverseProxy(target)}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return &inProcess{Host: strings.TrimPrefix(srv.URL, "http://"), Faults: f}
 }
 
 // TestLockReportsEveryFailure fails two images in different ways and
