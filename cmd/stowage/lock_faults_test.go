@@ -128,6 +128,16 @@ func TestLockFaults(t *testing.T) {
 			msg: []string{"GET tag 1.0: 502 Bad Gateway", "(3 attempts)"},
 		},
 		{
+			name:  "stalled body past the per-request timeout",
+			cmd:   "lock",
+			args:  []string{"--timeout", "300ms", "--retries", "1"},
+			rules: []registrytest.Rule{{Path: appPath + "manifests/", Fault: stalledBody(5 * time.Second)}},
+			// The headers came, so the request is not sent again; the
+			// timeout covers the body and ends the run.
+			code: 1, requests: 1, pings: 1, minTime: 300 * time.Millisecond,
+			msg: []string{`image "HOST/team/app:1.0"`, "GET tag 1.0:"},
+		},
+		{
 			name:  "500 once",
 			cmd:   "lock",
 			rules: []registrytest.Rule{{Path: appPath + "manifests/", Times: 1, Fault: registrytest.Status(http.StatusInternalServerError, nil)}},
@@ -277,6 +287,25 @@ func runLockFault(t *testing.T, reg *inProcess, tc lockFaultCase) {
 	for what, b := range map[string][]byte{"stdout": stdout, "stderr": []byte(stderr), "lock": after} {
 		if bytes.Contains(b, []byte(canary)) {
 			t.Errorf("the password appears in %s", what)
+		}
+	}
+}
+
+// stalledBody answers 200 with the headers of a manifest and the first
+// byte of its body, then stalls for d: a registry or proxy that hangs
+// mid-answer.
+func stalledBody(d time.Duration) registrytest.Fault {
+	return func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("{"))
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
 		}
 	}
 }
