@@ -21,13 +21,13 @@ FUZZTIME ?= 15s
 FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles
 fuzz:
 	@mkdir -p bin/fuzz
-	@for pkg in render schema; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./$$pkg || exit 1; done
+	@for pkg in render schema; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./internal/$$pkg || exit 1; done
 	@for f in $(FUZZERS); do \
 		pkg=$${f%%:*}; name=$${f##*:}; \
-		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
-		(cd $$pkg && ../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$name\$$" \
+		echo "fuzz ./internal/$$pkg $$name for $(FUZZTIME)"; \
+		(cd internal/$$pkg && ../../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$name\$$" \
 			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
-			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
+			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/internal/$$pkg") || exit 1; \
 	done
 
 # The end-to-end tests against a real kube-apiserver: their own module, so

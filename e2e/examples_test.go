@@ -17,8 +17,8 @@ import (
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/render"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // repoRoot is the main module's root, above this module.

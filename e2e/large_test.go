@@ -9,7 +9,7 @@ import (
 
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/synth"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 // TestApplyLargeConfigs applies generated configs (internal/synth, stand-in

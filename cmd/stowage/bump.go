@@ -9,7 +9,7 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 func newBump(getenv env) *cobra.Command {

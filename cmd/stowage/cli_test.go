@@ -12,7 +12,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // cliConfigDir writes a config directory for the CLI tests: the files

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
-	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/fn"
 )
 
 // newFn is `stowage fn`: the KRM function, ResourceList on stdin and

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 // checkOutputDir refuses an output directory that render -o (or bump

@@ -9,8 +9,8 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/render"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // loadOptions are the flags shared by commands that read a config.

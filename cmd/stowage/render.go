@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/atomicfile"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 func newRender(getenv env) *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 func newVet(getenv env) *cobra.Command {

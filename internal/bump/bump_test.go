@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

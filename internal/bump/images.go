@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/render"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Use is one thing in the config that makes a puller pull an image.

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Images returns every image the profile pre-pulls, including the helper

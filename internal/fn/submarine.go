@@ -10,7 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // JupyterImagePuller is the object of the Submarine design, field for field

@@ -20,7 +20,7 @@ import (
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // loadConfig loads in-memory config files given as name/content pairs,

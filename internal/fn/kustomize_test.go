@@ -39,7 +39,7 @@ func kustomizeBin(t *testing.T) string {
 func stowagePath(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "stowage"), "../cmd/stowage").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "stowage"), "../../cmd/stowage").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build stowage: %v\n%s", err, out)
 	}
@@ -67,8 +67,8 @@ func TestKustomizeBuild(t *testing.T) {
 	kustomize := kustomizeBin(t)
 	path := stowagePath(t)
 	cases := []struct{ name, dir, golden string }{
-		{"gitops-argo", "../examples/gitops-argo/prepull", "../golden/gitops-argo/build.yaml"},
-		{"gitops-flux", "../examples/gitops-flux/clusters/prod/prepull", "../golden/gitops-flux/build.yaml"},
+		{"gitops-argo", "../../examples/gitops-argo/prepull", "../../golden/gitops-argo/build.yaml"},
+		{"gitops-flux", "../../examples/gitops-flux/clusters/prod/prepull", "../../golden/gitops-flux/build.yaml"},
 		{"pin-only", "testdata/kustomize/pin-only", "testdata/kustomize/pin-only/expected.yaml"},
 	}
 	for _, tc := range cases {
@@ -115,7 +115,7 @@ func TestKustomizeBuild(t *testing.T) {
 // images left unpinned. (Without either flag the build fails outright.)
 func TestKustomizeSkipsWithoutExec(t *testing.T) {
 	kustomize := kustomizeBin(t)
-	out, stderr, err := build(t, kustomize, stowagePath(t), "../examples/gitops-argo/prepull", "--enable-alpha-plugins")
+	out, stderr, err := build(t, kustomize, stowagePath(t), "../../examples/gitops-argo/prepull", "--enable-alpha-plugins")
 	if err != nil {
 		t.Fatalf("kustomize build without --enable-exec failed (it used to skip silently): %v\n%s", err, stderr)
 	}
@@ -129,7 +129,7 @@ func TestKustomizeSkipsWithoutExec(t *testing.T) {
 func TestKustomizeFunctionError(t *testing.T) {
 	kustomize := kustomizeBin(t)
 	dir := t.TempDir()
-	src := "../examples/gitops-argo/prepull"
+	src := "../../examples/gitops-argo/prepull"
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/synth"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // TestMarshalIsYAMLv2 checks that Marshal, which builds the unstructured map

@@ -8,8 +8,8 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/render"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // stowage handles the stowage.dev/v1alpha1 Stowage functionConfig: spec is

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Names of the profile-wide ConfigMaps.

@@ -22,7 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // The fuzzers of this file run their committed seeds (testdata/fuzz/) as

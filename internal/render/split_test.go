@@ -16,7 +16,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/synth"
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // catalogueConfig is a config with one puller "big" in namespace "lab"
