@@ -16,9 +16,9 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/standin"
 )
 
 // repoRoot is the main module's root, above this module.

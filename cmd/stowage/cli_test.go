@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/standin"
 )
 
 // cliConfigDir writes a config directory for the CLI tests: the files

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/synth"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/synth"
 )
 
 // TestMarshalIsYAMLv2 checks that Marshal, which builds the unstructured map

@@ -21,8 +21,8 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/standin"
 )
 
 // The fuzzers of this file run their committed seeds (testdata/fuzz/) as

@@ -19,8 +19,8 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/standin"
 )
 
 // loadConfig loads in-memory config files given as name/content pairs,
