@@ -1,0 +1,495 @@
+// Package plan turns a validated config, a profile and the lock into the
+// profile's image plan: every use of every image (the reference as written,
+// its lock key, platforms, auth, the puller and the environment, images key,
+// OpenPAI role, helper or pause that uses it) and the digest each use pins,
+// with the reason. It is the only place that decides which images a profile
+// has and which digest it pins: render, lock, bump, vet and the KRM function
+// all read a Plan. It is pure: no file, network or environment access.
+package plan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/schema"
+)
+
+// Kind says what in a puller uses an image.
+type Kind int
+
+const (
+	// KindEnvironment is an entry of the puller's environments; Use.Name is the
+	// environment's name.
+	KindEnvironment Kind = iota
+	// KindImage is an entry of the puller's images; Use.Name is the images key.
+	KindImage
+	// KindOpenPAI is an image of the reduced OpenPAI set on a node role of the
+	// puller; Use.Name is the puller's role ("master", "worker"). The
+	// images of OpenPAI's role "all" come with each role.
+	KindOpenPAI
+	// KindHelper is the profile's helper.image, the first init container of
+	// every DaemonSet of the puller.
+	KindHelper
+	// KindPause is the profile's helper.pause, the main container.
+	KindPause
+)
+
+// Use is one use of an image by a puller of a profile.
+type Use struct {
+	// Profile, Namespace and Puller name the puller.
+	Profile, Namespace, Puller string
+	// Kind and Name say what in the puller uses the image (see Kind).
+	Kind Kind
+	Name string
+	// Ref is the reference as this use writes it, parsed.
+	Ref imageref.Ref
+	// Platforms are the platforms the use asks for, as written
+	// (schema.Image.Platforms); empty for the whole image.
+	Platforms []string
+	// Auth is the use's registry credential from the config, or nil.
+	Auth *schema.Auth
+	// NodeSelector and Tolerations are an environment's own placement;
+	// empty for the other kinds.
+	NodeSelector map[string]string
+	Tolerations  []schema.Toleration
+	// Site is the reference the site registry serves this use under. It is
+	// empty until site references exist: then render emits Site (pinned to
+	// Pin.Digest) instead of Ref, and the lock stays keyed by Ref.
+	Site string
+	// Pin is the digest this use pins, and why.
+	Pin Pin
+}
+
+// Why says where a pinned digest comes from.
+type Why int
+
+const (
+	// Unpinned means no digest was chosen (no lock was given, or the lock has no
+	// usable entry: see Pin.Errs).
+	Unpinned Why = iota
+	// PinWritten is a digest written in the config's reference
+	// ("repo:tag@sha256:…"): a user's pin, never moved.
+	PinWritten
+	// PinIndex is the lock entry's multi-arch index: each node pulls its own
+	// platform. The default, and what several requested platforms pin (each
+	// checked to be a child).
+	PinIndex
+	// PinManifest is the lock entry's single manifest.
+	PinManifest
+	// PinChild is the child of the index for the single requested platform
+	// (Pin.Platform).
+	PinChild
+)
+
+// String names w in messages: "written", "index", "manifest", "child".
+func (w Why) String() string {
+	switch w {
+	case PinWritten:
+		return "written"
+	case PinIndex:
+		return "index"
+	case PinManifest:
+		return "manifest"
+	case PinChild:
+		return "child"
+	default:
+		return "unpinned"
+	}
+}
+
+// Pin is the digest a use pins.
+type Pin struct {
+	// Digest is "sha256:…", or empty when Why is Unpinned.
+	Digest string
+	// Why says where Digest comes from.
+	Why Why
+	// Platform is the requested platform of a Child pin, as written.
+	Platform string
+	// Errs say why the pin is missing or wrong, one error per problem: a
+	// lock without an entry for the key (one error wrapping
+	// lock.ErrMissing), or a requested platform the entry lacks (the
+	// errors of lock.Entry.DigestFor). A Written pin has none.
+	Errs []error
+}
+
+// Pinned is the use's reference as written with its pinned digest after
+// '@' ("busybox:1.31.1@sha256:…"); with no digest, "sha256:missing" stands
+// in for it.
+func (u *Use) Pinned() string {
+	if u.Pin.Digest == "" {
+		return u.Ref.Pin("sha256:missing")
+	}
+	return u.Ref.Pin(u.Pin.Digest)
+}
+
+// Key is the use's lock key (imageref.Ref.Key).
+func (u *Use) Key() string { return u.Ref.Key() }
+
+// PullerName is "namespace/puller", the puller's identity in messages.
+func (u *Use) PullerName() string { return u.Namespace + "/" + u.Puller }
+
+// Item names what in the puller uses the image, for tables and PR text:
+// `environment "jupyter"`, `image "tool"`, "OpenPAI images", "helper image",
+// "pause image".
+func (u *Use) Item() string {
+	switch u.Kind {
+	case KindEnvironment:
+		return fmt.Sprintf("environment %q", u.Name)
+	case KindImage:
+		return fmt.Sprintf("image %q", u.Name)
+	case KindOpenPAI:
+		return "OpenPAI images"
+	case KindHelper:
+		return "helper image"
+	default:
+		return "pause image"
+	}
+}
+
+// UsedBy names the use in render's error messages: `environment "jupyter"`,
+// `image "tool"`, "OpenPAI master role", `profile "p" helper.image`,
+// `profile "p" helper.pause`.
+func (u *Use) UsedBy() string {
+	switch u.Kind {
+	case KindOpenPAI:
+		return fmt.Sprintf("OpenPAI %s role", u.Name)
+	case KindHelper:
+		return fmt.Sprintf("profile %q helper.image", u.Profile)
+	case KindPause:
+		return fmt.Sprintf("profile %q helper.pause", u.Profile)
+	default:
+		return u.Item()
+	}
+}
+
+// Puller is the plan of one puller of the profile.
+type Puller struct {
+	// Puller is the config's puller.
+	Puller *schema.Puller
+	// Uses are its images in config order: environments, images, then the
+	// OpenPAI images of each role (the role's own, then role "all"'s, each
+	// list sorted).
+	Uses []*Use
+	// Helper and Pause are the puller's uses of the profile's helper and
+	// pause images.
+	Helper, Pause *Use
+}
+
+// Image is one lock entry's worth of the plan: every use, in any spelling,
+// of one normalised reference.
+type Image struct {
+	// Key is the lock key, imageref.Ref.Key of every use's Ref.
+	Key string
+	// Ref is the spelling the lock records: when some spelling pins a
+	// digest, the smallest pinned spelling (a pin applies to every spelling
+	// of its key); otherwise the smallest spelling in byte order.
+	Ref imageref.Ref
+	// Platforms is the union of the uses' platforms, sorted.
+	Platforms []string
+	// Auth is the credential to resolve the image with: the first
+	// username/password auth among Uses; nil when there is none (an auth
+	// naming an existing Secret cannot be used outside the cluster).
+	Auth *schema.Auth
+	// Uses are sorted by profile, namespace, puller and Item.
+	Uses []*Use
+	// Entry is the lock's entry for Key, or nil (no lock, or no entry).
+	Entry *lock.Entry
+}
+
+// UsedBy describes the uses in one line for messages: `environment
+// "jupyter" in tenant-a/notebook-images, …`, at most three, then "N more".
+func (img *Image) UsedBy() string {
+	var parts []string
+	for _, u := range img.Uses {
+		s := u.Item() + " in " + u.PullerName()
+		if !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Pins are the distinct digests the uses pin, sorted; unpinned uses add
+// none.
+func (img *Image) Pins() []string {
+	var out []string
+	for _, u := range img.Uses {
+		if d := u.Pin.Digest; d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Plan is the image plan of one profile (Build) or of every profile (All).
+type Plan struct {
+	// Profiles are the profiles the plan covers, sorted.
+	Profiles []string
+	// Pullers are the pullers of the profile in config order (Build only;
+	// All leaves it empty, see Profile).
+	Pullers []Puller
+	// OpenPAI is the profile's reduced OpenPAI selection, nil when it has
+	// none (Build only).
+	OpenPAI *openpai.Plan
+	// Images are one per lock key, sorted by key: exactly what a lock for
+	// the plan holds.
+	Images []*Image
+}
+
+// Build returns the image plan of profile ("" picks the only profile; the
+// error of schema.Config.Profile otherwise). With a lock, every use is
+// pinned: a digest written in its reference; else the lock entry's digest
+// for no platform or several (each checked against the entry), the
+// matching child for one (lock.Entry.DigestFor). Pin problems are recorded
+// in each use's Pin.Errs, not returned. With l nil only written
+// digests are pinned (what lock and bump start from).
+//
+// Errors: the profile is unknown, its OpenPAI selection does not reduce, or
+// a reference does not parse (naming the environment, image or role).
+func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
+	name, prof, err := cfg.Profile(profile)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Profiles: []string{name}}
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if prof.OpenPAI != nil {
+		if p.OpenPAI, err = openpai.Reduce(schema.Selection(prof.OpenPAI)); err != nil {
+			fail("profile %q openpai: %w", name, err)
+		}
+	}
+	parse := func(u *Use, written string) *Use {
+		ref, err := imageref.Parse(written)
+		if err != nil {
+			fail("%s: %w", u.UsedBy(), err)
+			return nil
+		}
+		u.Profile, u.Ref = name, ref
+		return u
+	}
+	helper := parse(&Use{Kind: KindHelper}, prof.Helper.Image)
+	pause := parse(&Use{Kind: KindPause}, prof.Helper.Pause)
+	var all []*Use
+	for i := range prof.Pullers {
+		sp := &prof.Pullers[i]
+		pp := Puller{Puller: sp}
+		add := func(u *Use) {
+			if u != nil {
+				u.Namespace, u.Puller = sp.Namespace, sp.Name
+				pp.Uses = append(pp.Uses, u)
+			}
+		}
+		for _, e := range sp.Environments {
+			env := cfg.Environments[e]
+			add(parse(&Use{Kind: KindEnvironment, Name: e, Platforms: env.Platforms, Auth: env.Auth,
+				NodeSelector: env.NodeSelector, Tolerations: env.Tolerations}, env.Image))
+		}
+		for _, k := range sp.Images {
+			im := cfg.Images[k]
+			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth}, im.Reference))
+		}
+		if p.OpenPAI != nil {
+			for _, role := range sp.OpenPAI {
+				for _, r := range []openpai.Role{openpai.Role(role), openpai.RoleAll} {
+					for _, s := range p.OpenPAI.Images[r] {
+						ref, err := imageref.Parse(s)
+						if err != nil {
+							fail("OpenPAI image %q: %w", s, err)
+							continue
+						}
+						add(&Use{Profile: name, Kind: KindOpenPAI, Name: role, Ref: ref})
+					}
+				}
+			}
+		}
+		all = append(all, pp.Uses...)
+		for _, u := range []*Use{helper, pause} {
+			if u != nil {
+				c := *u
+				c.Namespace, c.Puller = sp.Namespace, sp.Name
+				all = append(all, &c)
+				if u == helper {
+					pp.Helper = &c
+				} else {
+					pp.Pause = &c
+				}
+			}
+		}
+		p.Pullers = append(p.Pullers, pp)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, u := range all {
+		u.Pin = pin(u, l)
+	}
+	p.Images, _ = images(all, l)
+	return p, nil
+}
+
+// All returns the plan of every profile of cfg: Images over all of them,
+// one per lock key, each with the uses of every profile (Pullers and
+// OpenPAI are left empty). It is what a complete lock holds: what `lock`
+// and `bump` resolve and `vet --remote` checks. Errors: those of Build,
+// prefixed with the profile, and a key whose spellings pin two different
+// digests (naming both spellings), which no single lock entry can serve.
+func All(cfg *schema.Config, l *lock.Lock) (*Plan, error) {
+	out := &Plan{}
+	var all []*Use
+	for _, name := range cfg.ProfileNames() {
+		p, err := Build(cfg, name, l)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: %w", name, err)
+		}
+		out.Profiles = append(out.Profiles, name)
+		for _, img := range p.Images {
+			all = append(all, img.Uses...)
+		}
+	}
+	imgs, conflicts := images(all, l)
+	if len(conflicts) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(conflicts, "\n"))
+	}
+	out.Images = imgs
+	return out, nil
+}
+
+// Uses are every use of the plan, in Images order.
+func (p *Plan) Uses() []*Use {
+	var out []*Use
+	for _, img := range p.Images {
+		out = append(out, img.Uses...)
+	}
+	return out
+}
+
+// Image returns the plan's image with lock key key, or nil.
+func (p *Plan) Image(key string) *Image {
+	i, ok := slices.BinarySearchFunc(p.Images, key, func(img *Image, k string) int { return strings.Compare(img.Key, k) })
+	if !ok {
+		return nil
+	}
+	return p.Images[i]
+}
+
+// pin chooses the digest u pins with lock l (nil: only written digests).
+func pin(u *Use, l *lock.Lock) Pin {
+	if d := u.Ref.Digest; d != "" {
+		return Pin{Digest: d, Why: PinWritten}
+	}
+	if l == nil {
+		return Pin{}
+	}
+	e, ok := l.Lookup(u.Key())
+	if !ok {
+		return Pin{Errs: []error{fmt.Errorf("image %s (lock key %s): %w", u.Ref.Written, u.Key(), lock.ErrMissing)}}
+	}
+	why := PinManifest
+	if e.Kind == lock.KindIndex {
+		why = PinIndex
+	}
+	switch len(u.Platforms) {
+	case 0:
+		return Pin{Digest: e.Digest, Why: why}
+	case 1:
+		d, err := e.DigestFor(u.Platforms[0])
+		if err != nil {
+			return Pin{Errs: []error{err}}
+		}
+		return Pin{Digest: d, Why: PinChild, Platform: u.Platforms[0]}
+	default:
+		p := Pin{Digest: e.Digest, Why: why}
+		for _, pl := range u.Platforms {
+			if _, err := e.DigestFor(pl); err != nil {
+				p.Errs = append(p.Errs, err)
+			}
+		}
+		return p
+	}
+}
+
+// images groups uses by lock key into Images sorted by key, and lists the
+// keys whose spellings pin different digests.
+func images(uses []*Use, l *lock.Lock) ([]*Image, []string) {
+	byKey := map[string][]*Use{}
+	for _, u := range uses {
+		byKey[u.Key()] = append(byKey[u.Key()], u)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var (
+		out       []*Image
+		conflicts []string
+	)
+	for _, k := range keys {
+		us := slices.Clone(byKey[k])
+		slices.SortStableFunc(us, compareUses)
+		img := &Image{Key: k, Uses: us}
+		spellings := map[string]imageref.Ref{}
+		pins := map[string]string{} // digest -> smallest spelling pinning it
+		for _, u := range us {
+			spellings[u.Ref.Written] = u.Ref
+			img.Platforms = append(img.Platforms, u.Platforms...)
+			if a := u.Auth; img.Auth == nil && a != nil && a.Username != "" && a.Password != "" {
+				img.Auth = a
+			}
+		}
+		written := make([]string, 0, len(spellings))
+		for s := range spellings {
+			written = append(written, s)
+		}
+		slices.Sort(written)
+		img.Ref = spellings[written[0]]
+		for _, s := range written {
+			if d := spellings[s].Digest; d != "" {
+				if _, ok := pins[d]; !ok {
+					pins[d] = s
+				}
+			}
+		}
+		switch len(pins) {
+		case 0:
+		case 1:
+			for _, s := range pins {
+				img.Ref = spellings[s]
+			}
+		default:
+			var ss []string
+			for _, s := range pins {
+				ss = append(ss, fmt.Sprintf("%q", s))
+			}
+			slices.Sort(ss)
+			conflicts = append(conflicts, fmt.Sprintf("image %s is pinned to %d different digests: %s; pin one digest (or none) for every spelling", k, len(pins), strings.Join(ss, ", ")))
+		}
+		slices.Sort(img.Platforms)
+		img.Platforms = slices.Compact(img.Platforms)
+		if len(img.Platforms) == 0 {
+			img.Platforms = nil
+		}
+		if e, ok := l.Lookup(k); ok {
+			img.Entry = &e
+		}
+		out = append(out, img)
+	}
+	return out, conflicts
+}
+
+// compareUses orders uses by profile, namespace, puller and Item.
+func compareUses(a, b *Use) int {
+	return cmp.Or(strings.Compare(a.Profile, b.Profile), strings.Compare(a.Namespace, b.Namespace),
+		strings.Compare(a.Puller, b.Puller), strings.Compare(a.Item(), b.Item()))
+}
