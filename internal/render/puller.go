@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,16 +101,22 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 					pullSecrets[it.auth.Secret] = true
 					continue
 				}
-				s := r.secret(p.Namespace, it)
-				pullSecrets[s.Name] = true
-				if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
-					id := s.Namespace + "/" + s.Name
-					if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
-						// Only literal passwords can differ under one name.
-						r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
-							it.usedBy, it.ref.AuthKey(), it.auth.Username, p.Namespace)
+				// The puller's namespace, then each tenant's: the same Secret
+				// (name and data) in every namespace whose pods use the
+				// image, so they present the credentials the kubelet
+				// checks under KubeletEnsureSecretPulledImages.
+				for _, ns := range secretNamespaces(p) {
+					s := r.secret(ns, it)
+					pullSecrets[s.Name] = true
+					if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
+						id := s.Namespace + "/" + s.Name
+						if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
+							// Only literal passwords can differ under one name.
+							r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
+								it.usedBy, it.ref.AuthKey(), it.auth.Username, ns)
+						}
+						secrets[id] = s
 					}
-					secrets[id] = s
 				}
 			}
 			name := base
@@ -137,6 +144,18 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 	}
 	objs = append(objs, r.recordsConfigMap(p, sortedKeys(records)))
 	return objs
+}
+
+// secretNamespaces returns the namespaces that get p's pull Secrets: p's
+// own, then its tenants in the order written, each once.
+func secretNamespaces(p *schema.Puller) []string {
+	out := []string{p.Namespace}
+	for _, ns := range p.Tenants {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // items collects a puller's images: environments, catalogue images and the

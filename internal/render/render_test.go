@@ -282,6 +282,61 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", environment
 		}
 	})
 
+	// KubeletEnsureSecretPulledImages: a tenant's pod may use an image the
+	// DaemonSet pulled with credentials only when it presents matching
+	// ones, so each tenant namespace gets the same Secret, name and data.
+	t.Run("tenants get the same Secret", func(t *testing.T) {
+		cfg := loadConfig(t, "cfg/config.cue", `
+environments: {
+	gpu: {image: "harbor.lab.internal:5000/team/gpu:1", auth: {username: "robot", password: "env:HARBOR"}}
+	hub: {image: "team/hub:1", auth: secret: "hub-pull"}
+	open: image: "team/open:1"
+}
+profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", tenants: ["tenant-b", "tenant-a", "submarine"], environments: ["gpu", "hub", "open"]}]
+`)
+		objs := mustRender(t, Input{Config: cfg, Lock: lockFor(t, cfg, ""),
+			Passwords: map[string][]byte{"env:HARBOR": []byte("s3cret")}})
+		s := secrets(objs)
+		var where []string
+		for _, sec := range s {
+			where = append(where, sec.Namespace+"/"+sec.Name)
+			if !bytes.Equal(sec.Data[corev1.DockerConfigJsonKey], s[0].Data[corev1.DockerConfigJsonKey]) {
+				t.Errorf("%s/%s holds other credentials than %s/%s", sec.Namespace, sec.Name, s[0].Namespace, s[0].Name)
+			}
+		}
+		if len(s) != 3 {
+			t.Fatalf("Secrets = %v, want one in each of submarine, tenant-a and tenant-b", where)
+		}
+		name := s[0].Name
+		if want := []string{"submarine/" + name, "tenant-a/" + name, "tenant-b/" + name}; !slices.Equal(where, want) {
+			t.Errorf("Secrets = %v, want %v", where, want)
+		}
+		if a := decodeDockerConfig(t, s[1])["harbor.lab.internal:5000"]; a.Username != "robot" || a.Password != "s3cret" {
+			t.Errorf("tenant-a's Secret holds %+v", a)
+		}
+		// The DaemonSets stay in the puller's namespace and name the
+		// Secret once; the existing Secret hub-pull is only named.
+		for _, ds := range daemonSets(objs) {
+			if ds.Namespace != "submarine" {
+				t.Errorf("DaemonSet %s/%s outside the puller's namespace", ds.Namespace, ds.Name)
+			}
+		}
+		if got := pullSecretNames(daemonSets(objs)[0]); !slices.Equal(got, []string{"hub-pull", name}) {
+			t.Errorf("imagePullSecrets = %v, want [hub-pull %s]", got, name)
+		}
+	})
+
+	t.Run("tenants in reference mode get no Secret", func(t *testing.T) {
+		cfg := loadConfig(t, "cfg/config.cue", `
+environments: gpu: {image: "harbor.lab.internal:5000/team/gpu:1", auth: {username: "robot", password: "env:HARBOR"}}
+profiles: lab: {secrets: "reference", pullers: [{name: "notebooks", namespace: "submarine", tenants: ["tenant-a"], environments: ["gpu"]}]}
+`)
+		objs := mustRender(t, Input{Config: cfg, Lock: lockFor(t, cfg, "")})
+		if s := secrets(objs); len(s) != 0 {
+			t.Errorf("rendered %d Secrets in reference mode", len(s))
+		}
+	})
+
 	t.Run("reference mode renders no Secret", func(t *testing.T) {
 		cfg := loadConfig(t, "cfg/config.cue", `
 environments: notebook: {

@@ -78,8 +78,13 @@ type ResourceList struct {
 // Puller is one image pre-puller: it becomes a DaemonSet per node group in
 // Namespace, a records ConfigMap and, per distinct credential, a Secret.
 type Puller struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Tenants are the namespaces whose pods use the puller's images: each
+	// gets a copy of the puller's rendered pull Secrets (same name and
+	// data), so that its pods can present the credentials the kubelet
+	// checks under KubeletEnsureSecretPulledImages.
+	Tenants           []string          `json:"tenants,omitempty"`
 	Environments      []string          `json:"environments,omitempty"`
 	Images            []string          `json:"images,omitempty"`
 	OpenPAI           []string          `json:"openpai,omitempty"`

@@ -35,6 +35,10 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "bad-namespace", want: []wantErr{
 			{"config.yaml", 8, "profiles.notebooks.pullers[0].namespace", []string{`"Tenant_A"`, "must be a lowercase RFC 1123 label"}},
 		}},
+		{dir: "bad-tenants", want: []wantErr{
+			{"config.yaml", 11, "profiles.notebooks.pullers[0].tenants[1]", []string{`tenant namespace "Tenant_B"`, "must be a lowercase RFC 1123 label"}},
+			{"config.yaml", 12, "profiles.notebooks.pullers[0].tenants[2]", []string{`tenant namespace "tenant-a" is listed twice (tenants[0] and tenants[2])`}},
+		}},
 		{dir: "bad-node-selector-key", want: []wantErr{
 			{"environments.yaml", 5, `environments."jupyter-gpu".nodeSelector."gpu type"`,
 				[]string{`key "gpu type" is not a valid label key`, "must consist of alphanumeric characters"}},

@@ -147,6 +147,14 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 				pl.Name, MaxPullerName, strings.Join(msgs, "; "))
 		}
 		checkLabel(add, extend(p, "namespace"), "namespace", pl.Namespace)
+		tenants := map[string]int{}
+		for j, ns := range pl.Tenants {
+			checkLabel(add, extend(p, "tenants", j), "tenant namespace", ns)
+			if k, dup := tenants[ns]; dup {
+				add(extend(p, "tenants", j), "tenant namespace %q is listed twice (tenants[%d] and tenants[%d])", ns, k, j)
+			}
+			tenants[ns] = j
+		}
 		id := pl.Namespace + "/" + pl.Name
 		if j, dup := seen[id]; dup {
 			add(extend(p, "name"), "puller %q in namespace %q is defined twice (pullers[%d] and pullers[%d])", pl.Name, pl.Namespace, j, i)
