@@ -312,6 +312,8 @@ type Resolver struct {
 
 	mu      sync.Mutex
 	pullers map[string]*remote.Puller
+	// pusher writes to destinations (Destination); made on first use.
+	pusher *remote.Pusher
 	// secrets are the passwords read so far, removed from every message.
 	secrets []string
 	// passwords caches each source's read: the bytes or the error.
@@ -426,6 +428,17 @@ func (r *Resolver) puller(auth *Auth, t target) (*remote.Puller, error) {
 	if p, ok := r.pullers[key]; ok {
 		return p, nil
 	}
+	p, err := remote.NewPuller(r.remoteOptions(authOpt)...)
+	if err != nil {
+		return nil, err
+	}
+	r.pullers[key] = p
+	return p, nil
+}
+
+// remoteOptions are the go-containerregistry options every Puller and
+// Pusher of the Resolver share, with the credential authOpt.
+func (r *Resolver) remoteOptions(authOpt remote.Option) []remote.Option {
 	opts := []remote.Option{
 		authOpt,
 		remote.WithTransport(r.guard),
@@ -436,12 +449,7 @@ func (r *Resolver) puller(auth *Auth, t target) (*remote.Puller, error) {
 	if r.o.userAgent != "" {
 		opts = append(opts, remote.WithUserAgent(r.o.userAgent))
 	}
-	p, err := remote.NewPuller(opts...)
-	if err != nil {
-		return nil, err
-	}
-	r.pullers[key] = p
-	return p, nil
+	return opts
 }
 
 // password reads a password source once per run and remembers the bytes

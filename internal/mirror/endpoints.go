@@ -1,0 +1,347 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/site"
+)
+
+// maxManifestBytes bounds a manifest read from a source (distribution's own
+// limit for a manifest PUT is 4 MiB).
+const maxManifestBytes = 4 << 20
+
+// source is where images are read.
+type source interface {
+	// where names the source of img in messages.
+	where(img *Image) string
+	// manifest reads the manifest h of img, checked against h.
+	manifest(ctx context.Context, img *Image, h v1.Hash) ([]byte, types.MediaType, error)
+	// blob opens the blob d of img as a stream checked against d.
+	blob(ctx context.Context, img *Image, d v1.Descriptor) (io.ReadCloser, error)
+}
+
+// sink is where images go.
+type sink interface {
+	// repo is the destination repository of img.
+	repo(img *Image) (name.Repository, error)
+	// where names the destination repository in messages.
+	where(repo name.Repository) string
+	// blobKey is the scope in which blob presence counts: the repository
+	// for a registry, "" for a layout (one blob store).
+	blobKey(repo name.Repository) string
+	// head resolves id (a tag or a digest) in repo; ok is false when it
+	// does not exist.
+	head(ctx context.Context, img *Image, repo name.Repository, id string) (v1.Hash, bool, error)
+	hasBlob(ctx context.Context, repo name.Repository, h v1.Hash) (bool, error)
+	upload(ctx context.Context, repo name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error
+	mount(ctx context.Context, repo, from name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error
+	putManifest(ctx context.Context, repo name.Repository, n *node) error
+	tag(ctx context.Context, img *Image, repo name.Repository, n *node) error
+	// finish completes the destination after the copies (a layout's
+	// index.json); images are the ones copied or present.
+	finish(ctx context.Context, images []*PlannedImage) error
+	// reference is the image's name at the destination, for the plan.
+	reference(img *Image, repo name.Repository) string
+}
+
+// rawManifest is a manifest to PUT as-is, so that its digest is kept.
+type rawManifest struct {
+	raw []byte
+	mt  types.MediaType
+}
+
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// streamLayer is a blob to upload, opened from the source when
+// go-containerregistry reads it (again on a retry).
+type streamLayer struct {
+	d    v1.Descriptor
+	open func() (io.ReadCloser, error)
+}
+
+func (l *streamLayer) Digest() (v1.Hash, error) { return l.d.Digest, nil }
+func (l *streamLayer) DiffID() (v1.Hash, error) {
+	return v1.Hash{}, errors.New("diff ID not known for a streamed blob")
+}
+func (l *streamLayer) Compressed() (io.ReadCloser, error) { return l.open() }
+func (l *streamLayer) Uncompressed() (io.ReadCloser, error) {
+	return nil, errors.New("a streamed blob is copied as it is, never uncompressed")
+}
+func (l *streamLayer) Size() (int64, error) { return l.d.Size, nil }
+func (l *streamLayer) MediaType() (types.MediaType, error) {
+	if l.d.MediaType == "" {
+		return types.OCILayer, nil
+	}
+	return l.d.MediaType, nil
+}
+
+// registrySource reads images from their registries.
+type registrySource struct{ r *registry.Resolver }
+
+func (s *registrySource) where(img *Image) string {
+	repo, _, err := s.r.Source(img.Source, nil)
+	if err != nil {
+		return img.Source.RegistryStr()
+	}
+	return repo.RegistryStr()
+}
+
+func (s *registrySource) manifest(ctx context.Context, img *Image, h v1.Hash) ([]byte, types.MediaType, error) {
+	repo, p, err := s.r.Source(img.Source, img.Auth)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := p.Get(ctx, repo.Digest(h.String()))
+	if err != nil {
+		return nil, "", err
+	}
+	return d.Manifest, d.MediaType, nil
+}
+
+func (s *registrySource) blob(ctx context.Context, img *Image, d v1.Descriptor) (io.ReadCloser, error) {
+	repo, p, err := s.r.Source(img.Source, img.Auth)
+	if err != nil {
+		return nil, err
+	}
+	l, err := p.Layer(ctx, repo.Digest(d.Digest.String()))
+	if err != nil {
+		return nil, err
+	}
+	// go-containerregistry checks the digest as the stream ends.
+	return l.Compressed()
+}
+
+// layoutSource reads images from an OCI image layout.
+type layoutSource struct {
+	path layout.Path
+}
+
+func openLayoutSource(path string) (*layoutSource, error) {
+	p, err := layout.FromPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
+	}
+	return &layoutSource{path: p}, nil
+}
+
+func (s *layoutSource) where(*Image) string { return "oci:" + string(s.path) }
+
+func (s *layoutSource) manifest(_ context.Context, _ *Image, h v1.Hash) ([]byte, types.MediaType, error) {
+	rc, err := s.path.Blob(h)
+	if err != nil {
+		return nil, "", fmt.Errorf("manifest %s is not in the bundle: %w", h, err)
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if len(raw) > maxManifestBytes {
+		return nil, "", fmt.Errorf("manifest %s is larger than %d bytes", h, maxManifestBytes)
+	}
+	got, _, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil || got != h {
+		return nil, "", fmt.Errorf("manifest %s: the bundle's file has digest %s", h, got)
+	}
+	return raw, sniffMediaType(raw), nil
+}
+
+func (s *layoutSource) blob(_ context.Context, _ *Image, d v1.Descriptor) (io.ReadCloser, error) {
+	rc, err := s.path.Blob(d.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s is not in the bundle: %w", d.Digest, err)
+	}
+	return newVerifier(rc, d), nil
+}
+
+// sniffMediaType is a manifest's own mediaType field; an OCI manifest may
+// leave it out, then an index is told by its "manifests" list.
+func sniffMediaType(raw []byte) types.MediaType {
+	var m struct {
+		MediaType types.MediaType `json:"mediaType"`
+		Manifests json.RawMessage `json:"manifests"`
+	}
+	if json.Unmarshal(raw, &m) == nil && m.MediaType != "" {
+		return m.MediaType
+	}
+	if len(m.Manifests) > 0 {
+		return types.OCIImageIndex
+	}
+	return types.OCIManifestSchema1
+}
+
+// verifier checks a stream against its descriptor's size and digest as it
+// ends.
+type verifier struct {
+	rc   io.ReadCloser
+	d    v1.Descriptor
+	h    hash.Hash
+	n    int64
+	done bool
+}
+
+func newVerifier(rc io.ReadCloser, d v1.Descriptor) *verifier {
+	return &verifier{rc: rc, d: d, h: sha256.New()}
+}
+
+func (v *verifier) Read(p []byte) (int, error) {
+	n, err := v.rc.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.d.Size > 0 && v.n > v.d.Size {
+		return n, fmt.Errorf("blob %s: more than its %d bytes", v.d.Digest, v.d.Size)
+	}
+	if err == io.EOF && !v.done {
+		v.done = true
+		if v.d.Size > 0 && v.n != v.d.Size {
+			return n, fmt.Errorf("blob %s: %d bytes, want %d", v.d.Digest, v.n, v.d.Size)
+		}
+		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.d.Digest.String() {
+			return n, fmt.Errorf("blob %s: content has digest %s", v.d.Digest, got)
+		}
+	}
+	return n, err
+}
+
+func (v *verifier) Close() error { return v.rc.Close() }
+
+// registrySink writes to a site registry.
+type registrySink struct {
+	r    *registry.Resolver
+	site site.Mapping
+}
+
+func (s *registrySink) repo(img *Image) (name.Repository, error) {
+	to, err := s.site.Repository(img.Source)
+	if err != nil {
+		return name.Repository{}, err
+	}
+	repo, _, _, err := s.r.Destination(to)
+	return repo, err
+}
+
+func (s *registrySink) where(repo name.Repository) string { return repo.RegistryStr() }
+func (s *registrySink) blobKey(repo name.Repository) string {
+	return repo.Name()
+}
+
+func (s *registrySink) reference(img *Image, repo name.Repository) string {
+	if img.Tag != "" {
+		return repo.Name() + ":" + img.Tag + "@" + img.Digest.String()
+	}
+	return repo.Name() + "@" + img.Digest.String()
+}
+
+func isNotFound(err error) bool {
+	var terr *transport.Error
+	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
+}
+
+func (s *registrySink) head(ctx context.Context, _ *Image, repo name.Repository, id string) (v1.Hash, bool, error) {
+	_, _, p, err := s.r.Destination(repo)
+	if err != nil {
+		return v1.Hash{}, false, err
+	}
+	ref, err := refAt(repo, id)
+	if err != nil {
+		return v1.Hash{}, false, err
+	}
+	d, err := p.Head(ctx, ref)
+	switch {
+	case isNotFound(err):
+		return v1.Hash{}, false, nil
+	case err != nil:
+		return v1.Hash{}, false, err
+	}
+	return d.Digest, true, nil
+}
+
+func refAt(repo name.Repository, id string) (name.Reference, error) {
+	if _, err := v1.NewHash(id); err == nil {
+		return repo.Digest(id), nil
+	}
+	return repo.Tag(id), nil
+}
+
+func (s *registrySink) hasBlob(ctx context.Context, repo name.Repository, h v1.Hash) (bool, error) {
+	_, _, p, err := s.r.Destination(repo)
+	if err != nil {
+		return false, err
+	}
+	l, err := p.Layer(ctx, repo.Digest(h.String()))
+	if err != nil {
+		return false, err
+	}
+	ml, ok := l.(*remote.MountableLayer)
+	if !ok {
+		return false, fmt.Errorf("blob %s: cannot ask whether it exists", h)
+	}
+	return ml.Exists()
+}
+
+func (s *registrySink) upload(ctx context.Context, repo name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error {
+	_, push, _, err := s.r.Destination(repo)
+	if err != nil {
+		return err
+	}
+	return push.Upload(ctx, repo, &streamLayer{d: d, open: open})
+}
+
+func (s *registrySink) mount(ctx context.Context, repo, from name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error {
+	_, push, _, err := s.r.Destination(repo)
+	if err != nil {
+		return err
+	}
+	// go-containerregistry asks the registry to mount the blob from
+	// the other repository; a registry that refuses gets the bytes.
+	return push.Upload(ctx, repo, &remote.MountableLayer{Layer: &streamLayer{d: d, open: open}, Reference: from.Digest(d.Digest.String())})
+}
+
+func (s *registrySink) putManifest(ctx context.Context, repo name.Repository, n *node) error {
+	_, push, _, err := s.r.Destination(repo)
+	if err != nil {
+		return err
+	}
+	return push.Put(ctx, repo.Digest(n.digest.String()), rawManifest{raw: n.raw, mt: n.mt})
+}
+
+func (s *registrySink) tag(ctx context.Context, img *Image, repo name.Repository, n *node) error {
+	_, push, _, err := s.r.Destination(repo)
+	if err != nil {
+		return err
+	}
+	return push.Put(ctx, repo.Tag(img.Tag), rawManifest{raw: n.raw, mt: n.mt})
+}
+
+func (s *registrySink) finish(context.Context, []*PlannedImage) error { return nil }
+
+// blobPath is where a layout keeps blob h.
+func blobPath(root string, h v1.Hash) string {
+	return filepath.Join(root, "blobs", h.Algorithm, h.Hex)
+}
+
+// fileExists reports whether path is a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,254 @@
+// Package mirror copies locked images, digest for digest, from their
+// registries (or an OCI image layout bundle) to a site registry (or a
+// bundle), for `stowage mirror`.
+//
+// A run has two steps. Plan HEADs every image at the destination (its tag,
+// or its digest when it has no tag): an image whose tag already points at
+// the locked digest is present and costs nothing more. For every other
+// image it reads the manifests from the source (the index and every child
+// when the index is pinned, the child alone when a child is pinned), HEADs
+// each child manifest and each blob at the destination, and counts the
+// unique blobs to move and their bytes: a blob shared by several images is
+// counted once, and a blob already in another destination repository is
+// mounted (no bytes move). Run then copies in an order that never leaves a
+// tag pointing at a half-copied image:
+//
+//  1. the blobs no destination repository holds, each streamed once from
+//     the source (go-containerregistry's remote reads and writes; memory
+//     does not grow with the blob's size), on WithJobs goroutines;
+//  2. cross-repository mounts of those blobs into every other repository
+//     that needs them;
+//  3. manifests by digest, children before their index;
+//  4. tags, last;
+//
+// and verifies every image at the destination afterwards: the digest its
+// tag (or digest) resolves to there must be the lock's. A rerun plans
+// again, so it moves only what is missing. A failing image is named with the
+// registry's answer; the other images still complete.
+//
+// Registries are reached through internal/registry's Resolver (Source and
+// Destination), so mirrors (--mirror), plain HTTP (--insecure-registry),
+// CA files, per-request timeouts, Retry-After and go-containerregistry's
+// retries, and the credentials (the config's auth for the source, then the
+// Docker keychain; the keychain for the destination) are the same as for
+// `stowage lock`. No credential appears in a message of this package.
+//
+// Bundles: WithToLayout writes an OCI image layout (go-containerregistry's
+// layout package reads it; blobs and index.json are written by this
+// package through a temporary file and a rename, so an interrupted run never
+// leaves a partial file under a final name) whose index.json has one
+// descriptor per image, annotated with its original reference, plus the
+// lock it was made from (BundleLock). The same images give the same bytes,
+// file for file. WithFromLayout reads images from such a bundle.
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/site"
+)
+
+// DefaultJobs is how many blobs, manifests or HEADs are in flight at once.
+const DefaultJobs = 8
+
+// Annotations written on each image's descriptor in a bundle's index.json.
+const (
+	// AnnotationRefName is the OCI annotation naming the image: its lock
+	// key ("docker.io/library/busybox:1.31.1").
+	AnnotationRefName = "org.opencontainers.image.ref.name"
+	// AnnotationReference is the reference as the config wrote it.
+	AnnotationReference = "dev.stowage.reference"
+	// AnnotationTag is the tag the image gets at a registry it is pushed
+	// to; absent when the image is pushed by digest only.
+	AnnotationTag = "dev.stowage.tag"
+	// BundleLock is the file name of the lock inside a bundle.
+	BundleLock = "stowage.lock.yaml"
+)
+
+// Image is one image to mirror.
+type Image struct {
+	// Name identifies the image in messages, sorting and bundle
+	// annotations: its lock key, e.g. "docker.io/library/busybox:1.31.1".
+	Name string
+	// Written is the reference as the config wrote it; Name when empty.
+	Written string
+	// Source is the repository the image is read from (the original one;
+	// the Resolver applies any mirror).
+	Source name.Repository
+	// Tag is written at the destination, last, pointing at Digest; empty
+	// to write by digest only (a pinned child of an index, a digest-only
+	// reference).
+	Tag string
+	// Digest is the lock's digest: the index (copied with every child)
+	// or a single manifest.
+	Digest v1.Hash
+	// Auth is the config's credential for Source; nil for the keychain.
+	Auth *registry.Auth
+}
+
+func (img Image) written() string {
+	if img.Written != "" {
+		return img.Written
+	}
+	return img.Name
+}
+
+// Progress is told how much a run will move and, as it goes, what moved.
+// Calls come from several goroutines.
+type Progress interface {
+	// Start is called once with the images and blob bytes to copy.
+	Start(images int, bytes int64)
+	// Bytes reports n more blob bytes read from the source.
+	Bytes(n int64)
+	// Image reports one image done (verified or failed).
+	Image()
+}
+
+// Option configures a Mirror.
+type Option func(*options) error
+
+type options struct {
+	resolver   *registry.Resolver
+	jobs       int
+	fromLayout string
+	toLayout   string
+	site       *site.Mapping
+	progress   Progress
+	lock       []byte
+}
+
+// WithResolver sets the registry client (required unless both ends are
+// OCI layouts).
+func WithResolver(r *registry.Resolver) Option {
+	return func(o *options) error { o.resolver = r; return nil }
+}
+
+// WithJobs sets how many operations run at once (default DefaultJobs).
+func WithJobs(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("jobs must be at least 1, got %d", n)
+		}
+		o.jobs = n
+		return nil
+	}
+}
+
+// WithToSite sends images to the site registry m maps them to
+// (internal/site).
+func WithToSite(m site.Mapping) Option {
+	return func(o *options) error {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		o.site = &m
+		return nil
+	}
+}
+
+// WithToLayout writes images into an OCI image layout at path (a bundle).
+// lock is the lock file the bundle is made from, written beside index.json
+// as BundleLock.
+func WithToLayout(path string, lock []byte) Option {
+	return func(o *options) error {
+		if path == "" {
+			return errors.New("OCI layout path is empty")
+		}
+		o.toLayout, o.lock = path, lock
+		return nil
+	}
+}
+
+// WithFromLayout reads images from the OCI image layout at path instead of
+// their registries.
+func WithFromLayout(path string) Option {
+	return func(o *options) error {
+		if path == "" {
+			return errors.New("OCI layout path is empty")
+		}
+		o.fromLayout = path
+		return nil
+	}
+}
+
+// WithProgress reports progress to p.
+func WithProgress(p Progress) Option {
+	return func(o *options) error { o.progress = p; return nil }
+}
+
+// Mirror plans and runs copies. It is safe for one Plan and Run at a time.
+type Mirror struct {
+	o    options
+	src  source
+	dst  sink
+	jobs int
+}
+
+// New returns a Mirror with the options applied. Errors: an invalid option,
+// no destination or two, or no Resolver where a registry is involved.
+func New(opts ...Option) (*Mirror, error) {
+	o := options{jobs: DefaultJobs}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	m := &Mirror{o: o, jobs: o.jobs}
+	switch {
+	case (o.site == nil) == (o.toLayout == ""):
+		return nil, errors.New("give exactly one destination: a site registry or an OCI layout")
+	case (o.site != nil || o.fromLayout == "") && o.resolver == nil:
+		return nil, errors.New("a registry is involved but no Resolver was given")
+	}
+	if o.fromLayout != "" {
+		src, err := openLayoutSource(o.fromLayout)
+		if err != nil {
+			return nil, err
+		}
+		m.src = src
+	} else {
+		m.src = &registrySource{r: o.resolver}
+	}
+	if o.site != nil {
+		m.dst = &registrySink{r: o.resolver, site: *o.site}
+	} else {
+		if err := checkLayoutTarget(o.toLayout); err != nil {
+			return nil, err
+		}
+		m.dst = &layoutSink{path: o.toLayout, lock: o.lock}
+	}
+	return m, nil
+}
+
+// each runs do(i) for i in [0, n) on up to jobs goroutines.
+func each(jobs, n int, do func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(jobs, n) {
+		wg.Go(func() {
+			for i := range next {
+				do(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// checkCtx returns the context's cause when it is done.
+func checkCtx(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,480 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// maxDepth bounds how deeply indexes may nest (an index of indexes is
+// legal; a cycle is not possible with content addresses, but a hostile
+// registry could serve an endless chain).
+const maxDepth = 4
+
+// node is one manifest read from the source.
+type node struct {
+	digest   v1.Hash
+	mt       types.MediaType
+	raw      []byte
+	children []*node
+	// blobs are the config and the distributable layers of an image
+	// manifest; empty for an index.
+	blobs  []v1.Descriptor
+	height int // 0 for an image manifest, 1 + the children's for an index
+}
+
+// PlannedImage is one image of a plan.
+type PlannedImage struct {
+	Image
+	// Destination is where the image goes: the site reference
+	// ("host/prefix/docker.io/library/busybox:1.31.1@sha256:…") or the
+	// bundle.
+	Destination string `json:"destination"`
+	// Present is true when the destination already holds the image (its
+	// tag, or its digest when it has no tag, resolves to Digest).
+	Present bool `json:"present"`
+	// Manifests is the number of manifests to write, the tag apart.
+	Manifests int `json:"manifests"`
+	// Blobs and Bytes are the blobs of this image the copy uploads and
+	// their bytes; a blob shared with other images is counted in each
+	// (Plan.Bytes counts it once).
+	Blobs int   `json:"blobs"`
+	Bytes int64 `json:"bytes"`
+
+	repo    name.Repository
+	top     *node
+	uploads map[v1.Hash]int64
+	err     *ImageError
+}
+
+// Plan is what a run will do: per image, present or missing, and the
+// unique blobs to move.
+type Plan struct {
+	// Images are every image asked for, sorted by name and digest.
+	Images []*PlannedImage
+	// Blobs and Bytes are the unique blobs to upload and their bytes
+	// (compressed, as stored): a blob shared by several images, or
+	// needed in several repositories, counts once.
+	Blobs int
+	Bytes int64
+	// Mounts are the cross-repository mounts planned (no bytes move).
+	Mounts int
+	// Manifests are the manifests to write, tags apart.
+	Manifests int
+	// Errors are the images that could not be planned (source or
+	// destination unreachable, an image missing from the source).
+	Errors Errors
+
+	uploads []upload
+	mounts  []mount
+	writes  [][]write // by height: children first
+	tags    []*PlannedImage
+}
+
+type upload struct {
+	d    v1.Descriptor
+	repo name.Repository
+	img  *PlannedImage // an image whose source holds the blob
+}
+
+type mount struct {
+	d          v1.Descriptor
+	repo, from name.Repository
+	img        *PlannedImage
+}
+
+type write struct {
+	repo name.Repository
+	n    *node
+}
+
+// Missing counts the images the destination lacks (failed ones apart).
+func (p *Plan) Missing() int {
+	n := 0
+	for _, pi := range p.Images {
+		if !pi.Present && pi.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// UniqueBytes is the number of unique blobs and their bytes to upload for
+// the images whose names are in names: a blob shared by several of them
+// counts once.
+func (p *Plan) UniqueBytes(names map[string]bool) (int, int64) {
+	seen := map[v1.Hash]bool{}
+	var bytes int64
+	for _, pi := range p.Images {
+		if !names[pi.Name] {
+			continue
+		}
+		for h, size := range pi.uploads {
+			if !seen[h] {
+				seen[h] = true
+				bytes += size
+			}
+		}
+	}
+	return len(seen), bytes
+}
+
+// Plan HEADs every image at the destination and reads what is missing from
+// the source, as the package documentation says. An image that cannot be
+// planned is in Plan.Errors and left out of the copy; the error returned is
+// only for a run that cannot start (a canceled context).
+func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
+	p := &Plan{}
+	seen := map[string]bool{}
+	for _, img := range images {
+		id := img.Name + "\x00" + img.Digest.String() + "\x00" + img.Tag
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		p.Images = append(p.Images, &PlannedImage{Image: img})
+	}
+	sort.SliceStable(p.Images, func(i, j int) bool {
+		a, b := p.Images[i], p.Images[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Digest != b.Digest {
+			return a.Digest.String() < b.Digest.String()
+		}
+		return a.Tag < b.Tag
+	})
+	var (
+		mu    sync.Mutex
+		nodes = map[v1.Hash]*node{}
+	)
+	// Step 1: HEAD each image at the destination; read the missing ones'
+	// manifests from the source.
+	each(m.jobs, len(p.Images), func(i int) {
+		pi := p.Images[i]
+		if err := checkCtx(ctx); err != nil {
+			pi.err = (&failure{op: "plan", err: err}).imageError(pi.Image, m.o.resolver)
+			return
+		}
+		repo, err := m.dst.repo(&pi.Image)
+		if err != nil {
+			pi.err = (&failure{op: "destination", err: err}).imageError(pi.Image, m.o.resolver)
+			return
+		}
+		pi.repo = repo
+		pi.Destination = m.dst.reference(&pi.Image, repo)
+		id := pi.Digest.String()
+		if pi.Tag != "" {
+			id = pi.Tag
+		}
+		got, ok, err := m.dst.head(ctx, &pi.Image, repo, id)
+		if err != nil {
+			pi.err = (&failure{where: m.dst.where(repo), op: "HEAD manifest " + id, err: err}).imageError(pi.Image, m.o.resolver)
+			return
+		}
+		if ok && got == pi.Digest {
+			pi.Present = true
+			return
+		}
+		top, f := m.read(ctx, &pi.Image, pi.Digest, &mu, nodes, 0)
+		if f != nil {
+			pi.err = f.imageError(pi.Image, m.o.resolver)
+			return
+		}
+		pi.top = top
+	})
+	// Step 2: which manifests each destination repository lacks.
+	type repoNode struct {
+		repo string
+		h    v1.Hash
+	}
+	var (
+		manifestAt = map[repoNode]bool{} // present at the destination
+		asked      = map[repoNode]bool{}
+		headErr    = map[repoNode]*failure{}
+	)
+	// Ask level by level from the top: a present manifest means its
+	// children are present too.
+	type job struct {
+		pi *PlannedImage
+		n  *node
+	}
+	var level []job
+	for _, pi := range p.Images {
+		if pi.top != nil {
+			level = append(level, job{pi, pi.top})
+		}
+	}
+	for len(level) > 0 {
+		var todo []job
+		for _, j := range level {
+			k := repoNode{j.pi.repo.Name(), j.n.digest}
+			if !asked[k] {
+				asked[k] = true
+				todo = append(todo, j)
+			}
+		}
+		each(m.jobs, len(todo), func(i int) {
+			j := todo[i]
+			k := repoNode{j.pi.repo.Name(), j.n.digest}
+			_, ok, err := m.dst.head(ctx, &j.pi.Image, j.pi.repo, j.n.digest.String())
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				headErr[k] = &failure{where: m.dst.where(j.pi.repo), op: "HEAD manifest " + j.n.digest.String(), err: err}
+				return
+			}
+			manifestAt[k] = ok
+		})
+		var next []job
+		for _, j := range level {
+			k := repoNode{j.pi.repo.Name(), j.n.digest}
+			if f := headErr[k]; f != nil {
+				if j.pi.err == nil {
+					j.pi.err = f.imageError(j.pi.Image, m.o.resolver)
+				}
+				continue
+			}
+			if manifestAt[k] {
+				continue
+			}
+			for _, c := range j.n.children {
+				next = append(next, job{j.pi, c})
+			}
+		}
+		level = next
+	}
+	// Step 3: the manifests to write and the blobs they need, per
+	// repository.
+	type blobNeed struct {
+		d     v1.Descriptor
+		repos map[string]name.Repository // by sink blob key
+		imgs  map[string]*PlannedImage   // an image per blob key
+	}
+	needs := map[v1.Hash]*blobNeed{}
+	writes := map[repoNode]write{}
+	for _, pi := range p.Images {
+		if pi.top == nil || pi.err != nil {
+			continue
+		}
+		var walk func(n *node)
+		walk = func(n *node) {
+			k := repoNode{pi.repo.Name(), n.digest}
+			if manifestAt[k] {
+				return
+			}
+			if _, ok := writes[k]; !ok {
+				writes[k] = write{repo: pi.repo, n: n}
+			}
+			pi.Manifests++
+			for _, c := range n.children {
+				walk(c)
+			}
+			for _, d := range n.blobs {
+				b := needs[d.Digest]
+				if b == nil {
+					b = &blobNeed{d: d, repos: map[string]name.Repository{}, imgs: map[string]*PlannedImage{}}
+					needs[d.Digest] = b
+				}
+				key := m.dst.blobKey(pi.repo)
+				if _, ok := b.repos[key]; !ok {
+					b.repos[key], b.imgs[key] = pi.repo, pi
+				}
+			}
+		}
+		walk(pi.top)
+	}
+	// Step 4: HEAD each blob in each repository that needs it.
+	type blobAt struct {
+		h   v1.Hash
+		key string
+	}
+	var pairs []blobAt
+	for h, b := range needs {
+		for key := range b.repos {
+			pairs = append(pairs, blobAt{h, key})
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].h != pairs[j].h {
+			return pairs[i].h.String() < pairs[j].h.String()
+		}
+		return pairs[i].key < pairs[j].key
+	})
+	present := make([]bool, len(pairs))
+	blobErr := make([]*failure, len(pairs))
+	each(m.jobs, len(pairs), func(i int) {
+		b := needs[pairs[i].h]
+		repo := b.repos[pairs[i].key]
+		ok, err := m.dst.hasBlob(ctx, repo, pairs[i].h)
+		if err != nil {
+			blobErr[i] = &failure{where: m.dst.where(repo), op: "HEAD blob " + pairs[i].h.String(), err: err}
+			return
+		}
+		present[i] = ok
+	})
+	// Step 5: upload each blob once where no repository has it, mount it
+	// everywhere else it is needed.
+	for start := 0; start < len(pairs); {
+		end := start
+		for end < len(pairs) && pairs[end].h == pairs[start].h {
+			end++
+		}
+		b := needs[pairs[start].h]
+		var have *blobAt
+		for i := start; i < end; i++ {
+			if blobErr[i] != nil {
+				pi := b.imgs[pairs[i].key]
+				if pi.err == nil {
+					pi.err = blobErr[i].imageError(pi.Image, m.o.resolver)
+				}
+			}
+			if present[i] && have == nil {
+				have = &pairs[i]
+			}
+		}
+		if have == nil {
+			first := pairs[start]
+			p.uploads = append(p.uploads, upload{d: b.d, repo: b.repos[first.key], img: b.imgs[first.key]})
+			p.Blobs++
+			p.Bytes += b.d.Size
+			have = &first
+		}
+		for i := start; i < end; i++ {
+			if pairs[i] != *have && !present[i] && blobErr[i] == nil {
+				p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: b.repos[have.key], img: b.imgs[pairs[i].key]})
+				p.Mounts++
+			}
+		}
+		start = end
+	}
+	uploaded := map[v1.Hash]bool{}
+	for _, u := range p.uploads {
+		uploaded[u.d.Digest] = true
+	}
+	// Per image: the uploads its manifests need.
+	for _, pi := range p.Images {
+		if pi.top == nil || pi.err != nil {
+			continue
+		}
+		pi.uploads = map[v1.Hash]int64{}
+		var walk func(n *node)
+		walk = func(n *node) {
+			if manifestAt[repoNode{pi.repo.Name(), n.digest}] {
+				return
+			}
+			for _, c := range n.children {
+				walk(c)
+			}
+			for _, d := range n.blobs {
+				if uploaded[d.Digest] {
+					pi.uploads[d.Digest] = d.Size
+				}
+			}
+		}
+		walk(pi.top)
+		pi.Blobs = len(pi.uploads)
+		for _, s := range pi.uploads {
+			pi.Bytes += s
+		}
+	}
+	// Manifests by height, children first, each level sorted.
+	var ws []write
+	for _, w := range writes {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].n.height != ws[j].n.height {
+			return ws[i].n.height < ws[j].n.height
+		}
+		if ws[i].repo.Name() != ws[j].repo.Name() {
+			return ws[i].repo.Name() < ws[j].repo.Name()
+		}
+		return ws[i].n.digest.String() < ws[j].n.digest.String()
+	})
+	for _, w := range ws {
+		for len(p.writes) <= w.n.height {
+			p.writes = append(p.writes, nil)
+		}
+		p.writes[w.n.height] = append(p.writes[w.n.height], w)
+	}
+	p.Manifests = len(ws)
+	for _, pi := range p.Images {
+		if pi.err != nil {
+			p.Errors = append(p.Errors, pi.err)
+			continue
+		}
+		if !pi.Present && pi.Tag != "" {
+			p.tags = append(p.tags, pi)
+		}
+	}
+	p.Errors.sorted()
+	if err := checkCtx(ctx); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// read reads manifest h of img and, for an index, every child, sharing
+// nodes between images (a manifest is its digest's content wherever it is
+// read).
+func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex, nodes map[v1.Hash]*node, depth int) (*node, *failure) {
+	mu.Lock()
+	n := nodes[h]
+	mu.Unlock()
+	if n != nil {
+		return n, nil
+	}
+	if depth > maxDepth {
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("indexes nested deeper than %d", maxDepth)}
+	}
+	raw, mt, err := m.src.manifest(ctx, img, h)
+	if err != nil {
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: err}
+	}
+	n = &node{digest: h, mt: mt, raw: raw}
+	switch {
+	case mt.IsIndex():
+		im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+		if err != nil {
+			return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("index: %w", err)}
+		}
+		for _, c := range im.Manifests {
+			child, f := m.read(ctx, img, c.Digest, mu, nodes, depth+1)
+			if f != nil {
+				return nil, f
+			}
+			n.children = append(n.children, child)
+			n.height = max(n.height, child.height+1)
+		}
+	case mt.IsImage():
+		man, err := v1.ParseManifest(bytes.NewReader(raw))
+		if err != nil {
+			return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("manifest: %w", err)}
+		}
+		n.blobs = append(n.blobs, man.Config)
+		for _, l := range man.Layers {
+			// Foreign layers (Windows base layers) are not stored
+			// by registries: they are never copied.
+			if l.MediaType.IsDistributable() {
+				n.blobs = append(n.blobs, l)
+			}
+		}
+	default:
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("media type %q is neither an image manifest nor an index (Docker schema 1 has no stable digest; push the image again with a current client)", mt)}
+	}
+	mu.Lock()
+	if prev := nodes[h]; prev != nil {
+		n = prev
+	} else {
+		nodes[h] = n
+	}
+	mu.Unlock()
+	return n, nil
+}

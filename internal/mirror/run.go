@@ -1,0 +1,220 @@
+package mirror
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Report is what a run did.
+type Report struct {
+	// Copied and Present count the images copied by this run and the
+	// images that were already there; both verified.
+	Copied, Present int
+	// Bytes is the number of blob bytes read from the source and sent
+	// (retries included).
+	Bytes int64
+	// Errors are the failed images, sorted by name; the planning
+	// failures among them.
+	Errors Errors
+}
+
+// Run copies what plan says is missing, in the order the package
+// documentation gives, then verifies every image of the plan at the
+// destination. The report lists every failed image; the error is
+// Report.Errors when it is not empty (a canceled context fails the images
+// not done).
+func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
+	rep := &Report{}
+	var (
+		mu       sync.Mutex
+		bytes    int64
+		failedAt = map[string]*failure{} // "repo@digest" of blobs and manifests
+	)
+	key := func(repoKey string, h v1.Hash) string { return repoKey + "@" + h.String() }
+	fail := func(k string, f *failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failedAt[k] == nil {
+			failedAt[k] = f
+		}
+	}
+	failed := func(k string) *failure {
+		mu.Lock()
+		defer mu.Unlock()
+		return failedAt[k]
+	}
+	if m.o.progress != nil {
+		m.o.progress.Start(plan.Missing(), plan.Bytes)
+	}
+	opener := func(pi *PlannedImage, d v1.Descriptor) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) {
+			rc, err := m.src.blob(ctx, &pi.Image, d)
+			if err != nil {
+				return nil, err
+			}
+			return &counter{rc: rc, add: func(n int64) {
+				mu.Lock()
+				bytes += n
+				mu.Unlock()
+				if m.o.progress != nil {
+					m.o.progress.Bytes(n)
+				}
+			}}, nil
+		}
+	}
+	// 1. Blobs no repository holds, once each.
+	each(m.jobs, len(plan.uploads), func(i int) {
+		u := plan.uploads[i]
+		err := checkCtx(ctx)
+		if err == nil {
+			err = m.dst.upload(ctx, u.repo, u.d, opener(u.img, u.d))
+		}
+		if err != nil {
+			f := &failure{where: m.dst.where(u.repo), op: "upload blob " + u.d.Digest.String(), err: err}
+			fail(key("", u.d.Digest), f)
+		}
+	})
+	// 2. Mounts into the other repositories.
+	each(m.jobs, len(plan.mounts), func(i int) {
+		mt := plan.mounts[i]
+		if f := failed(key("", mt.d.Digest)); f != nil {
+			fail(key(m.dst.blobKey(mt.repo), mt.d.Digest), f)
+			return
+		}
+		err := checkCtx(ctx)
+		if err == nil {
+			err = m.dst.mount(ctx, mt.repo, mt.from, mt.d, opener(mt.img, mt.d))
+		}
+		if err != nil {
+			fail(key(m.dst.blobKey(mt.repo), mt.d.Digest), &failure{where: m.dst.where(mt.repo), op: "mount blob " + mt.d.Digest.String() + " from " + mt.from.RepositoryStr(), err: err})
+		}
+	})
+	// 3. Manifests, children first.
+	for _, level := range plan.writes {
+		each(m.jobs, len(level), func(i int) {
+			w := level[i]
+			mk := key(w.repo.Name(), w.n.digest)
+			for _, d := range w.n.blobs {
+				for _, k := range []string{key("", d.Digest), key(m.dst.blobKey(w.repo), d.Digest)} {
+					if f := failed(k); f != nil {
+						fail(mk, f)
+						return
+					}
+				}
+			}
+			for _, c := range w.n.children {
+				if f := failed(key(w.repo.Name(), c.digest)); f != nil {
+					fail(mk, f)
+					return
+				}
+			}
+			err := checkCtx(ctx)
+			if err == nil {
+				err = m.dst.putManifest(ctx, w.repo, w.n)
+			}
+			if err != nil {
+				fail(mk, &failure{where: m.dst.where(w.repo), op: "PUT manifest " + w.n.digest.String(), err: err})
+			}
+		})
+	}
+	// 4. Tags, last.
+	tagFailed := make([]*failure, len(plan.tags))
+	each(m.jobs, len(plan.tags), func(i int) {
+		pi := plan.tags[i]
+		if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
+			tagFailed[i] = f
+			return
+		}
+		err := checkCtx(ctx)
+		if err == nil {
+			err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
+		}
+		if err != nil {
+			tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+		}
+	})
+	tagErr := map[*PlannedImage]*failure{}
+	for i, pi := range plan.tags {
+		if tagFailed[i] != nil {
+			tagErr[pi] = tagFailed[i]
+		}
+	}
+	// 5. Verify every image.
+	errs := make([]*ImageError, len(plan.Images))
+	each(m.jobs, len(plan.Images), func(i int) {
+		pi := plan.Images[i]
+		defer func() {
+			if !pi.Present && m.o.progress != nil {
+				m.o.progress.Image()
+			}
+		}()
+		if pi.err != nil {
+			errs[i] = pi.err
+			return
+		}
+		if f := tagErr[pi]; f != nil {
+			errs[i] = f.imageError(pi.Image, m.o.resolver)
+			return
+		}
+		if pi.top != nil {
+			if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
+				errs[i] = f.imageError(pi.Image, m.o.resolver)
+				return
+			}
+		}
+		id := pi.Digest.String()
+		if pi.Tag != "" {
+			id = pi.Tag
+		}
+		got, ok, err := m.dst.head(ctx, &pi.Image, pi.repo, id)
+		switch {
+		case err != nil:
+			errs[i] = (&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + id, err: err}).imageError(pi.Image, m.o.resolver)
+		case !ok:
+			errs[i] = (&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + id, err: errNotThere}).imageError(pi.Image, m.o.resolver)
+		case got != pi.Digest:
+			errs[i] = (&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + id, err: &digestMismatch{got: got, want: pi.Digest}}).imageError(pi.Image, m.o.resolver)
+		}
+	})
+	var done []*PlannedImage
+	for i, pi := range plan.Images {
+		if errs[i] != nil {
+			rep.Errors = append(rep.Errors, errs[i])
+			continue
+		}
+		done = append(done, pi)
+		if pi.Present {
+			rep.Present++
+		} else {
+			rep.Copied++
+		}
+	}
+	if err := m.dst.finish(ctx, done); err != nil {
+		return rep, err
+	}
+	rep.Bytes = bytes
+	rep.Errors.sorted()
+	if len(rep.Errors) > 0 {
+		return rep, rep.Errors
+	}
+	return rep, nil
+}
+
+// counter reports the bytes read through it.
+type counter struct {
+	rc  io.ReadCloser
+	add func(int64)
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	if n > 0 {
+		c.add(int64(n))
+	}
+	return n, err
+}
+
+func (c *counter) Close() error { return c.rc.Close() }
