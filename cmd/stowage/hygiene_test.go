@@ -303,7 +303,7 @@ func (r *hygieneRegistries) moveApp(t *testing.T) {
 // TestSecretHygiene runs every command and failure path with the canary.
 func TestSecretHygiene(t *testing.T) {
 	regs := newHygieneRegistries(t)
-	env := map[string]string{"HYGIENE_PW": hygieneCanary}
+	env := map[string]string{"HYGIENE_PW": hygieneCanary, "STOWAGE_HYGIENE_PW": hygieneCanary}
 
 	// Success paths, with env: and file: sources.
 	t.Run("env and file sources", func(t *testing.T) {
@@ -438,14 +438,17 @@ func TestSecretHygiene(t *testing.T) {
 			fc      string
 			code    int
 			secrets int
+			args    []string
 		}{
-			{"Stowage with an env: source", stowageFC("env:HYGIENE_PW"), 0, 1},
-			{"Stowage with a file: source", stowageFC("file:secrets/pw"), 0, 1},
-			{"Stowage with a literal", stowageFC(hygieneCanary), 1, 0},
-			{"Stowage with an unset variable", stowageFC("env:HYGIENE_UNSET"), 1, 0},
-			{"JupyterImagePuller inline, allowed", submarineFC(`"stowage.dev/allow-inline-passwords": "true"`, inline), 0, 1},
-			{"JupyterImagePuller inline, refused", submarineFC("", inline), 1, 0},
-			{"JupyterImagePuller auth as a string", submarineFC(`"stowage.dev/allow-inline-passwords": "true"`, mustJSON(hygieneCanary)), 1, 0},
+			{"Stowage with an env: source allowed by --allow-env", stowageFC("env:HYGIENE_PW"), 0, 1, []string{"--allow-env", "HYGIENE_PW"}},
+			{"Stowage with an env: source not allowed", stowageFC("env:HYGIENE_PW"), 1, 0, nil},
+			{"Stowage with a STOWAGE_ env: source", stowageFC("env:STOWAGE_HYGIENE_PW"), 0, 1, nil},
+			{"Stowage with a file: source", stowageFC("file:secrets/pw"), 0, 1, nil},
+			{"Stowage with a literal", stowageFC(hygieneCanary), 1, 0, nil},
+			{"Stowage with an unset variable", stowageFC("env:HYGIENE_UNSET"), 1, 0, nil},
+			{"JupyterImagePuller inline, allowed", submarineFC(`"stowage.dev/allow-inline-passwords": "true"`, inline), 0, 1, nil},
+			{"JupyterImagePuller inline, refused", submarineFC("", inline), 1, 0, nil},
+			{"JupyterImagePuller auth as a string", submarineFC(`"stowage.dev/allow-inline-passwords": "true"`, mustJSON(hygieneCanary)), 1, 0, nil},
 		}
 		dir := regs.config(t, "env:HYGIENE_PW", "env:HYGIENE_PW", "", false)
 		wd, err := os.Getwd()
@@ -460,7 +463,7 @@ func TestSecretHygiene(t *testing.T) {
 		defer os.Chdir(wd)
 		for _, tc := range tests {
 			rl := fmt.Sprintf(`{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "functionConfig": %s, "items": [%s]}`, tc.fc, lockYAML)
-			stdout, stderr, code := hygieneRun(t, env, rl, "fn")
+			stdout, stderr, code := hygieneRun(t, env, rl, append([]string{"fn"}, tc.args...)...)
 			if code != tc.code {
 				t.Errorf("%s: exit %d, want %d: %s\n%s", tc.name, code, tc.code, stderr, stdout)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
@@ -95,6 +96,12 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.I
 		opts = append(opts, registry.WithProgress(bar))
 	}
 	r, err := registry.New(opts...)
+	var ce *confined.Error
+	if errors.As(err, &ce) {
+		// A CA file that is no regular file or too large is bad input,
+		// exit 1, not a usage error.
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -183,12 +190,12 @@ func lockInputs(dir string, o loadOptions) (*schema.Config, []bump.Image, string
 		return nil, nil, "", nil, nil, err
 	}
 	path := filepath.Join(dir, lock.FileName)
-	data, err := os.ReadFile(path)
+	data, err := lock.ReadBytes(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return cfg, images, path, &lock.Lock{}, nil, nil
 	case err != nil:
-		return nil, nil, "", nil, nil, fmt.Errorf("read lock file: %w", err)
+		return nil, nil, "", nil, nil, err
 	}
 	old, err := lock.Parse(data, path)
 	if err != nil {

@@ -1,13 +1,17 @@
 // Package creds reads registry password sources ("env:NAME", "file:path")
-// for the CLI. It never prints, logs or returns a password in an error.
+// for the CLI and the KRM function. It never prints, logs or returns a
+// password in an error.
 package creds
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/stowage/stowage/internal/confined"
 )
 
 // Source is a password source with the config items that need it, for
@@ -17,15 +21,25 @@ type Source struct {
 	UsedBy []string // e.g. `environment "jupyter-gpu"`
 }
 
+// Env looks up an environment variable: the value and whether it is set.
+// os.LookupEnv is one.
+type Env = func(name string) (string, bool)
+
 // Read returns the bytes behind each source, keyed by the source string.
-// "env:NAME" reads the variable through getenv (an unset variable is an
-// error; an empty one is too); "file:path" reads path relative to dir — it
-// must stay inside dir (filepath.IsLocal: not absolute, no "..") — and
-// drops one trailing newline, as `docker login --password-stdin` does; any
-// other value is taken literally (the schema has already refused literals
-// unless the user allowed them). All failures are reported together, each
-// naming the variable or file and what needs it, never a value.
-func Read(dir string, sources []Source, getenv func(string) (string, bool)) (map[string][]byte, error) {
+//
+//   - "env:NAME" reads the variable through getenv;
+//   - "file:path" reads path relative to dir through internal/confined:
+//     inside dir after every symbolic link, a regular file of at most
+//     confined.Password.Max bytes (64 KiB);
+//   - any other value is taken literally (the schema has already refused
+//     literals unless the user allowed them).
+//
+// One rule trims both env: and file: values: a single trailing line ending
+// ("\n" or "\r\n") is removed, as `docker login --password-stdin` does;
+// nothing else. A value that is empty after that is refused, whichever
+// source it came from. All failures are reported together, each naming the
+// variable or file and what needs it, never a value.
+func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(sources))
 	var problems []string
 	for _, s := range sources {
@@ -34,29 +48,37 @@ func Read(dir string, sources []Source, getenv func(string) (string, bool)) (map
 		case strings.HasPrefix(s.Source, "env:"):
 			name := strings.TrimPrefix(s.Source, "env:")
 			v, ok := getenv(name)
-			if !ok || v == "" {
+			if !ok {
 				problems = append(problems, fmt.Sprintf("environment variable %s is not set (needed by %s)", name, users))
+				continue
+			}
+			v = Trim(v)
+			if v == "" {
+				problems = append(problems, fmt.Sprintf("environment variable %s is empty (needed by %s)", name, users))
 				continue
 			}
 			out[s.Source] = []byte(v)
 		case strings.HasPrefix(s.Source, "file:"):
 			rel := strings.TrimPrefix(s.Source, "file:")
-			// Only files inside the config directory: under a KRM function
-			// on an Argo CD repo server, any other path would let a config
-			// copy a file of the build host into a cluster Secret.
-			if !filepath.IsLocal(rel) {
+			b, err := confined.ReadFile(dir, rel, confined.Password)
+			var ce *confined.Error
+			switch {
+			case errors.As(err, &ce) && errors.Is(err, fs.ErrNotExist):
+				problems = append(problems, fmt.Sprintf("password file %s cannot be read (needed by %s): it does not exist", ce.Path, users))
+				continue
+			case errors.As(err, &ce) && !filepath.IsLocal(rel):
 				problems = append(problems, fmt.Sprintf("password file %s is outside the config directory (needed by %s); give a path inside it", rel, users))
 				continue
-			}
-			p := filepath.Join(dir, rel)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("password file %s cannot be read (needed by %s): %v", p, users, pathErr(err)))
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%v (needed by %s)", err, users))
 				continue
 			}
-			b = bytes.TrimSuffix(b, []byte("\n"))
-			b = bytes.TrimSuffix(b, []byte("\r"))
-			out[s.Source] = b
+			v := Trim(string(b))
+			if v == "" {
+				problems = append(problems, fmt.Sprintf("password file %s is empty (needed by %s)", filepath.Join(dir, rel), users))
+				continue
+			}
+			out[s.Source] = []byte(v)
 		default:
 			out[s.Source] = []byte(s.Source)
 		}
@@ -67,10 +89,35 @@ func Read(dir string, sources []Source, getenv func(string) (string, bool)) (map
 	return out, nil
 }
 
-// pathErr keeps only the cause of a *PathError (the path is already named).
-func pathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
+// Trim is the one rule for env: and file: values: one trailing "\n" or
+// "\r\n" is removed.
+func Trim(v string) string {
+	if s, ok := strings.CutSuffix(v, "\n"); ok {
+		return strings.TrimSuffix(s, "\r")
 	}
-	return err
+	return v
 }
+
+// ReadFunction is Read for the KRM function, whose config comes from a
+// repository anyone with a merge request can change: an "env:" source may
+// only name a variable starting with EnvPrefix ("STOWAGE_") or one listed in
+// allowEnv (the function's --allow-env flag, set in the exec declaration's
+// args). The functionConfig's own fields cannot widen this. A variable
+// outside the list is refused, by name, without being read.
+func ReadFunction(dir string, sources []Source, getenv Env, allowEnv []string) (map[string][]byte, error) {
+	var problems []string
+	for _, s := range sources {
+		name, ok := strings.CutPrefix(s.Source, "env:")
+		if ok && !strings.HasPrefix(name, EnvPrefix) && !slices.Contains(allowEnv, name) {
+			problems = append(problems, fmt.Sprintf("environment variable %s may not be read by the KRM function (needed by %s): name a variable starting with %s, or add --allow-env %s to the exec declaration's args", name, strings.Join(s.UsedBy, ", "), EnvPrefix, name))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return Read(dir, sources, getenv)
+}
+
+// EnvPrefix is the prefix of the variables the KRM function may read
+// without --allow-env.
+const EnvPrefix = "STOWAGE_"

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -49,7 +50,7 @@ func TestReadErrors(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		`environment variable NOT_SET_ANYWHERE is not set (needed by environment "jupyter-gpu")`,
-		`environment variable EMPTY is not set (needed by image "x")`,
+		`environment variable EMPTY is empty (needed by image "x")`,
 		"missing/password cannot be read (needed by environment \"hub\")",
 	} {
 		if !strings.Contains(msg, want) {
@@ -70,5 +71,97 @@ func TestReadStaysInDir(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "outside the config directory") {
 			t.Errorf("%s: err = %v, want a refusal", src, err)
 		}
+	}
+}
+
+// TestReadOneRule: env: and file: values are trimmed by the same rule (one
+// trailing "\n" or "\r\n"), and an empty value is refused from both.
+func TestReadOneRule(t *testing.T) {
+	dir := t.TempDir()
+	values := map[string]string{"lf": "pw\n", "crlf": "pw\r\n", "two": "pw\n\n", "space": " pw ", "empty": "", "nl": "\n"}
+	for n, v := range values {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	getenv := func(k string) (string, bool) { v, ok := values[k]; return v, ok }
+	want := map[string]string{"lf": "pw", "crlf": "pw", "two": "pw\n", "space": " pw "}
+	for n, w := range want {
+		got, err := Read(dir, []Source{{Source: "env:" + n}, {Source: "file:" + n}}, getenv)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if string(got["env:"+n]) != w || string(got["file:"+n]) != w {
+			t.Errorf("%s: env %q, file %q, want %q from both", n, got["env:"+n], got["file:"+n], w)
+		}
+	}
+	for _, n := range []string{"empty", "nl"} {
+		_, err := Read(dir, []Source{{Source: "env:" + n, UsedBy: []string{"a"}}, {Source: "file:" + n, UsedBy: []string{"b"}}}, getenv)
+		if err == nil {
+			t.Fatalf("%s: accepted", n)
+		}
+		for _, w := range []string{"environment variable " + n + " is empty (needed by a)", "password file " + filepath.Join(dir, n) + " is empty (needed by b)"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", n, err, w)
+			}
+		}
+	}
+}
+
+// TestReadRefusesLinksOut: a file: source that is a symbolic link out of
+// the directory (to a canary file, to /proc/self/environ) or a FIFO or
+// device is refused without being read, and the error quotes nothing.
+func TestReadRefusesLinksOut(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cfg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const canary = "CANARY-outside-file-77"
+	if err := os.WriteFile(filepath.Join(root, "shadow"), []byte(canary), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"pw": "../shadow", "environ": "/proc/self/environ", "zero": "/dev/zero"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]string{
+		"file:pw":      "leads outside the directory " + dir,
+		"file:environ": "leads outside the directory " + dir,
+		"file:zero":    "leads outside the directory " + dir,
+		"file:fifo":    "is not a regular file (a FIFO)",
+	} {
+		got, err := Read(dir, []Source{{Source: src, UsedBy: []string{"env x"}}}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "(needed by env x)") {
+			t.Errorf("%s: got %q, %v; want an error saying %q", src, got, err, want)
+			continue
+		}
+		if strings.Contains(err.Error(), canary) {
+			t.Errorf("%s: error quotes the file: %v", src, err)
+		}
+	}
+}
+
+// TestReadFunctionEnv: the KRM function reads only STOWAGE_* variables and
+// those its --allow-env names; others are refused by name, unread.
+func TestReadFunctionEnv(t *testing.T) {
+	read := map[string]bool{}
+	getenv := func(k string) (string, bool) { read[k] = true; return "v-" + k, true }
+	got, err := ReadFunction("", []Source{{Source: "env:STOWAGE_HUB"}, {Source: "env:HARBOR"}}, getenv, []string{"HARBOR"})
+	if err != nil || string(got["env:STOWAGE_HUB"]) != "v-STOWAGE_HUB" || string(got["env:HARBOR"]) != "v-HARBOR" {
+		t.Fatalf("allowed variables: %q, %v", got, err)
+	}
+	read = map[string]bool{}
+	_, err = ReadFunction("", []Source{{Source: "env:AWS_SECRET_ACCESS_KEY", UsedBy: []string{`environment "e"`}}}, getenv, []string{"HARBOR"})
+	want := `environment variable AWS_SECRET_ACCESS_KEY may not be read by the KRM function (needed by environment "e"): name a variable starting with STOWAGE_, or add --allow-env AWS_SECRET_ACCESS_KEY to the exec declaration's args`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if len(read) != 0 {
+		t.Errorf("read %v, want nothing read", read)
 	}
 }

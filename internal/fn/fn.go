@@ -52,6 +52,10 @@ type Processor struct {
 	// Dir resolves "file:" password sources; "" is the working directory
 	// (kustomize runs exec functions in the kustomization's directory).
 	Dir string
+	// AllowEnv names the variables an "env:" source may read besides those
+	// starting with STOWAGE_ (creds.ReadFunction); it comes from the
+	// command line (--allow-env), never from the functionConfig.
+	AllowEnv []string
 }
 
 // Process implements framework.ResourceListProcessor: validate the

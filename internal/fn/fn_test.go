@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite fn/testdata/*/output.yaml from the current output")
 
 // testEnv is the environment the function sees in the golden tests.
-var testEnv = map[string]string{"HARBOR_PASSWORD": "fn-test-harbor-password"}
+var testEnv = map[string]string{"STOWAGE_HARBOR_PASSWORD": "fn-test-harbor-password", "AWS_SECRET_ACCESS_KEY": "fn-test-aws-canary"}
 
 // TestGoldenResourceLists runs the function on every
 // testdata/<case>/input.yaml ResourceList and compares the ResourceList it

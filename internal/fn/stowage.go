@@ -73,7 +73,7 @@ func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *
 	for _, src := range sources {
 		cs = append(cs, creds.Source{Source: src.Source, UsedBy: src.UsedBy})
 	}
-	pw, err := creds.Read(s.p.Dir, cs, s.getenv)
+	pw, err := creds.ReadFunction(s.p.Dir, cs, s.getenv, s.p.AllowEnv)
 	if err != nil {
 		s.errorf(fc, "", "%v", err)
 		return nil

@@ -5,21 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/stowage/stowage/internal/confined"
 )
 
-// Read reads and parses the lock file at path (see Parse). A missing file
-// gives an error wrapping fs.ErrNotExist.
+// Read reads and parses the lock file at path (see Parse). The file is read
+// through internal/confined: inside path's directory after every symbolic
+// link, a regular file of at most confined.Lock.Max bytes; a refusal never
+// quotes the file. A missing file gives an error wrapping fs.ErrNotExist.
 func Read(path string) (*Lock, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadBytes(path)
 	if err != nil {
-		return nil, fmt.Errorf("read lock file: %w", err)
+		return nil, err
 	}
 	return Parse(data, path)
+}
+
+// ReadBytes is the read of Read without the parse.
+func ReadBytes(path string) ([]byte, error) {
+	return confined.ReadFile(filepath.Dir(path), filepath.Base(path), confined.Lock)
 }
 
 // Parse decodes the bytes of a lock file; filename is only used in errors.

@@ -55,7 +55,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +62,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/stowage/stowage/internal/confined"
 )
 
 // Defaults of the options.
@@ -366,9 +367,9 @@ func New(opts ...Option) (*Resolver, error) {
 
 // caPool is the system roots plus the PEM certificates of path.
 func caPool(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
+	pem, err := confined.ReadPath(path, confined.CA)
 	if err != nil {
-		return nil, fmt.Errorf("CA file: %w", err)
+		return nil, err
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {

@@ -22,6 +22,8 @@ import (
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
+
+	"github.com/stowage/stowage/internal/confined"
 )
 
 // LockFile is the name of the lock beside the config; the loader skips it.
@@ -45,25 +47,36 @@ type File struct {
 	Data []byte
 }
 
-// ReadDir returns the config files of dir: every regular .cue, .yaml, .yml
-// and .json file directly inside it, except the lock (stowage.lock.yaml) and
+// ReadDir returns the config files of dir: every .cue, .yaml, .yml and
+// .json file directly inside it, except the lock (stowage.lock.yaml) and
 // hidden files, sorted by name. Names are dir-joined so positions read as
 // paths. It fails when dir holds none.
+//
+// Each file is read through internal/confined: a symbolic link is followed
+// when it stays inside dir and refused with a message when it leads out; a
+// config-named entry that is not a regular file (a FIFO, a device, a
+// directory) is refused too, never skipped silently. Each file may hold at
+// most confined.Config.Max bytes, and all of them together MaxConfigBytes.
 func ReadDir(dir string) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading config directory: %w", err)
 	}
 	var files []File
+	var total int64
 	for _, e := range ents {
 		n := e.Name()
-		if !e.Type().IsRegular() || strings.HasPrefix(n, ".") || n == LockFile || !isConfigFile(n) {
+		if strings.HasPrefix(n, ".") || n == LockFile || !isConfigFile(n) {
 			continue
 		}
 		p := filepath.Join(dir, n)
-		data, err := os.ReadFile(p)
+		data, err := confined.ReadFile(dir, n, confined.Config)
 		if err != nil {
-			return nil, fmt.Errorf("reading config file: %w", err)
+			return nil, err
+		}
+		total += int64(len(data))
+		if total > MaxConfigBytes {
+			return nil, fmt.Errorf("%s: the config files hold more than %d bytes together, the limit of a config (at %s)", dir, MaxConfigBytes, p)
 		}
 		files = append(files, File{Name: p, Data: data})
 	}
@@ -72,6 +85,10 @@ func ReadDir(dir string) ([]File, error) {
 	}
 	return files, nil
 }
+
+// MaxConfigBytes bounds the bytes of all the files of one config together:
+// 16 MiB, about a thousand times a large real config.
+const MaxConfigBytes = 16 << 20
 
 func isConfigFile(n string) bool {
 	switch filepath.Ext(n) {

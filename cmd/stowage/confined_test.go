@@ -1,0 +1,121 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// confinedCanary is the content of a file outside the config directory; no
+// output of any case may carry it.
+const confinedCanary = "CANARY-outside-the-config-3f9e"
+
+// TestConfinedReads: every file a config or a flag names is read inside its
+// directory, as a regular file, with a size bound. Each case reproduces a
+// finding of issue 14 (a symbolic link out of the directory to a canary
+// file and to /proc/self/environ, /dev/zero, a FIFO) as a password file,
+// the lock and --ca-file: exit 1 within seconds, a message naming the file,
+// never its content or a runtime trace.
+func TestConfinedReads(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	if err := os.WriteFile(outside, []byte(confinedCanary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := cliJupyterConfig + `
+images:
+  app:
+    reference: registry.example/app:1.0
+    auth: {username: robot, password: "file:pw"}
+`
+	config = strings.Replace(config, "environments: [jupyter]", "environments: [jupyter]\n        images: [app]", 1)
+	refs := append([]string{"apache/submarine:jupyter-notebook-0.7.0", "registry.example/app:1.0"}, cliDefaultImages...)
+	type place func(t *testing.T, dir string, make func(path string) error) []string
+	password := func(t *testing.T, dir string, make func(string) error) []string {
+		if err := make(filepath.Join(dir, "pw")); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"render", dir}
+	}
+	lockFile := func(t *testing.T, dir string, make func(string) error) []string {
+		p := filepath.Join(dir, lock.FileName)
+		os.Remove(p)
+		if err := os.WriteFile(filepath.Join(dir, "pw"), []byte("pw\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := make(p); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"vet", dir}
+	}
+	caFile := func(t *testing.T, dir string, make func(string) error) []string {
+		d, err := os.MkdirTemp(root, "ca-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(d, "ca.pem")
+		if err := make(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pw"), []byte("pw\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"lock", dir, "--ca-file", p}
+	}
+	link := func(target string) func(string) error {
+		return func(p string) error { return os.Symlink(target, p) }
+	}
+	fifo := func(p string) error { return syscall.Mkfifo(p, 0o600) }
+	for _, tc := range []struct {
+		name  string
+		place place
+		make  func(string) error
+		want  string
+	}{
+		{"password file linked outside", password, link(outside), "password file DIR/pw: leads outside the directory DIR"},
+		{"password file linked to /proc/self/environ", password, link("/proc/self/environ"), "password file DIR/pw: leads outside the directory DIR"},
+		{"password file linked to /dev/zero", password, link("/dev/zero"), "password file DIR/pw: leads outside the directory DIR"},
+		{"password file a FIFO", password, fifo, "password file DIR/pw: is not a regular file (a FIFO)"},
+		{"lock linked outside", lockFile, link(outside), "lock file DIR/stowage.lock.yaml: leads outside the directory DIR"},
+		{"lock linked to /dev/zero", lockFile, link("/dev/zero"), "lock file DIR/stowage.lock.yaml: leads outside the directory DIR"},
+		{"lock a FIFO", lockFile, fifo, "lock file DIR/stowage.lock.yaml: is not a regular file (a FIFO)"},
+		{"--ca-file /dev/zero", caFile, link("/dev/zero"), "is not a regular file (a character device)"},
+		{"--ca-file a FIFO", caFile, fifo, "is not a regular file (a FIFO)"},
+		{"--ca-file /proc/self/environ", caFile, link("/proc/self/environ"), "is a file of /proc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := cliConfigDir(t, refs, "config.yaml", config)
+			args := tc.place(t, dir, tc.make)
+			type result struct {
+				stdout []byte
+				stderr string
+				code   int
+			}
+			done := make(chan result, 1)
+			go func() {
+				o, e, c := runCLI(t, map[string]string{}, args...)
+				done <- result{o, e, c}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("stowage %s blocked", strings.Join(args, " "))
+			}
+			want := strings.ReplaceAll(tc.want, "DIR", dir)
+			if r.code != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
+			}
+			for _, s := range []string{confinedCanary, "goroutine ", "PATH="} {
+				if strings.Contains(r.stderr, s) || strings.Contains(string(r.stdout), s) {
+					t.Errorf("output carries %q:\n%s\n%s", s, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}

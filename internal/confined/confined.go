@@ -1,0 +1,236 @@
+// Package confined reads the files a config or a flag names — password
+// files, the lock, config files, the CA file, a kustomization's files —
+// without following a path out of their directory, without blocking on a
+// FIFO or a device, and with a size bound per kind of file.
+//
+// Inside a directory ([ReadFile]) the file is opened with openat2(2) and
+// RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS (Linux 5.6 and later): a symbolic
+// link or ".." that leads outside the directory, or a /proc magic link, is
+// refused by the kernel itself. Where openat2 is missing (older kernels,
+// seccomp filters that deny it), the real path is resolved
+// (filepath.EvalSymlinks) and checked to lie under the directory's real
+// path, and the file is then opened with O_NOFOLLOW.
+//
+// Every file is opened with O_NONBLOCK, so a FIFO never blocks the open,
+// then checked with fstat to be a regular file and not on procfs, and read
+// up to its kind's bound plus one byte. Errors are *Error values: the path,
+// the kind and the reason in words; never a byte of the content.
+package confined
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind is what a file is for: its name in messages and the most bytes it
+// may hold.
+type Kind struct {
+	// What names the kind in messages: "password file", "lock file".
+	What string
+	// Max is the size bound in bytes; a larger file is refused.
+	Max int64
+}
+
+// The kinds stowage reads, with their bounds. The bounds are far above any
+// real file of the kind and far below what would exhaust memory.
+var (
+	// Password is a `file:` password source: 64 KiB (a registry token is
+	// a few KiB at most).
+	Password = Kind{What: "password file", Max: 64 << 10}
+	// Lock is stowage.lock.yaml: 32 MiB (an entry is about 300 bytes, so
+	// about 100,000 images).
+	Lock = Kind{What: "lock file", Max: 32 << 20}
+	// Config is one config file (.cue, .yaml, .yml, .json): 16 MiB. The
+	// whole config has its own bound in internal/schema.
+	Config = Kind{What: "config file", Max: 16 << 20}
+	// CA is a --ca-file of PEM certificates: 1 MiB.
+	CA = Kind{What: "CA file", Max: 1 << 20}
+)
+
+// Error is a file that was refused or could not be read.
+type Error struct {
+	// Path is the file as named (joined to its directory).
+	Path string
+	// Kind names what the file is for.
+	Kind string
+	// Reason says why, in words; it never quotes the file.
+	Reason string
+	// Err is the underlying error, when there is one (fs.ErrNotExist for
+	// a missing file).
+	Err error
+}
+
+// Error is "<kind> <path>: <reason>".
+func (e *Error) Error() string { return fmt.Sprintf("%s %s: %s", e.Kind, e.Path, e.Reason) }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// openat2 is unix.Openat2; tests replace it to take the fallback path.
+var openat2 = unix.Openat2
+
+// ReadFile reads rel, a path relative to dir, refusing it unless it stays
+// inside dir (after every symbolic link) and is a regular file of at most
+// k.Max bytes. rel must be local (filepath.IsLocal). A missing file gives
+// an *Error wrapping fs.ErrNotExist.
+func ReadFile(dir, rel string, k Kind) ([]byte, error) {
+	shown := filepath.Join(dir, rel)
+	fail := func(reason string, err error) error {
+		return &Error{Path: shown, Kind: k.What, Reason: reason, Err: err}
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, fail("is outside "+dirName(dir)+"; give a path inside it", nil)
+	}
+	f, err := openBeneath(dir, rel)
+	if err != nil {
+		return nil, fail(openReason(err, dir), err)
+	}
+	defer f.Close()
+	return read(f, shown, k)
+}
+
+// ReadPath reads path, a file named directly by the user (a flag), refusing
+// it unless it is a regular file of at most k.Max bytes. It does not confine
+// path to a directory.
+func ReadPath(path string, k Kind) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &Error{Path: path, Kind: k.What, Reason: openReason(err, ""), Err: err}
+	}
+	defer f.Close()
+	return read(f, path, k)
+}
+
+// dirName names dir in messages.
+func dirName(dir string) string {
+	if dir == "" || dir == "." {
+		return "the current directory"
+	}
+	return "the directory " + dir
+}
+
+func openBeneath(dir, rel string) (*os.File, error) {
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.OpenFile(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	fd, err := openat2(int(d.Fd()), rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err == nil {
+		return os.NewFile(uintptr(fd), filepath.Join(dir, rel)), nil
+	}
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
+		return nil, err
+	}
+	return openResolved(dir, rel)
+}
+
+// openResolved is the fallback without openat2: resolve the real path and
+// check it lies under dir's real path, then open it without following a
+// last link (a link swapped in since the check fails with ELOOP).
+func openResolved(dir, rel string) (*os.File, error) {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	realDir, err = filepath.Abs(realDir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(dir, rel))
+	if err != nil {
+		return nil, err
+	}
+	p, err = filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	inside, err := filepath.Rel(realDir, p)
+	if err != nil || !filepath.IsLocal(inside) || strings.HasPrefix(p, "/proc/") {
+		return nil, unix.EXDEV
+	}
+	return os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_NOFOLLOW, 0)
+}
+
+// openReason words an open failure; dir is "" for a file named by a flag.
+func openReason(err error, dir string) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case errors.Is(err, unix.EXDEV):
+		return "leads outside " + dirName(dir) + " (through a symbolic link or \"..\"); stowage reads only files inside it"
+	case errors.Is(err, unix.ELOOP):
+		return "is a symbolic link that cannot be followed here (a /proc magic link, or a loop)"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, unix.ENXIO):
+		return "is not a regular file (a FIFO or socket)"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+const procSuperMagic = 0x9fa0
+
+// read checks f is a regular file outside procfs and reads at most k.Max
+// bytes of it.
+func read(f *os.File, shown string, k Kind) ([]byte, error) {
+	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fail(openReason(err, ""))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fail(fmt.Sprintf("is not a regular file (%s)", typeName(fi.Mode())))
+	}
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &sfs) == nil && sfs.Type == procSuperMagic {
+		return nil, fail("is a file of /proc; stowage reads only regular files")
+	}
+	if fi.Size() > k.Max {
+		return nil, fail(fmt.Sprintf("is %d bytes, more than the %d bytes a %s may hold", fi.Size(), k.Max, k.What))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
+	if err != nil {
+		return nil, fail(openReason(err, ""))
+	}
+	if int64(len(b)) > k.Max {
+		return nil, fail(fmt.Sprintf("is more than the %d bytes a %s may hold", k.Max, k.What))
+	}
+	return b, nil
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not regular"
+}
