@@ -2,12 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/stowage/stowage/internal/creds"
-	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
@@ -29,9 +27,9 @@ func readLock(dir string) (*lock.Lock, error) {
 	return l, err
 }
 
-// renderDir loads dir, reads the lock and the profile's passwords, renders
-// the profile and checks every object against the Kubernetes API types.
-// passwords=false renders with placeholder passwords (for vet), so no
+// renderDir loads dir, reads the lock and the profile's passwords and renders
+// the profile; Kubernetes validity is the tests' job (internal/kubecheck and
+// the real API server in e2e/). passwords=false renders with placeholder passwords (for vet), so no
 // secret has to be present.
 func renderDir(dir string, o loadOptions, getenv env, passwords bool) ([]render.Object, error) {
 	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
@@ -70,14 +68,5 @@ func renderWithLock(cfg *schema.Config, dir, profile string, l *lock.Lock, geten
 			pw[s.Source] = []byte("placeholder")
 		}
 	}
-	objs, err := render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range objs {
-		if err := kubecheck.CheckObject(o.Object); err != nil {
-			return nil, fmt.Errorf("rendered %s %s/%s is not valid: %w", o.Kind, o.Namespace, o.Name, err)
-		}
-	}
-	return objs, nil
+	return render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
 }

@@ -6,7 +6,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/creds"
-	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
@@ -61,8 +60,7 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 	}
 }
 
-// render renders profile of cfg with l and returns the objects as nodes,
-// each checked against the Kubernetes API types.
+// render renders profile of cfg with l and returns the objects as nodes.
 func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *lock.Lock) []*yaml.RNode {
 	sources, err := render.PasswordSources(cfg, profile)
 	if err != nil {
@@ -85,10 +83,6 @@ func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *
 	}
 	var out []*yaml.RNode
 	for _, o := range objs {
-		if err := kubecheck.CheckObject(o.Object); err != nil {
-			s.errorf(fc, "", "rendered %s %s/%s is not valid: %v", o.Kind, o.Namespace, o.Name, err)
-			continue
-		}
 		b, err := render.Marshal(o)
 		if err != nil {
 			s.errorf(fc, "", "%v", err)

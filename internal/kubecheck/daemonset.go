@@ -19,7 +19,7 @@ import (
 // subdomain, apimachinery NameIsDNSSubdomain), then the spec.
 // Object reference: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
 func validateDaemonSet(ds *appsv1.DaemonSet) field.ErrorList {
-	errs := validateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := validateObjectMeta(&ds.ObjectMeta, apivalidation.NameIsDNSSubdomain)
 	return append(errs, validateDaemonSetSpec(&ds.Spec, field.NewPath("spec"))...)
 }
 

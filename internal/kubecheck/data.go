@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -15,36 +17,25 @@ import (
 const redacted = "<secret contents redacted>"
 
 // validateSecret follows k8s.io/kubernetes/pkg/apis/core/validation
-// ValidateSecret (object reference:
-// https://kubernetes.io/docs/concepts/configuration/secret/):
-//   - metadata with ValidateSecretName (a DNS-1123 subdomain);
-//   - every key of data and stringData is a valid config key
-//     (IsConfigMapKey);
-//   - the values together, with stringData overriding data as the API server
-//     merges them, are at most corev1.MaxSecretSize (1 MiB);
-//   - the keys each built-in type requires are present: .dockerconfigjson
-//     for kubernetes.io/dockerconfigjson, .dockercfg for
-//     kubernetes.io/dockercfg (both JSON), tls.crt and tls.key for
-//     kubernetes.io/tls, username or password for kubernetes.io/basic-auth,
-//     ssh-privatekey for kubernetes.io/ssh-auth, and the
-//     kubernetes.io/service-account.name annotation for
-//     kubernetes.io/service-account-token.
-//
-// Stricter than upstream, which only requires .dockerconfigjson to be JSON:
-// it must be a JSON object with an "auths" object, the ~/.docker/config.json
-// shape the kubelet reads (credentialprovider.DockerConfigJSON). Error
-// values never include Secret contents.
+// ValidateSecret for the one Secret stowage renders, type
+// kubernetes.io/dockerconfigjson: metadata with a DNS-1123 subdomain name;
+// every key of data and stringData a valid config key (IsConfigMapKey); the
+// values together, stringData overriding data, at most corev1.MaxSecretSize
+// (1 MiB); and .dockerconfigjson a JSON object with an "auths" object (the
+// ~/.docker/config.json shape the kubelet reads; upstream only requires
+// JSON). Any other type is not supported. Error values never include Secret
+// contents.
 func validateSecret(s *corev1.Secret) field.ErrorList {
-	errs := validateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := validateObjectMeta(&s.ObjectMeta, apivalidation.NameIsDNSSubdomain)
 
 	dataPath := field.NewPath("data")
 	merged := make(map[string][]byte, len(s.Data)+len(s.StringData))
-	for _, k := range sortedKeys(s.Data) {
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 		errs = append(errs, validateConfigKey(k, dataPath.Key(k))...)
 		merged[k] = s.Data[k]
 	}
 	strPath := field.NewPath("stringData")
-	for _, k := range sortedKeys(s.StringData) {
+	for _, k := range slices.Sorted(maps.Keys(s.StringData)) {
 		errs = append(errs, validateConfigKey(k, strPath.Key(k))...)
 		merged[k] = []byte(s.StringData[k])
 	}
@@ -57,52 +48,23 @@ func validateSecret(s *corev1.Secret) field.ErrorList {
 		fe.Detail = fmt.Sprintf("data and stringData hold %d bytes, more than the %d-byte limit", total, corev1.MaxSecretSize)
 		errs = append(errs, fe)
 	}
-
-	switch s.Type {
-	case corev1.SecretTypeDockerConfigJson:
-		errs = append(errs, validateDockerConfig(merged, corev1.DockerConfigJsonKey, true, dataPath)...)
-	case corev1.SecretTypeDockercfg:
-		errs = append(errs, validateDockerConfig(merged, corev1.DockerConfigKey, false, dataPath)...)
-	case corev1.SecretTypeTLS:
-		for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-			if _, ok := merged[k]; !ok {
-				errs = append(errs, field.Required(dataPath.Key(k), ""))
-			}
-		}
-	case corev1.SecretTypeBasicAuth:
-		_, user := merged[corev1.BasicAuthUsernameKey]
-		_, pass := merged[corev1.BasicAuthPasswordKey]
-		if !user && !pass {
-			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthUsernameKey), ""))
-			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthPasswordKey), ""))
-		}
-	case corev1.SecretTypeSSHAuth:
-		if _, ok := merged[corev1.SSHAuthPrivateKey]; !ok {
-			errs = append(errs, field.Required(dataPath.Key(corev1.SSHAuthPrivateKey), ""))
-		}
-	case corev1.SecretTypeServiceAccountToken:
-		if s.Annotations[corev1.ServiceAccountNameKey] == "" {
-			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
-		}
+	if s.Type != corev1.SecretTypeDockerConfigJson {
+		return append(errs, field.NotSupported(field.NewPath("type"), s.Type, []corev1.SecretType{corev1.SecretTypeDockerConfigJson}))
 	}
-	return errs
+	return append(errs, validateDockerConfig(merged, dataPath)...)
 }
 
-// validateDockerConfig checks that data[key] is present and parses as a JSON
-// object; with wantAuths, that it has an "auths" member that is a JSON
-// object (the kubernetes.io/dockerconfigjson format).
-func validateDockerConfig(data map[string][]byte, key string, wantAuths bool, dataPath *field.Path) field.ErrorList {
-	keyPath := dataPath.Key(key)
-	raw, ok := data[key]
+// validateDockerConfig checks that data[.dockerconfigjson] is present and a
+// JSON object with an "auths" member that is a JSON object.
+func validateDockerConfig(data map[string][]byte, dataPath *field.Path) field.ErrorList {
+	keyPath := dataPath.Key(corev1.DockerConfigJsonKey)
+	raw, ok := data[corev1.DockerConfigJsonKey]
 	if !ok {
 		return field.ErrorList{field.Required(keyPath, "")}
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return field.ErrorList{field.Invalid(keyPath, redacted, "must be a JSON object: "+err.Error())}
-	}
-	if !wantAuths {
-		return nil
 	}
 	auths, ok := top["auths"]
 	if !ok {
@@ -124,18 +86,18 @@ func validateDockerConfig(data map[string][]byte, key string, wantAuths bool, da
 // upstream applies to ConfigMaps too. Upstream reports the size at the
 // object's root; here it is at data.
 func validateConfigMap(cm *corev1.ConfigMap) field.ErrorList {
-	errs := validateObjectMeta(&cm.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
+	errs := validateObjectMeta(&cm.ObjectMeta, apivalidation.NameIsDNSSubdomain)
 
 	dataPath, binPath := field.NewPath("data"), field.NewPath("binaryData")
 	total := 0
-	for _, k := range sortedKeys(cm.Data) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		errs = append(errs, validateConfigKey(k, dataPath.Key(k))...)
 		if _, dup := cm.BinaryData[k]; dup {
 			errs = append(errs, field.Invalid(dataPath.Key(k), k, "duplicate of key present in binaryData"))
 		}
 		total += len(cm.Data[k])
 	}
-	for _, k := range sortedKeys(cm.BinaryData) {
+	for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
 		errs = append(errs, validateConfigKey(k, binPath.Key(k))...)
 		if _, dup := cm.Data[k]; dup {
 			errs = append(errs, field.Invalid(binPath.Key(k), k, "duplicate of key present in data"))
@@ -156,21 +118,6 @@ func validateConfigKey(key string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsConfigMapKey(key) {
 		errs = append(errs, field.Invalid(fldPath, key, msg))
-	}
-	return errs
-}
-
-// validateNamespace follows k8s.io/kubernetes/pkg/apis/core/validation
-// ValidateNamespace (object reference:
-// https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/):
-// metadata with ValidateNamespaceName (a DNS-1123 label) and no
-// metadata.namespace, as Namespaces are cluster-scoped; spec.finalizers are
-// qualified names (apimachinery ValidateFinalizerName).
-func validateNamespace(ns *corev1.Namespace) field.ErrorList {
-	errs := validateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName)
-	finPath := field.NewPath("spec", "finalizers")
-	for i, f := range ns.Spec.Finalizers {
-		errs = append(errs, apivalidation.ValidateFinalizerName(string(f), finPath.Index(i))...)
 	}
 	return errs
 }

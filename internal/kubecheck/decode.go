@@ -1,7 +1,6 @@
 package kubecheck
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"strings"
@@ -18,40 +17,30 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// kindInfo is one kind stowage renders: its type, scope and validator.
+// kindInfo is one kind stowage renders: its type and validator.
 type kindInfo struct {
-	gvk        schema.GroupVersionKind
-	namespaced bool
-	newObject  func() runtime.Object
-	validate   func(runtime.Object) field.ErrorList
+	gvk       schema.GroupVersionKind
+	newObject func() runtime.Object
+	validate  func(runtime.Object) field.ErrorList
 }
 
 // kinds lists the kinds Check accepts, in the order the unsupported-kind
 // message names them.
 var kinds = []kindInfo{
 	{
-		gvk:        appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
-		namespaced: true,
-		newObject:  func() runtime.Object { return new(appsv1.DaemonSet) },
-		validate:   func(o runtime.Object) field.ErrorList { return validateDaemonSet(o.(*appsv1.DaemonSet)) },
+		gvk:       appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
+		newObject: func() runtime.Object { return new(appsv1.DaemonSet) },
+		validate:  func(o runtime.Object) field.ErrorList { return validateDaemonSet(o.(*appsv1.DaemonSet)) },
 	},
 	{
-		gvk:        corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-		namespaced: true,
-		newObject:  func() runtime.Object { return new(corev1.ConfigMap) },
-		validate:   func(o runtime.Object) field.ErrorList { return validateConfigMap(o.(*corev1.ConfigMap)) },
+		gvk:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		newObject: func() runtime.Object { return new(corev1.ConfigMap) },
+		validate:  func(o runtime.Object) field.ErrorList { return validateConfigMap(o.(*corev1.ConfigMap)) },
 	},
 	{
-		gvk:        corev1.SchemeGroupVersion.WithKind("Namespace"),
-		namespaced: false,
-		newObject:  func() runtime.Object { return new(corev1.Namespace) },
-		validate:   func(o runtime.Object) field.ErrorList { return validateNamespace(o.(*corev1.Namespace)) },
-	},
-	{
-		gvk:        corev1.SchemeGroupVersion.WithKind("Secret"),
-		namespaced: true,
-		newObject:  func() runtime.Object { return new(corev1.Secret) },
-		validate:   func(o runtime.Object) field.ErrorList { return validateSecret(o.(*corev1.Secret)) },
+		gvk:       corev1.SchemeGroupVersion.WithKind("Secret"),
+		newObject: func() runtime.Object { return new(corev1.Secret) },
+		validate:  func(o runtime.Object) field.ErrorList { return validateSecret(o.(*corev1.Secret)) },
 	},
 }
 
@@ -75,11 +64,11 @@ var decoder = sync.OnceValue(func() *kjson.Serializer {
 		kjson.SerializerOptions{Yaml: true, Strict: true})
 })
 
-// check implements Check for the document numbered n starting on line.
-func check(doc []byte, n, line int) error {
+// check implements Check for the document numbered n of a stream (0 alone).
+func check(doc []byte, n int) error {
 	var head map[string]any
 	if err := yaml.Unmarshal(doc, &head); err != nil {
-		return newError(n, line, identity{}, field.ErrorList{decodeError(err)})
+		return newError(n, identity{}, field.ErrorList{decodeError(err)})
 	}
 	id := identity{apiVersion: stringAt(head, "apiVersion"), kind: stringAt(head, "kind")}
 	if md, ok := head["metadata"].(map[string]any); ok {
@@ -94,18 +83,18 @@ func check(doc []byte, n, line int) error {
 		errs = append(errs, field.Required(field.NewPath("kind"), ""))
 	}
 	if len(errs) > 0 {
-		return newError(n, line, id, errs)
+		return newError(n, id, errs)
 	}
 	k, ok := kindOf(id.apiVersion, id.kind)
 	if !ok {
-		return newError(n, line, id, field.ErrorList{unsupportedKind(id)})
+		return newError(n, id, field.ErrorList{unsupportedKind(id)})
 	}
 
 	obj := k.newObject()
 	if _, _, err := decoder().Decode(doc, nil, obj); err != nil {
 		strict, ok := runtime.AsStrictDecodingError(err)
 		if !ok {
-			return newError(n, line, id, field.ErrorList{decodeError(err)})
+			return newError(n, id, field.ErrorList{decodeError(err)})
 		}
 		// A strict error leaves obj fully decoded, so validation goes on.
 		for _, e := range strict.Errors() {
@@ -113,7 +102,7 @@ func check(doc []byte, n, line int) error {
 		}
 	}
 	errs = append(errs, k.validate(obj)...)
-	return newError(n, line, id, errs)
+	return newError(n, id, errs)
 }
 
 // stringAt returns m[key] if it is a string, else "".
@@ -227,63 +216,4 @@ func strictError(err error, gvk schema.GroupVersionKind) *field.Error {
 // oneLine collapses a multi-line decoder message onto one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// document is one non-empty document of a YAML stream and the stream line
-// its content starts on.
-type document struct {
-	data []byte
-	line int
-}
-
-// splitDocuments splits a YAML stream at "---" lines the way
-// k8s.io/apimachinery/pkg/util/yaml.YAMLReader does: a line starting with
-// "---" separates documents if the rest of it is blank or a comment, and is an
-// error otherwise. Leading blank and comment lines of each document are
-// dropped, so that a document's own line numbers count from its first line of
-// content; documents with no content are left out.
-func splitDocuments(stream []byte) ([]document, error) {
-	var docs []document
-	var cur document
-	flush := func() {
-		if cur.line > 0 {
-			docs = append(docs, cur)
-		}
-		cur = document{}
-	}
-	lineNo := 0
-	for len(stream) > 0 {
-		line := stream
-		if i := bytes.IndexByte(stream, '\n'); i >= 0 {
-			line = stream[:i+1]
-		}
-		stream = stream[len(line):]
-		lineNo++
-
-		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
-			rest = bytes.TrimSpace(rest)
-			if len(rest) > 0 && rest[0] != '#' {
-				n := len(docs) + 1 // the document this separator would start
-				if cur.line > 0 {
-					n++
-				}
-				return nil, &Error{Doc: n, Line: lineNo, Errs: field.ErrorList{{
-					Type:     field.ErrorTypeInvalid,
-					BadValue: field.OmitValueType{},
-					Detail:   fmt.Sprintf("invalid YAML document separator: %q", strings.TrimSpace(string(line))),
-				}}}
-			}
-			flush()
-			continue
-		}
-		if cur.line == 0 {
-			if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
-				continue
-			}
-			cur.line = lineNo
-		}
-		cur.data = append(cur.data, line...)
-	}
-	flush()
-	return docs, nil
 }

@@ -1,33 +1,31 @@
-// Package kubecheck validates the Kubernetes objects stowage renders, using
-// the upstream Go types from k8s.io/api and the validators from
-// k8s.io/apimachinery, without depending on k8s.io/kubernetes.
+// Package kubecheck is a test oracle for the objects stowage renders: apps/v1
+// DaemonSet, v1 ConfigMap and v1 Secret of type kubernetes.io/dockerconfigjson.
+// Tests use it beside the real API server of e2e/; no production code
+// imports it (render's output is checked by tests, not at run time).
 //
-// A document is decoded strictly into its k8s.io/api type (chosen by
-// apiVersion and kind; unknown and duplicate fields are errors) and then
-// checked against a port of the API server's create-time validation for that
-// kind: k8s.io/kubernetes/pkg/apis/apps/validation.ValidateDaemonSet and
-// k8s.io/kubernetes/pkg/apis/core/validation.ValidateSecret,
-// ValidateConfigMap and ValidateNamespace, built from the apimachinery
-// functions they call (ValidateObjectMeta, ValidateLabels,
-// ValidateAnnotations, IsDNS1123Label, IsConfigMapKey, ...). Each rule's doc
-// comment names the upstream function it follows and says where stowage is
-// stricter or looser.
-//
-// The supported kinds are apps/v1 DaemonSet and v1 ConfigMap, Namespace and
-// Secret. Validation happens before the API server's defaulting, so fields the
-// server defaults (imagePullPolicy, restartPolicy, updateStrategy.type,
-// protocol, ...) may be empty, and a namespaced object may leave
-// metadata.namespace empty for the applier to fill in.
+// A document is decoded strictly into its k8s.io/api type (unknown and
+// duplicate fields are errors) and checked against the parts of the API
+// server's create-time validation (k8s.io/kubernetes/pkg/apis/apps/validation
+// ValidateDaemonSet, .../core/validation ValidateSecret and
+// ValidateConfigMap) that cover the fields stowage renders, built from
+// apimachinery's validators. Each rule's doc comment names the upstream
+// function it follows. Validation happens before the API server's defaulting,
+// so defaulted fields (imagePullPolicy, restartPolicy, updateStrategy.type)
+// may be empty, and metadata.namespace may be empty for the applier to fill.
 package kubecheck
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Error is the error Check, CheckAll and CheckObject return for one object
@@ -40,9 +38,6 @@ type Error struct {
 	// Doc is the 1-based position of the document among the non-empty
 	// documents of a CheckAll stream; 0 for Check and CheckObject.
 	Doc int
-	// Line is the 1-based line of the CheckAll stream on which the document's
-	// content starts; 0 for Check and CheckObject.
-	Line int
 
 	// APIVersion and Kind are the object's type as written in the document
 	// (or, for CheckObject, as implied by its Go type); empty if the document
@@ -61,14 +56,14 @@ type Error struct {
 
 // Error formats the object's identity followed by its problems, e.g.
 //
-//	document 2 (line 31): DaemonSet kube-system/agent: spec.template.spec.containers[0].image: Required value
+//	document 2: DaemonSet kube-system/agent: spec.template.spec.containers[0].image: Required value
 //
 // Several problems are listed in brackets, comma-separated, the way
 // field.ErrorList.ToAggregate formats them.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Doc > 0 {
-		fmt.Fprintf(&b, "document %d (line %d): ", e.Doc, e.Line)
+		fmt.Fprintf(&b, "document %d: ", e.Doc)
 	}
 	b.WriteString(e.object())
 	b.WriteString(": ")
@@ -133,31 +128,49 @@ func (e *Error) object() string {
 // validation failures described in the package doc. Line numbers are relative
 // to doc.
 func Check(doc []byte) error {
-	return check(doc, 0, 0)
+	return check(doc, 0)
 }
 
-// CheckAll splits a multi-document YAML stream at "---" separator lines and
-// checks each document as Check does.
+// CheckAll reads a multi-document YAML stream with apimachinery's
+// YAMLReader (documents separated by "---" lines; a separator followed by
+// anything but a comment is an error) and checks each document as Check does.
 //
 // Documents holding only whitespace and comments are skipped, as kubectl
 // does; an empty stream is valid. It returns nil if every document is valid,
 // and otherwise the *Error of each failing document joined with errors.Join,
-// each naming its document number and starting line (line numbers inside a
-// decoder's message count from that line). A separator line with
-// anything but a comment after "---" is an error of its own, as in
-// k8s.io/apimachinery/pkg/util/yaml.YAMLReader.
+// each naming its document number.
 func CheckAll(stream []byte) error {
-	docs, err := splitDocuments(stream)
-	if err != nil {
-		return err
-	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	var errs []error
-	for i, d := range docs {
-		if err := check(d.data, i+1, d.line); err != nil {
+	for n := 1; ; {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, newError(n, identity{}, field.ErrorList{decodeError(err)}))
+			break
+		}
+		if blank(doc) {
+			continue
+		}
+		if err := check(doc, n); err != nil {
 			errs = append(errs, err)
 		}
+		n++
 	}
 	return errors.Join(errs...)
+}
+
+// blank reports whether a document holds only whitespace, comments and the
+// "---" line YAMLReader keeps at the start of a document.
+func blank(doc []byte) bool {
+	for line := range bytes.Lines(doc) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckObject validates an already-typed object: a *appsv1.DaemonSet,
@@ -170,7 +183,7 @@ func CheckAll(stream []byte) error {
 func CheckObject(obj runtime.Object) error {
 	k, ok := kindOfObject(obj)
 	if !ok {
-		return newError(0, 0, typeIdentity(obj), field.ErrorList{unsupportedKind(typeIdentity(obj))})
+		return newError(0, typeIdentity(obj), field.ErrorList{unsupportedKind(typeIdentity(obj))})
 	}
 	id := identityOf(obj, k)
 	var errs field.ErrorList
@@ -182,7 +195,7 @@ func CheckObject(obj runtime.Object) error {
 		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), v, fmt.Sprintf("must be %q for a %T", k.gvk.GroupVersion().String(), obj)))
 	}
 	errs = append(errs, k.validate(obj)...)
-	return newError(0, 0, id, errs)
+	return newError(0, id, errs)
 }
 
 // identity is who an *Error is about.
@@ -192,14 +205,13 @@ type identity struct {
 
 // newError returns nil for an empty list and otherwise an *Error with errs
 // sorted by field path (stable, so problems at one path keep their order).
-func newError(doc, line int, id identity, errs field.ErrorList) error {
+func newError(doc int, id identity, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
 	return &Error{
 		Doc:        doc,
-		Line:       line,
 		APIVersion: id.apiVersion,
 		Kind:       id.kind,
 		Namespace:  id.namespace,

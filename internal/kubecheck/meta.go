@@ -14,11 +14,11 @@ import (
 // annotations (ValidateAnnotations, including TotalAnnotationSizeLimitB, 256
 // KiB), ownerReferences and finalizers.
 //
-// Unlike the API server, which fills in the request's namespace before
-// validating, a rendered namespaced object may leave metadata.namespace empty;
-// a cluster-scoped one must (Forbidden otherwise).
-func validateObjectMeta(m *metav1.ObjectMeta, namespaced bool, nameFn apivalidation.ValidateNameFunc) field.ErrorList {
-	return apivalidation.ValidateObjectMeta(m, namespaced && m.Namespace != "", nameFn, field.NewPath("metadata"))
+// Every kind stowage renders is namespaced; unlike the API server, which
+// fills in the request's namespace before validating, a rendered object may
+// leave metadata.namespace empty.
+func validateObjectMeta(m *metav1.ObjectMeta, nameFn apivalidation.ValidateNameFunc) field.ErrorList {
+	return apivalidation.ValidateObjectMeta(m, m.Namespace != "", nameFn, field.NewPath("metadata"))
 }
 
 // validateTemplateMeta checks a pod template's metadata as upstream

@@ -2,8 +2,8 @@ package kubecheck
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -26,9 +26,9 @@ import (
 // renders: volumes, initContainers and containers (at least one; names unique
 // across both lists), nodeSelector (ValidateLabels: qualified-name keys,
 // label-value values), tolerations, imagePullSecrets, priorityClassName
-// (ValidatePriorityClassName, a DNS-1123 subdomain), serviceAccountName
-// (ValidateServiceAccountName, a DNS-1123 subdomain), dnsPolicy, the pod
-// securityContext and, with hostNetwork, hostPort == containerPort.
+// (ValidatePriorityClassName, a DNS-1123 subdomain) and the pod
+// securityContext. Fields stowage never renders (ports, env, dnsPolicy, ...)
+// are left to the real API server in e2e/.
 func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	volumes, errs := validateVolumes(spec.Volumes, fldPath.Child("volumes"))
 
@@ -51,36 +51,14 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 			errs = append(errs, field.Invalid(fldPath.Child("priorityClassName"), spec.PriorityClassName, msg))
 		}
 	}
-	if spec.ServiceAccountName != "" {
-		for _, msg := range apivalidation.ValidateServiceAccountName(spec.ServiceAccountName, false) {
-			errs = append(errs, field.Invalid(fldPath.Child("serviceAccountName"), spec.ServiceAccountName, msg))
-		}
-	}
-	errs = append(errs, validateDNSPolicy(spec, fldPath)...)
 	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, fldPath.Child("securityContext"))...)
 	return errs
 }
 
-// validateDNSPolicy follows upstream validateDNSPolicy: one of
-// ClusterFirstWithHostNet, ClusterFirst, Default, None or empty (defaulted to
-// ClusterFirst); None requires dnsConfig.
-func validateDNSPolicy(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
-	valid := []corev1.DNSPolicy{corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone}
-	switch {
-	case spec.DNSPolicy == "":
-	case !slices.Contains(valid, spec.DNSPolicy):
-		return field.ErrorList{field.NotSupported(fldPath.Child("dnsPolicy"), spec.DNSPolicy, valid)}
-	case spec.DNSPolicy == corev1.DNSNone && spec.DNSConfig == nil:
-		return field.ErrorList{field.Required(fldPath.Child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")}
-	}
-	return nil
-}
-
-// validateVolumes follows upstream ValidateVolumes: each name is required, a
-// DNS-1123 label (IsDNS1123Label) and unique; at most one volume source is set
-// (none is defaulted to emptyDir); hostPath.path, secret.secretName and
-// configMap.name are required and hostPath.type is a known HostPathType. It
-// returns the declared names for validateVolumeMounts.
+// validateVolumes follows upstream ValidateVolumes for the volumes stowage
+// renders: each name required, a DNS-1123 label (IsDNS1123Label) and unique,
+// and the source an emptyDir (the helper binary's copy). It returns the
+// declared names for validateVolumeMounts.
 func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool, field.ErrorList) {
 	names := map[string]bool{}
 	var errs field.ErrorList
@@ -100,48 +78,11 @@ func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool
 		if v.Name != "" {
 			names[v.Name] = true
 		}
-
-		if set := setPointerFields(v.VolumeSource); len(set) > 1 {
-			errs = append(errs, field.Forbidden(idxPath.Child(set[1]), fmt.Sprintf("may not specify more than 1 volume type (%s is already set)", set[0])))
-		}
-		if hp := v.HostPath; hp != nil {
-			if hp.Path == "" {
-				errs = append(errs, field.Required(idxPath.Child("hostPath", "path"), ""))
-			}
-			if hp.Type != nil && !slices.Contains(hostPathTypes, *hp.Type) {
-				errs = append(errs, field.NotSupported(idxPath.Child("hostPath", "type"), *hp.Type, hostPathTypes))
-			}
-		}
-		if v.Secret != nil && v.Secret.SecretName == "" {
-			errs = append(errs, field.Required(idxPath.Child("secret", "secretName"), ""))
-		}
-		if v.ConfigMap != nil && v.ConfigMap.Name == "" {
-			errs = append(errs, field.Required(idxPath.Child("configMap", "name"), ""))
+		if v.EmptyDir == nil {
+			errs = append(errs, field.Required(idxPath.Child("emptyDir"), "stowage renders only emptyDir volumes"))
 		}
 	}
 	return names, errs
-}
-
-// hostPathTypes are the values upstream validateHostPathType accepts.
-var hostPathTypes = []corev1.HostPathType{
-	corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
-	corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket,
-	corev1.HostPathCharDev, corev1.HostPathBlockDev,
-}
-
-// setPointerFields returns the JSON names of the non-nil pointer fields of a
-// one-of struct such as VolumeSource or EnvVarSource, in declaration order.
-func setPointerFields(v any) []string {
-	rv := reflect.ValueOf(v)
-	var set []string
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Field(i)
-		if f.Kind() == reflect.Pointer && !f.IsNil() {
-			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
-			set = append(set, name)
-		}
-	}
-	return set
 }
 
 // validateContainer follows upstream validateContainers,
@@ -154,7 +95,7 @@ func setPointerFields(v any) []string {
 //   - imagePullPolicy: Always, IfNotPresent, Never or empty (defaulted);
 //   - command: if set, non-empty with a non-empty executable (stowage's rule:
 //     an empty command fails at container start);
-//   - ports, env, resources, volumeMounts and securityContext as below.
+//   - resources, volumeMounts and securityContext as below.
 func validateContainer(c *corev1.Container, spec *corev1.PodSpec, volumes, names map[string]bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	namePath := fldPath.Child("name")
@@ -195,161 +136,43 @@ func validateContainer(c *corev1.Container, spec *corev1.PodSpec, volumes, names
 		}
 	}
 
-	errs = append(errs, validateContainerPorts(c.Ports, spec.HostNetwork, fldPath.Child("ports"))...)
-	errs = append(errs, validateEnv(c.Env, fldPath.Child("env"))...)
 	errs = append(errs, validateResources(&c.Resources, fldPath.Child("resources"))...)
 	errs = append(errs, validateVolumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
 	errs = append(errs, validateSecurityContext(c.SecurityContext, spec.SecurityContext, fldPath.Child("securityContext"))...)
 	return errs
 }
 
-// validateContainerPorts follows upstream validateContainerPorts and
-// validateHostNetwork: containerPort required and in 1-65535
-// (IsValidPortNum), hostPort 0 or in 1-65535, protocol TCP, UDP, SCTP or empty
-// (defaulted to TCP), name an IANA_SVC_NAME (IsValidPortName) unique in the
-// container; with hostNetwork a set hostPort must equal containerPort.
-func validateContainerPorts(ports []corev1.ContainerPort, hostNetwork bool, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	names := map[string]bool{}
-	protocols := []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
-	for i, p := range ports {
-		idxPath := fldPath.Index(i)
-		if p.Name != "" {
-			for _, msg := range validation.IsValidPortName(p.Name) {
-				errs = append(errs, field.Invalid(idxPath.Child("name"), p.Name, msg))
-			}
-			if names[p.Name] {
-				errs = append(errs, field.Duplicate(idxPath.Child("name"), p.Name))
-			}
-			names[p.Name] = true
-		}
-		if p.ContainerPort == 0 {
-			errs = append(errs, field.Required(idxPath.Child("containerPort"), ""))
-		} else {
-			for _, msg := range validation.IsValidPortNum(int(p.ContainerPort)) {
-				errs = append(errs, field.Invalid(idxPath.Child("containerPort"), p.ContainerPort, msg))
-			}
-		}
-		if p.HostPort != 0 {
-			for _, msg := range validation.IsValidPortNum(int(p.HostPort)) {
-				errs = append(errs, field.Invalid(idxPath.Child("hostPort"), p.HostPort, msg))
-			}
-			if hostNetwork && p.HostPort != p.ContainerPort {
-				errs = append(errs, field.Invalid(idxPath.Child("hostPort"), p.HostPort, "must match `containerPort` when `hostNetwork` is true"))
-			}
-		}
-		if p.Protocol != "" && !slices.Contains(protocols, p.Protocol) {
-			errs = append(errs, field.NotSupported(idxPath.Child("protocol"), p.Protocol, protocols))
-		}
-	}
-	return errs
-}
-
-// validateEnv follows upstream ValidateEnv: name required and a valid
-// variable name (IsRelaxedEnvVarName, the rule since the
-// RelaxedEnvironmentVariableValidation gate went GA); valueFrom excludes
-// value and sets exactly one source.
-func validateEnv(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for i, ev := range env {
-		idxPath := fldPath.Index(i)
-		if ev.Name == "" {
-			errs = append(errs, field.Required(idxPath.Child("name"), ""))
-		} else {
-			for _, msg := range validation.IsRelaxedEnvVarName(ev.Name) {
-				errs = append(errs, field.Invalid(idxPath.Child("name"), ev.Name, msg))
-			}
-		}
-		if ev.ValueFrom == nil {
-			continue
-		}
-		fromPath := idxPath.Child("valueFrom")
-		if ev.Value != "" {
-			errs = append(errs, invalid(fromPath, "may not be specified when `value` is not empty"))
-		}
-		switch set := setPointerFields(*ev.ValueFrom); {
-		case len(set) == 0:
-			errs = append(errs, invalid(fromPath, "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
-		case len(set) > 1:
-			errs = append(errs, invalid(fromPath, "may not have more than one field specified at a time"))
-		}
-	}
-	return errs
-}
-
-// validateResources follows upstream ValidateContainerResourceRequirements:
-// every resource name is a qualified name and, unprefixed, a standard
-// container resource (cpu, memory, ephemeral-storage, hugepages-*); every
-// quantity is >= 0; a request is <= its limit ("must be less than or equal to
-// cpu limit of 500m"); and for resources that cannot be overcommitted
-// (extended resources and hugepages) a request needs an equal limit and
-// extended resources are whole numbers.
+// validateResources follows upstream ValidateContainerResourceRequirements
+// for the resources stowage renders: names cpu or memory, every quantity
+// >= 0, and a request <= its limit ("must be less than or equal to cpu limit
+// of 500m").
 func validateResources(req *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	limPath, reqPath := fldPath.Child("limits"), fldPath.Child("requests")
-	for _, name := range sortedKeys(req.Limits) {
-		q := req.Limits[name]
-		errs = append(errs, validateResourceQuantity(name, q, limPath.Key(string(name)))...)
+	for _, name := range slices.Sorted(maps.Keys(req.Limits)) {
+		errs = append(errs, validateResourceQuantity(name, req.Limits[name], limPath.Key(string(name)))...)
 	}
-	for _, name := range sortedKeys(req.Requests) {
-		q := req.Requests[name]
-		p := reqPath.Key(string(name))
+	for _, name := range slices.Sorted(maps.Keys(req.Requests)) {
+		q, p := req.Requests[name], reqPath.Key(string(name))
 		errs = append(errs, validateResourceQuantity(name, q, p)...)
-		limit, hasLimit := req.Limits[name]
-		switch {
-		case !overcommitAllowed(name) && !hasLimit:
-			errs = append(errs, field.Required(limPath.Key(string(name)), "Limit must be set for non overcommitable resources"))
-		case !overcommitAllowed(name) && q.Cmp(limit) != 0:
-			errs = append(errs, field.Invalid(p, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case hasLimit && q.Cmp(limit) > 0:
+		if limit, ok := req.Limits[name]; ok && q.Cmp(limit) > 0 {
 			errs = append(errs, field.Invalid(p, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
 		}
 	}
 	return errs
 }
 
-// validateResourceQuantity checks one resource name and quantity, after
-// upstream validateContainerResourceName and ValidateResourceQuantityValue.
+// validateResourceQuantity checks that name is cpu or memory and q is not
+// negative (upstream ValidateResourceQuantityValue).
 func validateResourceQuantity(name corev1.ResourceName, q resource.Quantity, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range content.IsQualifiedName(string(name)) {
-		errs = append(errs, field.Invalid(fldPath, name, msg))
-	}
-	if !strings.Contains(string(name), "/") && !standardContainerResource(name) {
-		errs = append(errs, field.Invalid(fldPath, name, "must be a standard resource for containers"))
+	if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+		errs = append(errs, field.NotSupported(fldPath, name, []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}))
 	}
 	if q.Sign() < 0 {
 		errs = append(errs, field.Invalid(fldPath, q.String(), apivalidation.IsNegativeErrorMsg))
 	}
-	if extendedResource(name) && !q.IsZero() && q.MilliValue()%1000 != 0 {
-		errs = append(errs, field.Invalid(fldPath, q.String(), "must be an integer"))
-	}
 	return errs
-}
-
-// standardContainerResource is upstream helper.IsStandardContainerResourceName.
-func standardContainerResource(name corev1.ResourceName) bool {
-	switch name {
-	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
-		return true
-	}
-	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
-}
-
-// extendedResource is upstream helper.IsExtendedResourceName: a prefixed
-// name outside the kubernetes.io domain and not a quota "requests." name.
-func extendedResource(name corev1.ResourceName) bool {
-	s := string(name)
-	return strings.Contains(s, "/") && !strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) &&
-		!strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix)
-}
-
-// overcommitAllowed is upstream helper.IsOvercommitAllowed: native resources
-// other than hugepages.
-func overcommitAllowed(name corev1.ResourceName) bool {
-	s := string(name)
-	native := !strings.Contains(s, "/") || strings.Contains(s, corev1.ResourceDefaultNamespacePrefix)
-	return native && !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
 }
 
 // validateVolumeMounts follows upstream ValidateVolumeMounts: name required
@@ -543,14 +366,3 @@ func invalid(fldPath *field.Path, detail string) *field.Error {
 
 // isTrue reports whether b is set and true.
 func isTrue(b *bool) bool { return b != nil && *b }
-
-// sortedKeys returns a map's keys in order, so errors come out the same way
-// every run.
-func sortedKeys[K ~string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
