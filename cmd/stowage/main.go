@@ -99,7 +99,7 @@ func newRoot(getenv env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv))
+	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv))
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		wrapArgs(c)

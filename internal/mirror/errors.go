@@ -103,7 +103,7 @@ func (f *failure) imageError(img Image, r *registry.Resolver) *ImageError {
 		Name:   img.Name,
 		Where:  f.where,
 		Op:     f.op,
-		Answer: r.Scrub(answer(f.err)),
+		Answer: r.Scrub(answer(f.err) + credentialNote(f.err, img)),
 		Err:    f.err,
 	}
 }
@@ -133,8 +133,6 @@ func answer(err error) string {
 			}
 		}
 		switch terr.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			s += " (check the credentials: the config's auth for the source, the Docker config and credential helpers for both)"
 		case http.StatusTooManyRequests:
 			s += " (rate limited; retried as go-containerregistry's backoff allows)"
 		}
@@ -161,4 +159,18 @@ type digestMismatch struct{ got, want v1.Hash }
 
 func (e *digestMismatch) Error() string {
 	return fmt.Sprintf("the destination has digest %s, the lock pins %s", e.got, e.want)
+}
+
+// credentialNote says which credential an authentication failure was
+// answered to: the config's user and password source (never the
+// password), or the Docker config and credential helpers.
+func credentialNote(err error, img Image) string {
+	var terr *transport.Error
+	if !errors.As(err, &terr) || (terr.StatusCode != http.StatusUnauthorized && terr.StatusCode != http.StatusForbidden) {
+		return ""
+	}
+	if a := img.Auth; a != nil && a.Username != "" && a.PasswordSource != "" {
+		return fmt.Sprintf(" (sent the config's credentials to the source: user %q, password from %s; the destination gets the Docker config's)", a.Username, a.PasswordSource)
+	}
+	return " (tried the Docker config and credential helpers, then anonymous)"
 }

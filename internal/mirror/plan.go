@@ -80,7 +80,9 @@ type Plan struct {
 type upload struct {
 	d    v1.Descriptor
 	repo name.Repository
-	img  *PlannedImage // an image whose source holds the blob
+	// imgs are images whose sources hold the blob, one per source
+	// repository: the first is read, the next ones when it fails.
+	imgs []*PlannedImage
 }
 
 type mount struct {
@@ -341,7 +343,15 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		}
 		if have == nil {
 			first := pairs[start]
-			p.uploads = append(p.uploads, upload{d: b.d, repo: b.repos[first.key], img: b.imgs[first.key]})
+			u := upload{d: b.d, repo: b.repos[first.key], imgs: []*PlannedImage{b.imgs[first.key]}}
+			srcs := map[string]bool{u.imgs[0].Source.Name(): true}
+			for i := start; i < end; i++ {
+				if pi := b.imgs[pairs[i].key]; !srcs[pi.Source.Name()] {
+					srcs[pi.Source.Name()] = true
+					u.imgs = append(u.imgs, pi)
+				}
+			}
+			p.uploads = append(p.uploads, u)
 			p.Blobs++
 			p.Bytes += b.d.Size
 			have = &first

@@ -68,14 +68,28 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	// 1. Blobs no repository holds, once each.
 	each(m.jobs, len(plan.uploads), func(i int) {
 		u := plan.uploads[i]
-		err := checkCtx(ctx)
-		if err == nil {
-			err = m.dst.upload(ctx, u.repo, u.d, opener(u.img, u.d))
+		// The first source that serves the blob; the first failure is
+		// the one reported when none does.
+		var (
+			first error
+			from  string
+		)
+		for _, img := range u.imgs {
+			err := checkCtx(ctx)
+			if err == nil {
+				err = m.dst.upload(ctx, u.repo, u.d, opener(img, u.d))
+			}
+			if err == nil {
+				return
+			}
+			if first == nil {
+				first, from = err, m.src.where(&img.Image)
+				if _, ok := m.src.(*registrySource); ok {
+					from += "/" + img.Source.RepositoryStr()
+				}
+			}
 		}
-		if err != nil {
-			f := &failure{where: m.dst.where(u.repo), op: "upload blob " + u.d.Digest.String(), err: err}
-			fail(key("", u.d.Digest), f)
-		}
+		fail(key("", u.d.Digest), &failure{where: m.dst.where(u.repo), op: "copy blob " + u.d.Digest.String() + " from " + from, err: first})
 	})
 	// 2. Mounts into the other repositories.
 	each(m.jobs, len(plan.mounts), func(i int) {

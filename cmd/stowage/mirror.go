@@ -1,0 +1,503 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/mirror"
+	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/site"
+)
+
+// Defaults of mirror's time limits: a blob of several GB is one request.
+const (
+	mirrorRequestTimeout = 10 * time.Minute
+	mirrorRunTimeout     = 12 * time.Hour
+)
+
+// ociPrefix marks an OCI image layout in --to and --from.
+const ociPrefix = "oci:"
+
+type mirrorOptions struct {
+	profiles []string
+	to, from string
+	have     string
+	dryRun   bool
+	format   string
+	load     loadOptions
+	reg      registryOptions
+}
+
+func newMirror(getenv env) *cobra.Command {
+	var o mirrorOptions
+	c := &cobra.Command{
+		Use:   "mirror [DIR]",
+		Short: "Copy every locked image of DIR's profiles to a site registry or an OCI-layout bundle, digest for digest",
+		Long: `Copy the images the selected profiles use (default: every profile), as
+DIR/stowage.lock.yaml pins them, to the site registry --to HOST[:PORT][/PREFIX]
+(each repository goes to PREFIX/<source registry>/<repository>, tag and digest
+kept) or into an OCI image layout bundle --to oci:PATH. An index pinned by the
+lock goes with every child; a child pinned alone (one platform) goes alone;
+the helper and pause images go too.
+
+First the plan: every image is looked up at the destination (HEAD); for the
+missing ones the manifests are read from the source and the unique blobs and
+bytes to move are counted (a blob shared by several images once; a blob
+already in another repository of the destination is mounted, not sent).
+--dry-run prints the plan and exits. Then the missing blobs are streamed from
+the source (--jobs at a time), manifests written after their blobs and
+children, tags last, and every image verified at the destination. A rerun
+moves only what is missing. A failing image is named with the registry's
+answer; the others complete; the exit code is then 1.
+
+--from oci:PATH pushes a bundle made with --to oci: (its images and lock are
+the bundle's; DIR is not read). --have SITE_LOCK leaves out the images that
+lock already pins at the same digest (a delta bundle).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.format != "table" && o.format != "json" {
+				return usageError{fmt.Errorf("-o %q: want table or json", o.format)}
+			}
+			if o.to == "" {
+				return usageError{errors.New("--to is required: the site registry HOST[:PORT][/PREFIX] or oci:PATH")}
+			}
+			if o.from != "" && !strings.HasPrefix(o.from, ociPrefix) {
+				return usageError{fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", o.from)}
+			}
+			if o.from != "" && strings.HasPrefix(o.to, ociPrefix) {
+				return usageError{errors.New("--from oci: and --to oci: together copy nothing a file copy would not; give a registry to --to")}
+			}
+			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
+				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.reg.runTimeout)
+			defer cancel()
+			return runMirror(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), dirArg(args), o, getenv)
+		},
+	}
+	fs := c.Flags()
+	fs.StringArrayVarP(&o.profiles, "profile", "p", nil, "profile whose images to copy (repeatable; default every profile)")
+	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle")
+	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
+	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
+	fs.StringVarP(&o.format, "output", "o", "table", "plan format: table or json")
+	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.reg.addFlags(fs)
+	// A blob is one request, and a mirror moves gigabytes: longer limits.
+	o.reg.requestTimeout, o.reg.runTimeout = mirrorRequestTimeout, mirrorRunTimeout
+	fs.Lookup("timeout").DefValue = mirrorRequestTimeout.String()
+	fs.Lookup("timeout").Usage = "time limit of one registry request, a whole blob included"
+	fs.Lookup("deadline").DefValue = mirrorRunTimeout.String()
+	fs.Lookup("jobs").Usage = "blobs, manifests and HEADs in flight at once"
+	return c
+}
+
+// mirrorInput is what a mirror run copies.
+type mirrorInput struct {
+	images []mirror.Image
+	lock   []byte
+	// roles are the lock keys of each OpenPAI role's images (the role
+	// "all" images with each), for bytes per role; empty without OpenPAI.
+	roles map[openpai.Role]map[string]bool
+	// authImages give the password sources their users, for messages.
+	authImages []bump.Image
+}
+
+func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
+	var (
+		in  mirrorInput
+		err error
+	)
+	if o.from != "" {
+		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
+	} else {
+		in, err = mirrorImages(dir, o)
+	}
+	if err != nil {
+		return err
+	}
+	if o.have != "" {
+		if in.images, err = leaveOut(in.images, o.have); err != nil {
+			return err
+		}
+	}
+	r, done, err := o.reg.resolver(io.Discard, dir, in.authImages, getenv)
+	if err != nil {
+		return err
+	}
+	done()
+	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
+	if strings.HasPrefix(o.to, ociPrefix) {
+		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
+	} else {
+		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
+	}
+	if o.from != "" {
+		opts = append(opts, mirror.WithFromLayout(strings.TrimPrefix(o.from, ociPrefix)))
+	}
+	bar := newMirrorProgress(stderr, o.reg.quiet || o.dryRun)
+	if bar != nil {
+		opts = append(opts, mirror.WithProgress(bar))
+	}
+	m, err := mirror.New(opts...)
+	if err != nil {
+		return usageError{err}
+	}
+	p, err := m.Plan(ctx, in.images)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		if err := writePlan(stdout, o.format, o.to, p, in.roles); err != nil {
+			return err
+		}
+		if len(p.Errors) > 0 {
+			return p.Errors
+		}
+		return nil
+	}
+	rep, err := m.Run(ctx, p)
+	bar.finish()
+	if rep != nil {
+		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
+			o.to, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
+	}
+	return err
+}
+
+// mirrorImages lists the images of the selected profiles (all without
+// --profile) with the digests the lock pins, from the image plan
+// (internal/plan): one mirror.Image per distinct pinned digest of each lock
+// key. An index or manifest pin writes the tag; a child pin (one platform)
+// is copied by digest alone. Errors: the config's, and every image the lock
+// does not pin, all named.
+func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
+	var in mirrorInput
+	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.load.allowLiteralPasswords})
+	if err != nil {
+		return in, err
+	}
+	path := filepath.Join(dir, lock.FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", path, dir)
+	}
+	if err != nil {
+		return in, fmt.Errorf("read lock file: %w", err)
+	}
+	l, err := lock.Parse(data, path)
+	if err != nil {
+		return in, err
+	}
+	in.lock = data
+	profiles := o.profiles
+	if len(profiles) == 0 {
+		profiles = cfg.ProfileNames()
+	}
+	seen := map[string]bool{}
+	var problems []string
+	in.roles = map[openpai.Role]map[string]bool{}
+	for _, pname := range profiles {
+		p, err := plan.Build(cfg, pname, l)
+		if err != nil {
+			return in, err
+		}
+		for _, img := range p.Images {
+			for _, u := range img.Uses {
+				if u.Kind == plan.KindOpenPAI {
+					role := openpai.Role(u.Name)
+					if in.roles[role] == nil {
+						in.roles[role] = map[string]bool{}
+					}
+					in.roles[role][img.Key] = true
+				}
+				for _, e := range u.Pin.Errs {
+					problems = append(problems, e.Error())
+				}
+				if u.Pin.Digest == "" {
+					continue
+				}
+				tag := u.Ref.Tag
+				if u.Pin.Why == plan.PinChild {
+					tag = ""
+				}
+				id := img.Key + "\x00" + u.Pin.Digest + "\x00" + tag
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				h, err := v1.NewHash(u.Pin.Digest)
+				if err != nil {
+					problems = append(problems, fmt.Sprintf("image %s: digest %q: %v", u.Ref.Written, u.Pin.Digest, err))
+					continue
+				}
+				mi := mirror.Image{Name: img.Key, Written: img.Ref.Written, Source: img.Ref.Repository, Tag: tag, Digest: h}
+				if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
+					mi.Auth = &registry.Auth{Username: a.Username, PasswordSource: a.Password}
+				}
+				in.images = append(in.images, mi)
+			}
+			if img.Auth != nil {
+				in.authImages = append(in.authImages, bump.Image{Ref: img.Ref, Auth: img.Auth})
+			}
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		problems = compactStrings(problems)
+		return in, fmt.Errorf("the lock does not pin every image; run `stowage lock %s`:\n  %s", dir, strings.Join(problems, "\n  "))
+	}
+	return in, nil
+}
+
+func compactStrings(ss []string) []string {
+	out := ss[:0]
+	for i, s := range ss {
+		if i == 0 || s != ss[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// leaveOut drops the images the site lock at path already pins: its entry
+// for the image's key has the same digest, as the entry or as one of its
+// children.
+func leaveOut(images []mirror.Image, path string) ([]mirror.Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--have: %w", err)
+	}
+	have, err := lock.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []mirror.Image
+	for _, img := range images {
+		if e, ok := have.Lookup(lockKey(img)); ok && holds(e, img.Digest.String()) {
+			continue
+		}
+		out = append(out, img)
+	}
+	return out, nil
+}
+
+// lockKey is the lock key of a mirror image: its name is one already, from
+// the plan or a bundle's annotation; parsed again so that any spelling
+// keys alike.
+func lockKey(img mirror.Image) string {
+	ref, err := imageref.Parse(img.Name)
+	if err != nil {
+		return img.Name
+	}
+	return ref.Key()
+}
+
+func holds(e lock.Entry, digest string) bool {
+	if e.Digest == digest {
+		return true
+	}
+	for _, p := range e.Platforms {
+		if p.Digest == digest {
+			return true
+		}
+	}
+	return false
+}
+
+// planReport is the -o json shape of a mirror plan.
+type planReport struct {
+	Destination string          `json:"destination"`
+	Images      []planImage     `json:"images"`
+	Present     int             `json:"present"`
+	Missing     int             `json:"missing"`
+	Blobs       int             `json:"blobs"`
+	Bytes       int64           `json:"bytes"`
+	Mounts      int             `json:"mounts"`
+	Manifests   int             `json:"manifests"`
+	Roles       []planRoleBytes `json:"roles,omitempty"`
+	Errors      []string        `json:"errors,omitempty"`
+}
+
+type planImage struct {
+	Name        string `json:"name"`
+	Reference   string `json:"reference"`
+	Digest      string `json:"digest"`
+	Tag         string `json:"tag,omitempty"`
+	Destination string `json:"destination"`
+	Present     bool   `json:"present"`
+	Manifests   int    `json:"manifests"`
+	Blobs       int    `json:"blobs"`
+	Bytes       int64  `json:"bytes"`
+}
+
+type planRoleBytes struct {
+	Role  openpai.Role `json:"role"`
+	Blobs int          `json:"blobs"`
+	Bytes int64        `json:"bytes"`
+}
+
+func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) planReport {
+	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{}}
+	failed := map[string]bool{}
+	for _, e := range p.Errors {
+		rep.Errors = append(rep.Errors, e.Error())
+		failed[e.Name] = true
+	}
+	for _, pi := range p.Images {
+		if failed[pi.Name] {
+			continue
+		}
+		rep.Images = append(rep.Images, planImage{Name: pi.Name, Reference: pi.Written, Digest: pi.Digest.String(), Tag: pi.Tag,
+			Destination: pi.Destination, Present: pi.Present, Manifests: pi.Manifests, Blobs: pi.Blobs, Bytes: pi.Bytes})
+		if pi.Present {
+			rep.Present++
+		} else {
+			rep.Missing++
+		}
+	}
+	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker} {
+		if keys := roles[r]; len(keys) > 0 {
+			n, b := p.UniqueBytes(keys)
+			rep.Roles = append(rep.Roles, planRoleBytes{Role: r, Blobs: n, Bytes: b})
+		}
+	}
+	return rep
+}
+
+func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) error {
+	rep := planReportOf(to, p, roles)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tDIGEST\tSTATUS\tBLOBS\tBYTES\tDESTINATION")
+	for _, im := range rep.Images {
+		status := "missing"
+		if im.Present {
+			status = "present"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", im.Reference, shortDigest(im.Digest), status, im.Blobs, humanBytes(im.Bytes), im.Destination)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d images: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
+		len(rep.Images), rep.Present, rep.Missing, rep.Blobs, humanBytes(rep.Bytes), rep.Mounts, rep.Manifests)
+	if len(rep.Roles) > 0 {
+		fmt.Fprintln(w, "\nbytes to move per OpenPAI node role (its images and role \"all\"'s; a blob shared between roles is in each):")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "ROLE\tBLOBS\tBYTES\t")
+		for _, r := range rep.Roles {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t\n", r.Role, r.Blobs, humanBytes(r.Bytes))
+		}
+		tw.Flush()
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintf(w, "failed: %s\n", e)
+	}
+	return nil
+}
+
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
+
+// mirrorProgress is a bytes bar on a terminal; nil (every method a no-op)
+// with --quiet, --dry-run, or when stderr is not a terminal.
+type mirrorProgress struct {
+	w      io.Writer
+	mu     sync.Mutex
+	bar    *progressbar.ProgressBar
+	images int
+	done   int
+}
+
+func newMirrorProgress(stderr io.Writer, quiet bool) *mirrorProgress {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &mirrorProgress{w: stderr}
+}
+
+// Start begins the bar.
+func (p *mirrorProgress) Start(images int, bytes int64) {
+	if p == nil || images == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.images = images
+	p.bar = progressbar.NewOptions64(bytes,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(fmt.Sprintf("images 0/%d", images)),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// Bytes advances the bar.
+func (p *mirrorProgress) Bytes(n int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Add64(n)
+	}
+}
+
+// Image counts one image done.
+func (p *mirrorProgress) Image() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("images %d/%d", p.done, p.images))
+	}
+}
+
+func (p *mirrorProgress) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/site"
+)
+
+// countingProxy is a reverse proxy in front of a registry that counts the
+// blob bytes uploaded through it and the upload requests, and can slow
+// uploads down.
+type countingProxy struct {
+	Host    string
+	bytes   atomic.Int64
+	uploads atomic.Int64
+	slow    atomic.Bool
+}
+
+func startCountingProxy(t *testing.T, target string) *countingProxy {
+	t.Helper()
+	u, err := url.Parse("http://" + target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/blobs/uploads") {
+			if r.Method == http.MethodPost {
+				p.uploads.Add(1)
+			}
+			if r.Body != nil {
+				r.Body = &countedBody{ReadCloser: r.Body, p: p}
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.Host = strings.TrimPrefix(srv.URL, "http://")
+	return p
+}
+
+type countedBody struct {
+	io.ReadCloser
+	p *countingProxy
+}
+
+func (b *countedBody) Read(q []byte) (int, error) {
+	if b.p.slow.Load() && len(q) > 4096 {
+		q = q[:4096]
+		time.Sleep(2 * time.Millisecond)
+	}
+	n, err := b.ReadCloser.Read(q)
+	b.p.bytes.Add(int64(n))
+	return n, err
+}
+
+// seedLayer is a deterministic layer of n bytes.
+func seedLayer(t *testing.T, seed string, n int) v1.Layer {
+	t.Helper()
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed[i%len(seed)] ^ byte(i*7/len(seed))
+	}
+	return static.NewLayer(b, types.OCILayer)
+}
+
+func ociImage(t *testing.T, layers ...v1.Layer) v1.Image {
+	t.Helper()
+	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// mirrorSetup is a source docker-registry with htpasswd (users alice and
+// bob) seeded with images sharing a base layer, a multi-arch index whose
+// children share it too, stand-ins for helper and pause; a config using
+// them; its lock made by `stowage lock`; and a plain-HTTP site
+// docker-registry behind a counting proxy.
+type mirrorSetup struct {
+	src, site *registrytest.Distribution
+	proxy     *countingProxy
+	dir       string
+	env       map[string]string
+	refs      map[string]string // config key -> reference
+}
+
+func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
+	t.Helper()
+	s := &mirrorSetup{}
+	s.src = registrytest.Start(t, registrytest.Options{Users: map[string]string{"alice": canary, "bob": canary + "-bob"}})
+	s.site = registrytest.Start(t, registrytest.Options{})
+	s.proxy = startCountingProxy(t, s.site.Host)
+	h := s.src.Host
+	if srcHost != nil {
+		h = srcHost(h)
+	}
+	base := seedLayer(t, "base layer", 300_000)
+	amd := ociImage(t, base, seedLayer(t, "amd64", 20_000))
+	arm := ociImage(t, base, seedLayer(t, "arm64", 21_000))
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	s.refs = map[string]string{
+		"app-a":   h + "/team/app-a:v1",
+		"app-b":   h + "/team/app-b:v1",
+		"multi":   h + "/lib/multi:1.0",
+		"armonly": h + "/lib/armonly:1.0",
+		"bobs":    h + "/bob/tool:2",
+	}
+	push := mustResolver(t, registry.WithInsecure(s.src.Host))
+	alice := &authn.AuthConfig{Username: "alice", Password: canary}
+	writes := []struct {
+		ref string
+		img v1.Image
+		idx v1.ImageIndex
+	}{
+		{s.src.Host + "/team/app-a:v1", ociImage(t, base, seedLayer(t, "app-a", 50_000)), nil},
+		{s.src.Host + "/team/app-b:v1", ociImage(t, base, seedLayer(t, "app-b", 60_000)), nil},
+		{s.src.Host + "/lib/multi:1.0", nil, idx},
+		{s.src.Host + "/lib/armonly:1.0", nil, idx},
+		{s.src.Host + "/bob/tool:2", ociImage(t, base, seedLayer(t, "bob's tool", 10_000)), nil},
+	}
+	for _, w := range writes {
+		if err := push.Write(context.Background(), mustParse(t, w.ref), alice, w.img, w.idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helper, pause := h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	if err := registrytest.SeedStandIns(context.Background(), push, alice, []string{s.src.Host + "/stowage/helper:v1", s.src.Host + "/k8s/pause:3.10"}, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The registry answers every repository with htpasswd; helper and
+	// pause get the Docker config's credentials (alice).
+	dockerConfig := t.TempDir()
+	auths := fmt.Sprintf(`{"auths":{%q:{"username":"alice","password":%q}}}`, h, canary)
+	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(auths), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dockerConfig)
+	images := map[string]configImage{}
+	for k, r := range s.refs {
+		ci := configImage{Ref: r, User: "alice", Password: "env:SRC_PASSWORD"}
+		if k == "armonly" {
+			ci.Platforms = []string{"linux/arm64"}
+		}
+		if k == "bobs" {
+			ci.User, ci.Password = "bob", "env:BOB_PASSWORD"
+		}
+		images[k] = ci
+	}
+	s.dir = writeConfig(t, images, helper, pause)
+	s.env = map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": canary + "-bob"}
+	if _, stderr, code := runCLI(t, s.env, "lock", s.dir, "--insecure-registry", h); code != 0 {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	return s
+}
+
+// dryRun returns the plan of `stowage mirror --dry-run -o json`.
+func (s *mirrorSetup) dryRun(t *testing.T, args ...string) planReport {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, s.env, append([]string{"mirror", s.dir, "--dry-run", "-o", "json"}, args...)...)
+	noCanary(t, "dry-run", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, stderr)
+	}
+	var rep planReport
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	return rep
+}
+
+func noCanary(t *testing.T, what string, stdout []byte, stderr string) {
+	t.Helper()
+	for _, b := range []string{string(stdout), stderr} {
+		if strings.Contains(b, canary) || strings.Contains(b, "c4nary") {
+			t.Errorf("%s: a password appears in the output:\n%s", what, b)
+		}
+	}
+}
+
+// verifyAt checks that every lock entry's pinned digest is at the site
+// under prefix, by tag for index and manifest pins, by digest for the
+// child-pinned image.
+func (s *mirrorSetup) verifyAt(t *testing.T, siteHost, prefix string) map[string]v1.Hash {
+	t.Helper()
+	l, err := lock.Parse(readFile(t, filepath.Join(s.dir, lock.FileName)), "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := site.Mapping{Default: siteHost + prefix}
+	got := map[string]v1.Hash{}
+	for _, e := range l.Entries {
+		ref := mustParse(t, e.Reference)
+		to, err := m.Repository(ref.Context(), name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(e.Name, "armonly") {
+			child, err := e.DigestFor("linux/arm64")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := remote.Head(to.Digest(child)); err != nil {
+				t.Errorf("%s: child %s not at the site: %v", e.Name, child, err)
+			}
+			if _, err := remote.Head(to.Tag("1.0")); err == nil {
+				t.Errorf("%s: a tag was written for a child pinned alone", e.Name)
+			}
+			continue
+		}
+		d, err := remote.Head(to.Tag(ref.Identifier()))
+		if err != nil {
+			t.Errorf("%s: not at the site: %v", e.Name, err)
+			continue
+		}
+		if d.Digest.String() != e.Digest {
+			t.Errorf("%s: %s at the site, the lock pins %s", e.Name, d.Digest, e.Digest)
+		}
+		got[e.Name] = d.Digest
+	}
+	return got
+}
+
+// TestMirrorDistribution runs `stowage mirror` between two docker-registry
+// instances: the bytes the site receives equal the plan's unique-blob
+// bytes exactly; a second run sends no blob; every digest verifies; the
+// OCI bundle round trip gives the same digests as the direct copy and is
+// byte-identical when made twice; --have leaves out what the site holds;
+// no password appears in any output.
+func TestMirrorDistribution(t *testing.T) {
+	s := newMirrorSetup(t, nil)
+	to := s.proxy.Host + "/site"
+	flags := []string{"--to", to, "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host}
+	plan := s.dryRun(t, flags...)
+	if plan.Missing != 7 || plan.Present != 0 {
+		t.Errorf("plan: %d missing, %d present; want 7 and 0", plan.Missing, plan.Present)
+	}
+	if plan.Bytes == 0 || s.proxy.bytes.Load() != 0 {
+		t.Fatalf("plan bytes %d, bytes sent by the dry run %d", plan.Bytes, s.proxy.bytes.Load())
+	}
+	stdout, stderr, code := runCLI(t, s.env, append([]string{"mirror", s.dir}, flags...)...)
+	noCanary(t, "mirror", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("mirror: exit %d\n%s", code, stderr)
+	}
+	if got := s.proxy.bytes.Load(); got != plan.Bytes {
+		t.Errorf("the site received %d blob bytes, the plan said %d unique", got, plan.Bytes)
+	}
+	direct := s.verifyAt(t, s.site.Host, "/site")
+
+	// Steady state: nothing missing, no blob sent.
+	s.proxy.bytes.Store(0)
+	s.proxy.uploads.Store(0)
+	if again := s.dryRun(t, flags...); again.Missing != 0 || again.Bytes != 0 || again.Present != 7 {
+		t.Errorf("second plan: %+v", again)
+	}
+	stdout, stderr, code = runCLI(t, s.env, append([]string{"mirror", s.dir}, flags...)...)
+	noCanary(t, "second mirror", stdout, stderr)
+	if code != 0 || s.proxy.bytes.Load() != 0 || s.proxy.uploads.Load() != 0 {
+		t.Errorf("second run: exit %d, %d bytes and %d uploads sent, want 0 and 0:\n%s", code, s.proxy.bytes.Load(), s.proxy.uploads.Load(), stderr)
+	}
+	if !strings.Contains(string(stdout), "0 images copied, 7 already there") {
+		t.Errorf("second run says %q", stdout)
+	}
+
+	// The bundle, twice: byte-identical.
+	b1, b2 := filepath.Join(t.TempDir(), "b1"), filepath.Join(t.TempDir(), "b2")
+	for _, b := range []string{b1, b2} {
+		stdout, stderr, code := runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+b, "--insecure-registry", s.src.Host)
+		noCanary(t, "bundle", stdout, stderr)
+		if code != 0 {
+			t.Fatalf("bundle: exit %d\n%s", code, stderr)
+		}
+	}
+	f1, f2 := treeFiles(t, b1), treeFiles(t, b2)
+	if len(f1) != len(f2) || len(f1) < 10 {
+		t.Fatalf("bundles hold %d and %d files", len(f1), len(f2))
+	}
+	for p, d := range f1 {
+		if !bytes.Equal(d, f2[p]) {
+			t.Errorf("bundle file %s differs between two runs", p)
+		}
+	}
+	if !bytes.Equal(f1["stowage.lock.yaml"], readFile(t, filepath.Join(s.dir, lock.FileName))) {
+		t.Errorf("the bundle's lock is not the lock it was made from")
+	}
+	for p, d := range f1 {
+		if bytes.Contains(d, []byte(canary)) {
+			t.Errorf("bundle file %s holds a password", p)
+		}
+	}
+	// From the bundle to another prefix of the site: same digests, and
+	// every blob mounted or sent once.
+	s.proxy.bytes.Store(0)
+	stdout, stderr, code = runCLI(t, nil, "mirror", "--from", "oci:"+b1, "--to", s.proxy.Host+"/from-bundle", "--insecure-registry", s.proxy.Host)
+	noCanary(t, "push bundle", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("push bundle: exit %d\n%s", code, stderr)
+	}
+	viaBundle := s.verifyAt(t, s.site.Host, "/from-bundle")
+	if len(viaBundle) != len(direct) {
+		t.Errorf("%d images via the bundle, %d direct", len(viaBundle), len(direct))
+	}
+	for k, d := range direct {
+		if viaBundle[k] != d {
+			t.Errorf("%s: %s via the bundle, %s direct", k, viaBundle[k], d)
+		}
+	}
+
+	// --have with the site's own lock: nothing left to bundle.
+	empty := filepath.Join(t.TempDir(), "delta")
+	stdout, stderr, code = runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+empty, "--have", filepath.Join(s.dir, lock.FileName), "--dry-run", "-o", "json")
+	if code != 0 || !strings.Contains(string(stdout), `"images": []`) {
+		t.Errorf("--have with the same lock: exit %d, plan %s\n%s", code, stdout, stderr)
+	}
+}
+
+func treeFiles(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMirrorKilledThenResumed kills a `stowage mirror` process with
+// SIGKILL in the middle of its uploads; no tag at the site points at an
+// incomplete image, and a rerun completes with every digest verified.
+func TestMirrorKilledThenResumed(t *testing.T) {
+	s := newMirrorSetup(t, nil)
+	bin := filepath.Join(t.TempDir(), "stowage")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	args := []string{"mirror", s.dir, "--to", s.proxy.Host + "/site", "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host, "--jobs", "2"}
+	s.proxy.slow.Store(true)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for s.proxy.bytes.Load() < 100_000 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if s.proxy.bytes.Load() < 100_000 {
+		t.Fatalf("the run sent only %d bytes before the deadline:\n%s", s.proxy.bytes.Load(), out.String())
+	}
+	// No tag may point at an image whose blobs are not all there: the
+	// registry refuses a manifest whose blobs are missing, and tags come
+	// last. Every tag present is the lock's digest.
+	l, err := lock.Parse(readFile(t, filepath.Join(s.dir, lock.FileName)), "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := site.Mapping{Default: s.site.Host + "/site"}
+	complete, tagged := 0, 0
+	for _, e := range l.Entries {
+		if strings.Contains(e.Name, "armonly") {
+			continue
+		}
+		tagged++
+		ref := mustParse(t, e.Reference)
+		to, _ := m.Repository(ref.Context(), name.Insecure)
+		d, err := remote.Head(to.Tag(ref.Identifier()))
+		if err != nil {
+			continue
+		}
+		complete++
+		if d.Digest.String() != e.Digest {
+			t.Errorf("%s: tag points at %s after the kill, the lock pins %s", e.Name, d.Digest, e.Digest)
+		}
+	}
+	if complete == tagged {
+		t.Fatalf("every image was complete before the kill: the test did not interrupt anything")
+	}
+	s.proxy.slow.Store(false)
+	stdout, stderr, code := runCLI(t, s.env, args...)
+	noCanary(t, "resumed mirror", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("resumed mirror: exit %d\n%s", code, stderr)
+	}
+	s.verifyAt(t, s.site.Host, "/site")
+}
+
+// TestMirrorFaults: a wrong password, a 404 image, a 429 burst and a
+// stalled body each fail their own image, named with the registry's
+// answer; the other images are copied and verified; exit 1; no password
+// in the output.
+func TestMirrorFaults(t *testing.T) {
+	faults := &registrytest.Faults{}
+	var srcHost string
+	s := newMirrorSetup(t, func(real string) string {
+		u, _ := url.Parse("http://" + real)
+		rp := httputil.NewSingleHostReverseProxy(u)
+		rp.ErrorLog = log.New(io.Discard, "", 0)
+		faults.Next = rp
+		srv := httptest.NewServer(faults)
+		t.Cleanup(srv.Close)
+		srcHost = strings.TrimPrefix(srv.URL, "http://")
+		return srcHost
+	})
+	stall := func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", "1000000")
+		w.WriteHeader(http.StatusOK)
+		w.Write(make([]byte, 100))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	faults.Add(registrytest.Rule{Path: "/team/app-b/manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)})
+	faults.Add(registrytest.Rule{Path: "/lib/multi/", Fault: registrytest.Status(http.StatusTooManyRequests, map[string]string{"Retry-After": "0"})})
+	faults.Add(registrytest.Rule{Path: "/team/app-a/blobs/", Fault: stall})
+	env := map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": "wrong-" + canary}
+	stdout, stderr, code := runCLI(t, env, "mirror", s.dir, "--to", s.proxy.Host+"/site", "--insecure-registry", srcHost, "--insecure-registry", s.proxy.Host,
+		"--timeout", "2s", "--retries", "1")
+	noCanary(t, "mirror with faults", stdout, stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"4 images failed",
+		`image "` + s.refs["bobs"] + `": ` + srcHost + `: GET manifest sha256:`,
+		"401 Unauthorized",
+		`image "` + s.refs["app-b"] + `"`, "404 Not Found",
+		`image "` + s.refs["multi"] + `"`, "429 Too Many Requests",
+		`image "` + s.refs["app-a"] + `"`, "copy blob sha256:", "from " + srcHost + "/team/app-a",
+		`password from env:BOB_PASSWORD`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "no answer within 2s") {
+		t.Errorf("the stalled body is not named as a timeout:\n%s", stderr)
+	}
+	// The others: armonly (a child of the rate-limited index's content,
+	// but its own repository), helper and pause.
+	if !strings.Contains(string(stdout), "3 images copied") {
+		t.Errorf("stdout: %s", stdout)
+	}
+}
