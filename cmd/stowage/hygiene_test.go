@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -478,6 +479,8 @@ func TestSecretHygiene(t *testing.T) {
 		noEnv := map[string]string{}
 		wrong := startInProcess(t) // answers only another password
 		seed(t, nil, []string{wrong.Host + "/team/app:1.0", wrong.Host + "/team/tool:2"}, registry.WithInsecure(wrong.Host))
+		realm := startInProcess(t) // a token realm on another host name
+		realmHost := "localhost:" + realm.Host[strings.LastIndex(realm.Host, ":")+1:]
 		cases := []struct {
 			name string
 			dir  func(t *testing.T) string
@@ -549,6 +552,35 @@ func TestSecretHygiene(t *testing.T) {
 				}
 				return dir
 			}, env, []string{"lock", "--insecure-registry", wrong.Host, "--insecure-registry", regs.public.Host, "--retries", "0"}},
+			{"lock: the registry echoes Authorization, user:password and the password", func(t *testing.T) string {
+				wrong.Faults.Reset()
+				wrong.Faults.Add(registrytest.Rule{Path: "/v2/", Fault: echoCredentials("")})
+				return wrongRegistry(t, regs, wrong.Host)
+			}, env, []string{"lock", "--insecure-registry", wrong.Host, "--insecure-registry", regs.public.Host, "--retries", "0"}},
+			{"lock: the registry echoes its bearer and refresh tokens", func(t *testing.T) string {
+				wrong.Faults.Reset()
+				wrong.Faults.Add(registrytest.Rule{Path: "/token", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+					w.Write([]byte(`{"token": "` + hygieneCore + `-bearer", "refresh_token": "` + hygieneCore + `-refresh"}`))
+				}})
+				wrong.Faults.Add(registrytest.Rule{Path: "/v2/", Fault: echoCredentials("http://" + wrong.Host + "/token")})
+				return wrongRegistry(t, regs, wrong.Host)
+			}, env, []string{"lock", "--insecure-registry", wrong.Host, "--insecure-registry", regs.public.Host, "--retries", "0"}},
+			{"lock: a token realm on another host", func(t *testing.T) string {
+				realm.Faults.Reset()
+				realm.Faults.Add(registrytest.Rule{Path: "/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+					r.ParseForm()
+					noLeak(t, "the request to the token realm on another host", []byte(r.Header.Get("Authorization")+" "+r.Form.Encode()))
+					w.WriteHeader(http.StatusUnauthorized)
+				}})
+				wrong.Faults.Reset()
+				wrong.Faults.Add(registrytest.Rule{Path: "/v2/", Fault: echoCredentials("http://" + realmHost + "/token")})
+				t.Cleanup(func() {
+					if realm.Faults.Count("GET", "/token") == 0 {
+						t.Error("the token realm on another host got no request: the case tests nothing")
+					}
+				})
+				return wrongRegistry(t, regs, wrong.Host)
+			}, env, []string{"lock", "--insecure-registry", wrong.Host, "--insecure-registry", regs.public.Host, "--insecure-registry", realmHost, "--retries", "0"}},
 			{"lock: variable unset", func(t *testing.T) string {
 				return regs.config(t, "env:HYGIENE_UNSET", "file:secrets/pw", "", false)
 			}, noEnv, append([]string{"lock"}, regs.flags()...)},
@@ -605,4 +637,34 @@ func TestSecretHygiene(t *testing.T) {
 			})
 		}
 	})
+}
+
+// echoCredentials is a registry that refuses every request and echoes the
+// credentials it got in its error, in every spelling: the Authorization
+// header value, the password and the base64 of user:password it holds.
+// With realm set it asks for a Bearer token from there.
+func echoCredentials(realm string) registrytest.Fault {
+	return func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		if realm != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`",service="hygiene"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Basic realm="hygiene"`)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		h := r.Header.Get("Authorization")
+		user, pw, _ := r.BasicAuth()
+		_, cred, _ := strings.Cut(h, " ")
+		msg, _ := json.Marshal("you sent " + h + " that is " + cred + " for " + user + " with " + pw)
+		w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":` + string(msg) + `}]}`))
+	}
+}
+
+// wrongRegistry is a config whose private images live on host.
+func wrongRegistry(t *testing.T, regs *hygieneRegistries, host string) string {
+	dir := regs.config(t, "env:HYGIENE_PW", "file:secrets/pw", "", false)
+	b := bytes.ReplaceAll(readFile(t, filepath.Join(dir, "config.yaml")), []byte(regs.private.Host), []byte(host))
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -40,6 +40,7 @@ type registryOptions struct {
 	runTimeout     time.Duration
 	retries        int
 	quiet          bool
+	trustedRealms  []string
 }
 
 func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
@@ -51,6 +52,7 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.runTimeout, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
 	fs.IntVar(&o.retries, "retries", registry.DefaultAttempts-1, "retries of a request after a 429, a 5xx, a reset connection or a timeout")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	fs.StringArrayVar(&o.trustedRealms, "trust-token-realm", nil, "send registry credentials to the token realm on this host[:port] although it is not the registry's own host (repeatable)")
 }
 
 // resolver builds the registry client from the flags. Passwords are read
@@ -73,6 +75,7 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.I
 		registry.WithRunTimeout(o.runTimeout),
 		registry.WithRetry(o.retries+1, retryBackoff),
 		registry.WithUserAgent("stowage"),
+		registry.WithTrustedRealm(o.trustedRealms...),
 		registry.WithPasswords(func(source string) ([]byte, error) {
 			got, err := creds.Read(dir, []creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
 			if err != nil {

@@ -131,8 +131,11 @@ func answer(f *opFailure, img Image, t target) string {
 	s, st := failure(f, img, t), f.st
 	if st != nil {
 		st.mu.Lock()
-		n, ra := st.attempts, st.retryAfter
+		n, ra, withheld := st.attempts, st.retryAfter, st.withheld
 		st.mu.Unlock()
+		if withheld != "" {
+			s += fmt.Sprintf(" (the registry asked for a token from %s, which is not its own host, so no credentials were sent there; trust it with --trust-token-realm %s)", withheld, withheld)
+		}
 		if ra != "" {
 			s += fmt.Sprintf(" (Retry-After: %s)", ra)
 		}
@@ -150,6 +153,7 @@ func failure(f *opFailure, img Image, t target) string {
 		tmo   *TimeoutError
 		plain *PlainHTTPError
 		run   *RunTimeoutError
+		redir *RedirectLimitError
 		ua    x509.UnknownAuthorityError
 		hn    x509.HostnameError
 		dns   *net.DNSError
@@ -157,6 +161,8 @@ func failure(f *opFailure, img Image, t target) string {
 	switch {
 	case errors.As(err, &run):
 		return run.Error()
+	case errors.As(err, &redir):
+		return redir.Error()
 	case errors.As(err, &terr):
 		return statusAnswer(terr, f.id, img, t)
 	case errors.As(err, &tmo):

@@ -131,6 +131,7 @@ type options struct {
 	progress       Progress
 	userAgent      string
 	transport      http.RoundTripper
+	trustedRealms  []string
 }
 
 // mirror is where the references of one registry are resolved instead.
@@ -298,6 +299,28 @@ func WithUserAgent(ua string) Option {
 // WithTransport replaces the HTTP transport under the resolver's own
 // (timeouts, Retry-After, the plain-HTTP guard); the default is a clone of
 // remote.DefaultTransport with WithCAFile's roots.
+// WithTrustedRealm lets credentials go to the token realms on hosts
+// (host[:port], as in the WWW-Authenticate realm URL) for any registry.
+// Without it a registry's credentials (a Basic Authorization header, a
+// password or refresh token in a token request's form) go only to a realm
+// on the registry's own host; Docker Hub's auth.docker.io is trusted for
+// index.docker.io. A token request to any other host is sent without
+// them, so a registry answering "Bearer realm=https://elsewhere/" learns
+// nothing.
+func WithTrustedRealm(hosts ...string) Option {
+	return func(o *options) error {
+		for _, h := range hosts {
+			if h == "" || strings.ContainsAny(h, "/ ") {
+				return fmt.Errorf("trusted token realm %q: want host[:port]", h)
+			}
+		}
+		o.trustedRealms = append(o.trustedRealms, hosts...)
+		return nil
+	}
+}
+
+// WithTransport replaces the HTTP transport under the Resolver's own
+// (tests).
 func WithTransport(t http.RoundTripper) Option {
 	return func(o *options) error {
 		o.transport = t
@@ -315,8 +338,9 @@ type Resolver struct {
 	pullers map[string]*remote.Puller
 	// pusher writes to destinations (Destination); made on first use.
 	pusher *remote.Pusher
-	// secrets are the passwords read so far, removed from every message.
-	secrets []string
+	// secrets are the credentials read or seen so far, removed from
+	// every message in every spelling (secretSet).
+	secrets *secretSet
 	// passwords caches each source's read: the bytes or the error.
 	passwords map[string]passwordRead
 }
@@ -357,9 +381,16 @@ func New(opts ...Option) (*Resolver, error) {
 		}
 		base = t
 	}
+	secrets := &secretSet{}
+	trusted := map[string]bool{}
+	for _, h := range o.trustedRealms {
+		trusted[h] = true
+	}
 	return &Resolver{
-		o:         o,
-		guard:     &attemptTransport{inner: base, insecure: o.insecure, timeout: o.requestTimeout, maxRetryAfter: o.maxRetryAfter},
+		o:       o,
+		secrets: secrets,
+		guard: &attemptTransport{inner: base, insecure: o.insecure, timeout: o.requestTimeout, maxRetryAfter: o.maxRetryAfter,
+			secrets: secrets, trustedRealms: trusted, registries: map[string]bool{}},
 		pullers:   map[string]*remote.Puller{},
 		passwords: map[string]passwordRead{},
 	}, nil
@@ -419,6 +450,7 @@ func (r *Resolver) puller(auth *Auth, t target) (*remote.Puller, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.secrets.addBasic(auth.Username, string(pw))
 		key = "basic\x00" + auth.Username + "\x00" + auth.PasswordSource
 		authOpt = remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: auth.Username, Password: string(pw)}))
 	} else {
@@ -471,22 +503,16 @@ func (r *Resolver) password(source string) ([]byte, error) {
 		}
 	}
 	if len(got.pw) > 0 {
-		r.secrets = append(r.secrets, string(got.pw))
+		r.secrets.add(string(got.pw))
 	}
 	r.passwords[source] = got
 	return got.pw, got.err
 }
 
-// scrub replaces every password read so far in s.
+// scrub replaces every credential read or seen so far in s, in each of
+// its spellings (secretSet).
 func (r *Resolver) scrub(s string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, pw := range r.secrets {
-		if pw != "" {
-			s = strings.ReplaceAll(s, pw, "***")
-		}
-	}
-	return s
+	return r.secrets.scrub(s)
 }
 
 // runContext applies the run timeout to ctx.

@@ -32,7 +32,7 @@ func (r *Resolver) head(ctx context.Context, f fetch, id string) (v1.Hash, *remo
 	if err != nil {
 		return v1.Hash{}, nil, &opFailure{op: "reference", err: err}
 	}
-	octx, st := withOp(ctx)
+	octx, st := withOp(ctx, f.t.repo.RegistryStr())
 	d, err := p.Head(octx, ref)
 	if err == nil {
 		return d.Digest, nil, nil
@@ -61,7 +61,7 @@ func (r *Resolver) get(ctx context.Context, f fetch, id string) (*remote.Descrip
 	if err != nil {
 		return nil, &opFailure{op: "reference", err: err}
 	}
-	octx, st := withOp(ctx)
+	octx, st := withOp(ctx, f.t.repo.RegistryStr())
 	d, err := p.Get(octx, ref)
 	if err != nil {
 		return nil, &opFailure{op: "GET " + describeID(id), id: id, err: err, st: st}

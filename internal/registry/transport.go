@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +24,11 @@ import (
 //   - it remembers a Retry-After header of a 429 or 503 answer and holds
 //     the next attempt of the same operation until then;
 //   - it notes a HEAD answer without Docker-Content-Digest, so that the
-//     caller can fall back to GET.
+//     caller can fall back to GET;
+//   - it records every credential it sees (Authorization headers, the
+//     tokens of token answers) so that no message can carry them;
+//   - it sends credentials to a token realm only on the registry's own
+//     host, or on one trusted by WithTrustedRealm (mayReceive).
 //
 // Per-operation state travels in the request's context (see opState).
 type attemptTransport struct {
@@ -30,6 +36,11 @@ type attemptTransport struct {
 	insecure      map[string]bool
 	timeout       time.Duration
 	maxRetryAfter time.Duration
+	secrets       *secretSet
+	trustedRealms map[string]bool
+
+	mu         sync.Mutex
+	registries map[string]bool // hosts that got a /v2/ request
 }
 
 // opState is the state of one registry operation (a HEAD or a GET and its
@@ -40,13 +51,33 @@ type opState struct {
 	notBefore  time.Time
 	retryAfter string // the last Retry-After header, as sent
 	noDigest   bool   // a HEAD answered 200 without Docker-Content-Digest
+	host       string // the registry contacted, host[:port]
+	withheld   string // a token realm host that was not sent credentials
+	redirects  int    // redirect answers so far
+}
+
+// MaxRedirects is how many redirect answers one operation (a HEAD or GET
+// with its retries) may follow: 10, net/http's default, which
+// go-containerregistry's own redirect check drops.
+const MaxRedirects = 10
+
+// RedirectLimitError is an operation stopped after MaxRedirects redirects.
+type RedirectLimitError struct {
+	// Location is the last redirect's target.
+	Location string
+}
+
+// Error says that the redirects were cut off and where the last pointed.
+func (e *RedirectLimitError) Error() string {
+	return fmt.Sprintf("stopped after %d redirects (the last to %s)", MaxRedirects, e.Location)
 }
 
 type opKey struct{}
 
-// withOp returns a context carrying a fresh opState, and the state.
-func withOp(ctx context.Context) (context.Context, *opState) {
-	st := &opState{}
+// withOp returns a context carrying a fresh opState for an operation on
+// the registry host, and the state.
+func withOp(ctx context.Context, host string) (context.Context, *opState) {
+	st := &opState{host: host}
 	return context.WithValue(ctx, opKey{}, st), st
 }
 
@@ -89,6 +120,26 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, &PlainHTTPError{Host: req.URL.Host}
 	}
 	st := opFrom(req.Context())
+	if h := req.Header.Get("Authorization"); h != "" {
+		t.secrets.addHeader(h)
+	}
+	registryPath := req.URL.Path == "/v2" || strings.HasPrefix(req.URL.Path, "/v2/")
+	if registryPath {
+		t.mu.Lock()
+		t.registries[req.URL.Host] = true
+		t.mu.Unlock()
+	} else if !t.mayReceive(req.URL.Host, st) {
+		var stripped bool
+		var err error
+		if req, stripped, err = withoutCredentials(req); err != nil {
+			return nil, err
+		}
+		if stripped && st != nil {
+			st.mu.Lock()
+			st.withheld = req.URL.Host
+			st.mu.Unlock()
+		}
+	}
 	if st != nil {
 		st.mu.Lock()
 		// Count the operation's own requests, not the ping or token
@@ -135,10 +186,79 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if req.Method == http.MethodHead && resp.StatusCode == http.StatusOK && resp.Header.Get("Docker-Content-Digest") == "" {
 			st.noDigest = true
 		}
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
+			st.redirects++
+			if st.redirects > MaxRedirects {
+				st.mu.Unlock()
+				resp.Body.Close()
+				cancel()
+				return nil, &RedirectLimitError{Location: resp.Header.Get("Location")}
+			}
+		}
 		st.mu.Unlock()
+	}
+	if !registryPath && resp.StatusCode == http.StatusOK {
+		t.secrets.recordTokens(resp)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, ctx: ctx, parent: req.Context(), cancel: cancel, timeout: t.timeout}
 	return resp, nil
+}
+
+// dockerHubRealm is Docker Hub's token realm host, trusted for its
+// registry host.
+const dockerHubRealm, dockerHubRegistry = "auth.docker.io", "index.docker.io"
+
+// mayReceive says whether credentials may go to host, a request outside
+// the registry API (a token realm): a host trusted by WithTrustedRealm;
+// the registry of the operation itself (or auth.docker.io for Docker Hub);
+// without an operation, any host that is a registry of this run.
+func (t *attemptTransport) mayReceive(host string, st *opState) bool {
+	if t.trustedRealms[host] {
+		return true
+	}
+	if st != nil && st.host != "" {
+		return host == st.host || (st.host == dockerHubRegistry && host == dockerHubRealm)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.registries[host]
+}
+
+// maxFormBody bounds a token request's form read to remove credentials.
+const maxFormBody = 64 << 10
+
+// withoutCredentials returns req without its Authorization header and
+// without the password and refresh_token fields of a form body, and
+// whether it had any.
+func withoutCredentials(req *http.Request) (*http.Request, bool, error) {
+	stripped := false
+	out := req.Clone(req.Context())
+	if out.Header.Get("Authorization") != "" {
+		out.Header.Del("Authorization")
+		stripped = true
+	}
+	if req.Body == nil || req.Body == http.NoBody || !strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return out, stripped, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(req.Body, maxFormBody))
+	req.Body.Close()
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := url.ParseQuery(string(b))
+	if err == nil {
+		for _, k := range []string{"password", "refresh_token"} {
+			if v.Has(k) {
+				v.Del(k)
+				stripped = true
+			}
+		}
+		b = []byte(v.Encode())
+	}
+	out.Body = io.NopCloser(bytes.NewReader(b))
+	out.ContentLength = int64(len(b))
+	out.GetBody = nil
+	return out, stripped, nil
 }
 
 // cancelOnClose ends an attempt's deadline when its body is closed, and
@@ -198,7 +318,8 @@ func retryable(err error) bool {
 	}
 	var pe *PlainHTTPError
 	var re *RunTimeoutError
-	if errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var rl *RedirectLimitError
+	if errors.As(err, &pe) || errors.As(err, &re) || errors.As(err, &rl) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {

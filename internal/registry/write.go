@@ -40,11 +40,7 @@ func (r *Resolver) Write(ctx context.Context, ref name.Reference, auth *authn.Au
 	}
 	if auth != nil {
 		opts = append(opts, remote.WithAuth(authn.FromConfig(*auth)))
-		if auth.Password != "" {
-			r.mu.Lock()
-			r.secrets = append(r.secrets, auth.Password)
-			r.mu.Unlock()
-		}
+		r.secrets.addBasic(auth.Username, auth.Password)
 	} else {
 		opts = append(opts, remote.WithAuthFromKeychain(r.o.keychain))
 	}

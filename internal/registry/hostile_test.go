@@ -1,0 +1,124 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+)
+
+// TestCredentialSpellingsScrubbed: a registry whose error answers echo the
+// credentials in every spelling — the password, the base64 of
+// "user:password", the Authorization header value, the bearer token and the
+// refresh token of its token answer — gets each replaced in the error.
+func TestCredentialSpellingsScrubbed(t *testing.T) {
+	const (
+		user    = "alice"
+		pw      = "Pw-canary-7c1e"
+		token   = "bearer-canary-token-91ab"
+		refresh = "refresh-canary-token-03fd"
+	)
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+	h, f := server(t)
+	f.Add(registrytest.Rule{Path: "/token", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		json.NewEncoder(w).Encode(map[string]string{"token": token, "refresh_token": refresh})
+	}})
+	f.Add(registrytest.Rule{Path: "/v2/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="http://`+r.Host+`/token",service="test"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		msg, _ := json.Marshal(strings.Join([]string{"got", r.Header.Get("Authorization"), "plain", pw, "basic", basic, "refresh", refresh, "token", token}, " "))
+		w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":` + string(msg) + `}]}`))
+	}})
+	r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
+	img := image(t, h+"/a/app:1")
+	img.Auth = &registry.Auth{Username: user, PasswordSource: "env:P"}
+	_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+	if err == nil {
+		t.Fatal("Lock succeeded against a registry refusing everything")
+	}
+	msg := err.Error()
+	for _, s := range []string{pw, basic, token, refresh, base64.StdEncoding.EncodeToString([]byte(pw))} {
+		if strings.Contains(msg, s) {
+			t.Errorf("error carries %q:\n%s", s, msg)
+		}
+	}
+	if !strings.Contains(msg, "got Bearer *** plain *** basic *** refresh *** token ***") {
+		t.Errorf("error = %s\nwant the registry's message with every credential replaced", msg)
+	}
+}
+
+// TestTokenRealmOnAnotherHost: a registry that names a token realm on
+// another host (localhost:PORT for a registry on 127.0.0.1:PORT2) does not
+// get the config's credentials sent there, and the error says how to trust
+// it; with WithTrustedRealm the realm gets them.
+func TestTokenRealmOnAnotherHost(t *testing.T) {
+	const user, pw = "alice", "Pw-canary-realm-44"
+	var mu sync.Mutex
+	var seen []string
+	realm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization")+" "+r.Form.Encode())
+		mu.Unlock()
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(realm.Close)
+	realmHost := "localhost:" + realm.URL[strings.LastIndex(realm.URL, ":")+1:]
+	h, f := server(t)
+	f.Add(registrytest.Rule{Path: "/v2/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="http://`+realmHost+`/token",service="test"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}})
+	for _, trusted := range []bool{false, true} {
+		seen = nil
+		opts := []registry.Option{registry.WithInsecure(h, realmHost), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil })}
+		if trusted {
+			opts = append(opts, registry.WithTrustedRealm(realmHost))
+		}
+		r := resolver(t, opts...)
+		img := image(t, h+"/a/app:1")
+		img.Auth = &registry.Auth{Username: user, PasswordSource: "env:P"}
+		_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+		if err == nil {
+			t.Fatal("Lock succeeded")
+		}
+		mu.Lock()
+		got := strings.Join(seen, "\n")
+		mu.Unlock()
+		if len(seen) == 0 {
+			t.Fatalf("trusted=%v: the realm got no request: %v", trusted, err)
+		}
+		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+		if trusted != strings.Contains(got, basic) || strings.Contains(got, pw) {
+			t.Errorf("trusted=%v: the realm received %q", trusted, got)
+		}
+		want := "the registry asked for a token from " + realmHost + ", which is not its own host, so no credentials were sent there; trust it with --trust-token-realm " + realmHost
+		if !trusted && !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %v\nwant it to say %q", err, want)
+		}
+	}
+}
+
+// TestRedirectLimit: a registry that redirects to itself is followed at
+// most registry.MaxRedirects times per attempt, and the error says so.
+func TestRedirectLimit(t *testing.T) {
+	h, f := server(t)
+	f.Add(registrytest.Rule{Path: "/a/app/manifests/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+	}})
+	r := resolver(t, registry.WithInsecure(h))
+	_, err := r.Lock(context.Background(), nil, []registry.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Fatalf("err = %v, want the redirect limit", err)
+	}
+	if n := f.Count("GET", "/v2/a/app/manifests/1"); n != registry.MaxRedirects+1 {
+		t.Errorf("%d GETs of the manifest, want %d (the first and 10 redirects, never retried)", n, registry.MaxRedirects+1)
+	}
+}
