@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
@@ -344,6 +345,37 @@ func TestOpenPAIServices(t *testing.T) {
 		t.Errorf("bytes for %d roles, want master, worker and all", len(rep.Bytes))
 	}
 
+	// Bytes to mirror from the lock's recorded sizes, per role: every
+	// image of the reduced set is in the example's lock, and the sum is
+	// the lock's sizes (an index's every child).
+	l, err := lock.Parse(readFile(t, filepath.Join(dir, lock.FileName)), "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Locked) != 3 {
+		t.Fatalf("locked bytes for %d roles, want 3", len(rep.Locked))
+	}
+	for _, b := range rep.Locked {
+		var want int64
+		for _, s := range rep.Images[b.Role] {
+			ref, err := imageref.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := l.Lookup(ref.Key())
+			if !ok {
+				t.Fatalf("%s not in the example's lock", s)
+			}
+			want += e.Size
+			for _, p := range e.Platforms {
+				want += p.Size
+			}
+		}
+		if b.CompressedBytes != want || b.Unlocked != 0 || b.Images != len(rep.Images[b.Role]) || want == 0 {
+			t.Errorf("%s: locked %+v, want %d bytes over %d images, none unlocked", b.Role, b, want, len(rep.Images[b.Role]))
+		}
+	}
+
 	for _, format := range []string{"table", "markdown"} {
 		stdout, stderr, code := runCLI(t, nil, "openpai", "services", dir, "-o", format)
 		if code != 0 {
@@ -362,6 +394,9 @@ func TestOpenPAIServices(t *testing.T) {
 			if !strings.Contains(text, humanBytes(b.Saved)) {
 				t.Errorf("-o %s does not show the %s bytes saved (%s):\n%s", format, b.Role, humanBytes(b.Saved), text)
 			}
+		}
+		if !strings.Contains(text, "compressed layers") || !strings.Contains(text, "npacked image sizes observed") {
+			t.Errorf("-o %s does not label what each byte column measures:\n%s", format, text)
 		}
 		if !strings.Contains(text, "3.42GB") {
 			t.Errorf("-o %s does not show the master's 3.42GB saved", format)

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
@@ -201,12 +202,12 @@ func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
 		return in, err
 	}
 	path := filepath.Join(dir, lock.FileName)
-	data, err := os.ReadFile(path)
+	data, err := confined.ReadFile(dir, lock.FileName, confined.Lock)
 	if errors.Is(err, fs.ErrNotExist) {
 		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", path, dir)
 	}
 	if err != nil {
-		return in, fmt.Errorf("read lock file: %w", err)
+		return in, err
 	}
 	l, err := lock.Parse(data, path)
 	if err != nil {
@@ -287,7 +288,7 @@ func compactStrings(ss []string) []string {
 // for the image's key has the same digest, as the entry or as one of its
 // children.
 func leaveOut(images []mirror.Image, path string) ([]mirror.Image, error) {
-	data, err := os.ReadFile(path)
+	data, err := confined.ReadPath(path, confined.Lock)
 	if err != nil {
 		return nil, fmt.Errorf("--have: %w", err)
 	}

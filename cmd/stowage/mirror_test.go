@@ -33,6 +33,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -493,5 +494,51 @@ func TestMirrorFaults(t *testing.T) {
 	// but its own repository), helper and pause.
 	if !strings.Contains(string(stdout), "3 images copied") {
 		t.Errorf("stdout: %s", stdout)
+	}
+}
+
+// TestMirrorOpenPAIExampleDryRun plans the offline OpenPAI example against
+// an empty site: every image of the lock is missing, and the plan gives
+// the bytes to move per OpenPAI node role.
+func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	siteReg := registrytest.Start(t, registrytest.Options{})
+	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
+	cfg, err := schema.Load(dir, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := registrytest.PlanFor(cfg, d.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := mustResolver(t, append(plan.Options(), registry.WithInsecure(d.Host))...)
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, plan.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"mirror", dir, "--dry-run", "--to", siteReg.Host + "/mirror", "--insecure-registry", d.Host, "--insecure-registry", siteReg.Host}, plan.Flags()...)
+	stdout, stderr, code := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	text := string(stdout)
+	l, err := lock.Parse(readFile(t, filepath.Join(dir, lock.FileName)), "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d images: 0 present, %d missing", len(l.Entries), len(l.Entries))
+	for _, s := range []string{want, "bytes to move per OpenPAI node role", "master", "worker",
+		siteReg.Host + "/mirror/docker.io/frameworkcontroller/frameworkcontroller:"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the plan lacks %q:\n%s", s, text)
+		}
+	}
+	stdout, _, code = runCLI(t, nil, append(args, "-o", "json")...)
+	var rep planReport
+	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if len(rep.Roles) != 2 || rep.Roles[0].Bytes == 0 || rep.Roles[0].Bytes > rep.Bytes {
+		t.Errorf("roles %+v, plan bytes %d", rep.Roles, rep.Bytes)
 	}
 }

@@ -2,13 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -30,7 +36,23 @@ type servicesReport struct {
 	StartOrder []string                  `json:"startOrder"`
 	Paictl     string                    `json:"paictl"`
 	Images     map[openpai.Role][]string `json:"images"`
-	Bytes      []roleBytes               `json:"bytes"`
+	// Bytes are unpacked image sizes observed in OpenPAI issue #5381.
+	Bytes []roleBytes `json:"bytes"`
+	// Locked are the reduced set's bytes to mirror from the lock's
+	// recorded sizes (compressed blobs); absent without a lock.
+	Locked []roleLocked `json:"locked,omitempty"`
+}
+
+// roleLocked is one role's reduced-set images as the lock records them:
+// config plus compressed layers, every platform of an index, summed per
+// image (a layer shared by two images counts in each; `stowage mirror
+// --dry-run` counts each blob once).
+type roleLocked struct {
+	Role            openpai.Role `json:"role"`
+	Images          int          `json:"images"`
+	CompressedBytes int64        `json:"compressedBytes"`
+	// Unlocked counts the images the lock has no entry or size for.
+	Unlocked int `json:"unlocked"`
 }
 
 type roleBytes struct {
@@ -50,8 +72,10 @@ func newOpenPAIServices() *cobra.Command {
 		Long: `Print the services kept and dropped by the profile's OpenPAI selection (the
 closure of the chosen features over the v1.5.0 prerequisite graph), the paictl
 command that starts exactly them, the images per node role, and the bytes per
-role of a full install versus the reduced one, from the image sizes observed
-in OpenPAI issue #5381. Formats: table (default), json, markdown.`,
+role of a full install versus the reduced one, from the unpacked image sizes
+observed in OpenPAI issue #5381, and, when DIR has a lock, the reduced set's
+bytes to mirror per role from the lock's recorded sizes (config plus
+compressed layers, every platform). Formats: table (default), json, markdown.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "json" && format != "markdown" {
@@ -73,6 +97,11 @@ in OpenPAI issue #5381. Formats: table (default), json, markdown.`,
 				return err
 			}
 			rep := report(plan)
+			if l, err := readLockIfAny(dirArg(args)); err != nil {
+				return err
+			} else if l != nil {
+				rep.Locked = lockedBytes(plan, l)
+			}
 			w := cmd.OutOrStdout()
 			switch format {
 			case "json":
@@ -142,7 +171,16 @@ func writeTable(w io.Writer, rep servicesReport) error {
 			fmt.Fprintf(w, "  %s\n", im)
 		}
 	}
-	fmt.Fprintln(w, "\nbytes per role (sizes observed in OpenPAI issue #5381):")
+	if len(rep.Locked) > 0 {
+		fmt.Fprintln(w, "\nbytes to mirror per role, reduced set (from the lock: config + compressed layers, every platform, summed per image):")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "ROLE\tIMAGES\tCOMPRESSED (lock)\tNOT IN LOCK\t")
+		for _, b := range rep.Locked {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t\n", b.Role, b.Images, humanBytes(b.CompressedBytes), b.Unlocked)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w, "\nbytes per role (unpacked image sizes observed in OpenPAI issue #5381):")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ROLE\tFULL\tREDUCED\tSAVED\tSAVED %\tUNSIZED (full/reduced)\t")
 	for _, b := range rep.Bytes {
@@ -159,6 +197,13 @@ func writeMarkdown(w io.Writer, rep servicesReport) error {
 	for i := 0; i < max(len(rep.Kept), len(rep.Dropped)); i++ {
 		fmt.Fprintf(w, "| %s | %s |\n", at(rep.Kept, i), at(rep.Dropped, i))
 	}
+	if len(rep.Locked) > 0 {
+		fmt.Fprintf(w, "\nBytes to mirror, reduced set, from the lock (config + compressed layers, every platform, summed per image):\n\n| role | images | compressed (lock) | not in lock |\n|---|---:|---:|---:|\n")
+		for _, b := range rep.Locked {
+			fmt.Fprintf(w, "| %s | %d | %s | %d |\n", b.Role, b.Images, humanBytes(b.CompressedBytes), b.Unlocked)
+		}
+	}
+	fmt.Fprintf(w, "\nUnpacked image sizes observed in OpenPAI issue #5381:\n")
 	fmt.Fprintf(w, "\n| role | full | reduced | saved | saved %% | unsized (full/reduced) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, b := range rep.Bytes {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d/%d |\n", b.Role, humanBytes(b.Full), humanBytes(b.Reduced),
@@ -178,4 +223,45 @@ func at(ss []string, i int) string {
 		return ss[i]
 	}
 	return ""
+}
+
+// readLockIfAny reads DIR's lock, or returns nil when there is none.
+func readLockIfAny(dir string) (*lock.Lock, error) {
+	data, err := confined.ReadFile(dir, lock.FileName, confined.Lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lock.Parse(data, filepath.Join(dir, lock.FileName))
+}
+
+// lockedBytes sums, per role, the lock's recorded size of each reduced-set
+// image: a manifest's size, or the sizes of every child of an index (what
+// `stowage mirror` copies).
+func lockedBytes(plan *openpai.Plan, l *lock.Lock) []roleLocked {
+	var out []roleLocked
+	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
+		rl := roleLocked{Role: r, Images: len(plan.Images[r])}
+		for _, s := range plan.Images[r] {
+			ref, err := imageref.Parse(s)
+			if err != nil {
+				rl.Unlocked++
+				continue
+			}
+			e, ok := l.Lookup(ref.Key())
+			size := e.Size
+			for _, p := range e.Platforms {
+				size += p.Size
+			}
+			if !ok || size == 0 {
+				rl.Unlocked++
+				continue
+			}
+			rl.CompressedBytes += size
+		}
+		out = append(out, rl)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/confined"
 )
 
 // layoutSink writes a bundle: an OCI image layout. Blobs (manifests
@@ -289,7 +290,7 @@ func BundleImages(path string) ([]Image, []byte, error) {
 		out = append(out, img)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	lock, err := os.ReadFile(filepath.Join(path, BundleLock))
+	lock, err := confined.ReadFile(path, BundleLock, confined.Lock)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
