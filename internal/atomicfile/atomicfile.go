@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // rename is os.Rename; tests replace it to fail a chosen step.
@@ -41,6 +43,7 @@ func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.Fil
 	if dir == "" {
 		dir = "."
 	}
+	removeLeftovers(dir, "."+base+".tmp-")
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -79,9 +82,17 @@ func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.Fil
 // slash-separated path relative to dir ("kustomization.yaml",
 // "base/ds.yaml"; subdirectories are created), each value the file's bytes.
 // Files get mode 0644, directories 0755. Anything else in the old dir is
-// gone afterwards. The new tree is built and synced in a temporary directory
-// beside dir, then swapped in: old dir renamed aside, new dir renamed to dir,
-// old dir removed. Missing parents of dir are created.
+// gone afterwards. Missing parents of dir are created.
+//
+// The new tree is built and synced in a temporary directory beside dir,
+// inside a wrapper ".<base>.new-<random>" of mode 0700, so that nobody else
+// can read the Secrets it holds. It is then swapped with dir in one step,
+// renameat2(2) with RENAME_EXCHANGE, so a reader of dir sees the old tree
+// or the new one, never none; the old tree, now inside the wrapper, is
+// removed with it. On a file system without RENAME_EXCHANGE the old tree is
+// renamed into the wrapper and the new one into place, with a moment in
+// between where dir is missing. Wrappers a killed run left beside dir are
+// removed at the start of the next ReplaceDir of dir.
 //
 // On error the old dir is left as it was (or absent, if it was) and no
 // temporary directory remains; the one exception is a failure to remove the
@@ -92,6 +103,16 @@ func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.Fil
 func ReplaceDir(dir string, files map[string][]byte) error {
 	return ReplaceDirContext(context.Background(), dir, files)
 }
+
+// exchange swaps two paths atomically (renameat2 RENAME_EXCHANGE); tests
+// replace it to take the fallback or to stop inside the swap.
+var exchange = func(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+}
+
+// afterSwap runs once the new tree is in place and before the old one is
+// removed; tests set it to kill the process there.
+var afterSwap = func(old string) {}
 
 // ReplaceDirContext is ReplaceDir that gives up when ctx is done before the
 // new tree is swapped in: it checks ctx before each file it stages and
@@ -131,16 +152,25 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
+	removeLeftovers(parent, "."+base+".new-", "."+base+".old-")
 
-	tmp, err := os.MkdirTemp(parent, "."+base+".new-*")
+	// The staging wrapper is 0700 (MkdirTemp's mode) and stays so: the
+	// new tree is built in it, and the old tree lands in it after the
+	// swap, so neither is ever readable by others outside dir, whenever
+	// the process dies.
+	wrap, err := os.MkdirTemp(parent, "."+base+".new-*")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(tmp)
+			os.RemoveAll(wrap)
 		}
 	}()
+	tmp := filepath.Join(wrap, "tree")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
@@ -166,24 +196,51 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 			return err
 		}
 		syncDir(parent)
+		os.RemoveAll(wrap)
 		return nil
 	}
-	// The aside name reuses the random suffix MkdirTemp chose for tmp.
-	old := filepath.Join(parent, "."+base+".old-"+strings.TrimPrefix(filepath.Base(tmp), "."+base+".new-"))
-	if err := rename(dir, old); err != nil {
-		return err
-	}
-	if err := rename(tmp, dir); err != nil {
-		if rerr := rename(old, dir); rerr != nil {
-			return fmt.Errorf("%w; restoring the old content also failed, it is at %s: %v", err, old, rerr)
+	old := tmp
+	switch xerr := exchange(tmp, dir); {
+	case xerr == nil:
+	case errors.Is(xerr, unix.EINVAL) || errors.Is(xerr, unix.ENOSYS) || errors.Is(xerr, unix.EOPNOTSUPP):
+		// No RENAME_EXCHANGE here: two renames, through the wrapper.
+		old = filepath.Join(wrap, "old")
+		if err := rename(dir, old); err != nil {
+			return err
 		}
-		return err
+		if err := rename(tmp, dir); err != nil {
+			if rerr := rename(old, dir); rerr != nil {
+				return fmt.Errorf("%w; restoring the old content also failed, it is at %s: %v", err, old, rerr)
+			}
+			return err
+		}
+	default:
+		return xerr
 	}
 	syncDir(parent)
-	if err := os.RemoveAll(old); err != nil {
+	afterSwap(old)
+	if err := os.RemoveAll(wrap); err != nil {
 		return fmt.Errorf("new content in place, but the old copy at %s could not be removed: %w", old, err)
 	}
 	return nil
+}
+
+// removeLeftovers removes what earlier runs killed mid-write left in
+// parent: the entries (temporary trees or files) whose names start with one
+// of prefixes. Best effort: one that cannot be removed stays for the next
+// run.
+func removeLeftovers(parent string, prefixes ...string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		for _, p := range prefixes {
+			if strings.HasPrefix(e.Name(), p) {
+				os.RemoveAll(filepath.Join(parent, e.Name()))
+			}
+		}
+	}
 }
 
 // checkNames validates the keys of files and returns them sorted.
