@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&o.stowage, "stowage", "", "the stowage binary to measure (default: build one)")
 	flag.StringVar(&o.lockReport, "lock-report", "", "markdown section on the registry side to include (hack/bench -md)")
 	flag.StringVar(&o.lockJSON, "lock-json", "", "headline numbers of the registry side (hack/bench -json)")
+	flag.StringVar(&o.mirrorReport, "mirror-report", "", "markdown section on stowage mirror to include (hack/mirrorbench -md)")
 	flag.Parse()
 	if err := perf(o); err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)
@@ -56,7 +57,7 @@ func main() {
 
 type options struct {
 	runs                               int
-	out, stowage, lockReport, lockJSON string
+	out, stowage, lockReport, lockJSON, mirrorReport string
 }
 
 // sample is one measured command: median wall time, median CPU time (user
@@ -355,6 +356,13 @@ func perf(o options) error {
 	r.WriteString("\n")
 	r.WriteString(body.String())
 	r.Write(lockSection)
+	if o.mirrorReport != "" {
+		mirrorSection, err := os.ReadFile(o.mirrorReport)
+		if err != nil {
+			return err
+		}
+		r.Write(mirrorSection)
+	}
 	r.WriteString(goBenchmarks)
 	r.WriteString(profileNotes)
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
