@@ -56,7 +56,7 @@ func main() {
 }
 
 type options struct {
-	runs                               int
+	runs                                             int
 	out, stowage, lockReport, lockJSON, mirrorReport string
 }
 
