@@ -3,8 +3,13 @@ GO ?= go
 
 .PHONY: build test vet fmt golden lock-examples helper bench bench-mirror crane kbld fuzz e2e
 
+# stowage version: the tag and commit of the work tree (empty without tags
+# or git: the binary then asks its build information).
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+
 build:
-	$(GO) build -o bin/stowage ./cmd/stowage
+	$(GO) build -ldflags "-X github.com/stowage/stowage/internal/version.version=$(VERSION) -X github.com/stowage/stowage/internal/version.commit=$(COMMIT)" -o bin/stowage ./cmd/stowage
 
 # The test command of README.md and .ci/run.
 test:

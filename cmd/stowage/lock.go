@@ -25,6 +25,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/version"
 )
 
 // retryBackoff is the wait before the first retry; tests shorten it.
@@ -74,7 +75,7 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.I
 		registry.WithRequestTimeout(o.requestTimeout),
 		registry.WithRunTimeout(o.runTimeout),
 		registry.WithRetry(o.retries+1, retryBackoff),
-		registry.WithUserAgent("stowage"),
+		registry.WithUserAgent(version.Get().UserAgent()),
 		registry.WithTrustedRealm(o.trustedRealms...),
 		registry.WithPasswords(func(source string) ([]byte, error) {
 			got, err := creds.Read(dir, []creds.Source{{Source: source, UsedBy: users[source]}}, getenv)

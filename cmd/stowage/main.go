@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/version"
 )
 
 // Exit codes of every stowage command.
@@ -99,7 +102,16 @@ func newRoot(getenv env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv))
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	var verbose bool
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if verbose {
+			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
+		}
+	}
+	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion())
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		wrapArgs(c)

@@ -389,7 +389,7 @@ func New(opts ...Option) (*Resolver, error) {
 	return &Resolver{
 		o:       o,
 		secrets: secrets,
-		guard: &attemptTransport{inner: base, insecure: o.insecure, timeout: o.requestTimeout, maxRetryAfter: o.maxRetryAfter,
+		guard: &attemptTransport{inner: wireLogTransport{inner: base}, insecure: o.insecure, timeout: o.requestTimeout, maxRetryAfter: o.maxRetryAfter,
 			secrets: secrets, trustedRealms: trusted, registries: map[string]bool{}},
 		pullers:   map[string]*remote.Puller{},
 		passwords: map[string]passwordRead{},
