@@ -13,9 +13,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/stowage/stowage/internal/creds"
-	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
@@ -33,30 +32,13 @@ var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-
 var examples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"}
 
 // renderProfile renders a profile the way `stowage render DIR --profile P`
-// does (cmd/stowage's renderWithLock): read the password sources, render
-// with the lock, check every object against the k8s.io/api types.
+// does: pipeline.Render, which reads the password sources, renders with the
+// lock and checks every object against the k8s.io/api types.
 func renderProfile(t *testing.T, cfg *schema.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
 	t.Helper()
-	sources, err := render.PasswordSources(cfg, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []creds.Source
-	for _, s := range sources {
-		cs = append(cs, creds.Source{Source: s.Source, UsedBy: s.UsedBy})
-	}
-	pw, err := creds.Read(dir, cs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("render %s --profile %s: %v", dir, profile, err)
-	}
-	for _, o := range objs {
-		if err := kubecheck.CheckObject(o.Object); err != nil {
-			t.Fatalf("rendered %s %s/%s fails the strict checks: %v", o.Kind, o.Namespace, o.Name, err)
-		}
 	}
 	return objs
 }

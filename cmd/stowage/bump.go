@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
 )
@@ -51,7 +52,7 @@ when something changed, as git diff --exit-code does.`,
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(cmd.Context(), old, registryImages(images), registry.Refresh)
+			next, err := r.Lock(cmd.Context(), old, images, registry.Refresh)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s not changed: %w", path, err)
@@ -65,7 +66,7 @@ when something changed, as git diff --exit-code does.`,
 			var files map[string][]byte
 			renderChanged := false
 			if renderOut != "" {
-				objs, err := renderWithLock(cfg, dir, o.profile, next, getenv, true)
+				objs, err := pipeline.Render(cfg, o.profile, next, pipeline.Options{Dir: dir, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("--render %s: %w", renderOut, err)
 				}

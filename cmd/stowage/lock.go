@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/version"
@@ -59,7 +59,7 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
 // resolver builds the registry client from the flags. Passwords are read
 // from dir's config sources through getenv, only when a request needs one.
 // The returned function ends the progress bar.
-func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.Image, getenv env) (*registry.Resolver, func(), error) {
+func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
 	}
@@ -110,18 +110,6 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []bump.I
 		return nil, nil, usageError{err}
 	}
 	return r, bar.finish, nil
-}
-
-// registryImages turns the config's images into what the resolver takes.
-func registryImages(images []bump.Image) []registry.Image {
-	out := make([]registry.Image, len(images))
-	for i, img := range images {
-		out[i] = registry.Image{Ref: img.Ref, Platforms: img.Platforms, UsedBy: img.UsedBy()}
-		if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
-			out[i].Auth = &registry.Auth{Username: a.Username, PasswordSource: a.Password}
-		}
-	}
-	return out
 }
 
 // progress is a progress bar on a terminal (schollz/progressbar). It is nil,
@@ -182,17 +170,19 @@ func (p *progress) finish() {
 	}
 }
 
-// lockInputs loads what lock and bump start from: the config, its images,
-// the lock path and the old lock (empty when the file does not exist).
-func lockInputs(dir string, o loadOptions) (*schema.Config, []bump.Image, string, *lock.Lock, []byte, error) {
+// lockInputs loads what lock and bump start from: the config, its images
+// (plan.All), the lock path and the old lock (empty when the file does not
+// exist).
+func lockInputs(dir string, o loadOptions) (*schema.Config, []*plan.Image, string, *lock.Lock, []byte, error) {
 	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
 	if err != nil {
 		return nil, nil, "", nil, nil, err
 	}
-	images, err := bump.Images(cfg)
+	all, err := plan.All(cfg, nil)
 	if err != nil {
 		return nil, nil, "", nil, nil, err
 	}
+	images := all.Images
 	path := filepath.Join(dir, lock.FileName)
 	data, err := lock.ReadBytes(path)
 	switch {
@@ -233,15 +223,14 @@ the lock would change (entries missing, unused or out of date).`,
 			if err != nil {
 				return err
 			}
-			regImages := registryImages(images)
 			if check {
-				return lockCheck(cmd.ErrOrStderr(), path, old, data, regImages, images)
+				return lockCheck(cmd.ErrOrStderr(), path, old, data, images)
 			}
 			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(cmd.Context(), old, regImages, registry.Fill)
+			next, err := r.Lock(cmd.Context(), old, images, registry.Fill)
 			done()
 			if err != nil {
 				return fmt.Errorf("%s not changed: %w", path, err)
@@ -264,33 +253,16 @@ the lock would change (entries missing, unused or out of date).`,
 }
 
 // lockCheck reports, without the network, whether `stowage lock` would
-// change the file.
-func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, regImages []registry.Image, images []bump.Image) error {
-	next, missing, err := registry.Pending(old, regImages)
+// change the file (bump.Stale says how).
+func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, images []*plan.Image) error {
+	next, missing, err := registry.Pending(old, images)
 	if err != nil {
 		return err
 	}
-	var lines []string
-	for _, img := range missing {
-		lines = append(lines, fmt.Sprintf("missing  %s (%s)", img.Ref.Key(), img.Ref.Written))
-	}
-	for _, c := range bump.Diff(old, next, images) {
-		switch {
-		case c.Removed():
-			lines = append(lines, fmt.Sprintf("unused   %s", c.Key))
-		case c.Added():
-			// Pending adds nothing.
-		default:
-			lines = append(lines, fmt.Sprintf("changed  %s (recorded as %s, written as %s)", c.Key, c.Old.Reference, c.New.Reference))
-		}
-	}
-	if len(lines) == 0 && len(missing) == 0 && !bytes.Equal(next.Marshal(), data) {
-		lines = append(lines, "format   the file is not in canonical form")
-	}
+	lines := bump.Stale(old, next, missing, images, data)
 	if len(lines) == 0 {
 		return nil
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return strings.Fields(lines[i])[1] < strings.Fields(lines[j])[1] })
 	fmt.Fprintf(stderr, "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
 	for _, l := range lines {
 		fmt.Fprintf(stderr, "  %s\n", l)

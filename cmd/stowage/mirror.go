@@ -20,14 +20,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
 )
@@ -124,7 +122,7 @@ type mirrorInput struct {
 	// "all" images with each), for bytes per role; empty without OpenPAI.
 	roles map[openpai.Role]map[string]bool
 	// authImages give the password sources their users, for messages.
-	authImages []bump.Image
+	authImages []*plan.Image
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
@@ -257,12 +255,12 @@ func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
 				}
 				mi := mirror.Image{Name: img.Key, Written: img.Ref.Written, Source: img.Ref.Repository, Tag: tag, Digest: h}
 				if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
-					mi.Auth = &registry.Auth{Username: a.Username, PasswordSource: a.Password}
+					mi.Auth = a
 				}
 				in.images = append(in.images, mi)
 			}
 			if img.Auth != nil {
-				in.authImages = append(in.authImages, bump.Image{Ref: img.Ref, Auth: img.Auth})
+				in.authImages = append(in.authImages, img)
 			}
 		}
 	}

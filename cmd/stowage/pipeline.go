@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -27,46 +27,16 @@ func readLock(dir string) (*lock.Lock, error) {
 	return l, err
 }
 
-// renderDir loads dir, reads the lock and the profile's passwords and renders
-// the profile; Kubernetes validity is the tests' job (internal/kubecheck and
-// the real API server in e2e/). passwords=false renders with placeholder passwords (for vet), so no
-// secret has to be present.
-func renderDir(dir string, o loadOptions, getenv env, passwords bool) ([]render.Object, error) {
+// renderDir loads dir, reads its lock and renders the profile through
+// pipeline.Render, reading the passwords through getenv.
+func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
 	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
 	if err != nil {
 		return nil, err
 	}
-	return renderConfig(cfg, dir, o.profile, getenv, passwords)
-}
-
-func renderConfig(cfg *schema.Config, dir, profile string, getenv env, passwords bool) ([]render.Object, error) {
 	l, err := readLock(dir)
 	if err != nil {
 		return nil, err
 	}
-	return renderWithLock(cfg, dir, profile, l, getenv, passwords)
-}
-
-// renderWithLock is renderConfig with the lock given rather than read (bump
-// renders with the lock it is about to write).
-func renderWithLock(cfg *schema.Config, dir, profile string, l *lock.Lock, getenv env, passwords bool) ([]render.Object, error) {
-	sources, err := render.PasswordSources(cfg, profile)
-	if err != nil {
-		return nil, err
-	}
-	pw := map[string][]byte{}
-	if passwords {
-		var cs []creds.Source
-		for _, s := range sources {
-			cs = append(cs, creds.Source{Source: s.Source, UsedBy: s.UsedBy})
-		}
-		if pw, err = creds.Read(dir, cs, getenv); err != nil {
-			return nil, err
-		}
-	} else {
-		for _, s := range sources {
-			pw[s.Source] = []byte("placeholder")
-		}
-	}
-	return render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	return pipeline.Render(cfg, o.profile, l, pipeline.Options{Dir: dir, Getenv: getenv})
 }

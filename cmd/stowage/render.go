@@ -33,7 +33,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 			if check && out == "" {
 				return usageError{fmt.Errorf("--check needs -o DIR, the committed output to compare with")}
 			}
-			objs, err := renderDir(dirArg(args), o, getenv, true)
+			objs, err := renderDir(dirArg(args), o, getenv)
 			if err != nil {
 				return err
 			}

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stowage/stowage/internal/bump"
-	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pipeline"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -39,22 +38,26 @@ Passwords of the config's credentials are read then.`,
 				profiles = []string{o.profile}
 			}
 			var (
-				images []bump.Image
-				r      *registry.Resolver
-				done   func()
+				r    *registry.Resolver
+				done func()
 			)
 			if remote {
 				// Registry flags are checked before anything is rendered.
-				if images, err = bump.Images(cfg); err != nil {
+				all, err := plan.All(cfg, nil)
+				if err != nil {
 					return err
 				}
-				if r, done, err = ro.resolver(cmd.ErrOrStderr(), dir, images, getenv); err != nil {
+				if r, done, err = ro.resolver(cmd.ErrOrStderr(), dir, all.Images, getenv); err != nil {
 					return err
 				}
 			}
+			l, err := readLock(dir)
+			if err != nil {
+				return err
+			}
 			n := 0
 			for _, p := range profiles {
-				objs, err := renderConfig(cfg, dir, p, nil, false)
+				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true})
 				if err != nil {
 					return fmt.Errorf("profile %q: %w", p, err)
 				}
@@ -64,13 +67,22 @@ Passwords of the config's credentials are read then.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
 				return nil
 			}
-			l, err := readLock(dir)
+			// The digests the rendered manifests pin: the plan's pins of
+			// the profile vetted, or of every profile.
+			var p *plan.Plan
+			if o.profile != "" {
+				p, err = plan.Build(cfg, o.profile, l)
+			} else {
+				p, err = plan.All(cfg, l)
+			}
 			if err != nil {
 				return err
 			}
-			pins, err := pinnedDigests(images, l, profiles)
-			if err != nil {
-				return err
+			var pins []registry.Pin
+			for _, img := range p.Images {
+				for _, d := range img.Pins() {
+					pins = append(pins, registry.Pin{Image: img, Digest: d})
+				}
 			}
 			err = r.Verify(cmd.Context(), pins)
 			done()
@@ -86,42 +98,4 @@ Passwords of the config's credentials are read then.`,
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "vet only this profile")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
-}
-
-// pinnedDigests lists the digests the rendered manifests of profiles pin:
-// a digest written in the config; else, per use, the child of a single
-// requested platform or the entry's digest. Each (image, digest) once.
-func pinnedDigests(images []bump.Image, l *lock.Lock, profiles []string) ([]registry.Pin, error) {
-	regImages := registryImages(images)
-	var pins []registry.Pin
-	for i, img := range images {
-		var digests []string
-		for _, u := range img.Uses {
-			if !slices.Contains(profiles, u.Profile) {
-				continue
-			}
-			d := img.Ref.Digest
-			if d == "" {
-				e, ok := l.Lookup(img.Ref.Key())
-				if !ok {
-					return nil, fmt.Errorf("image %s: %w", img.Ref.Key(), lock.ErrMissing)
-				}
-				d = e.Digest
-				if len(u.Platforms) == 1 {
-					var err error
-					if d, err = e.DigestFor(u.Platforms[0]); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if !slices.Contains(digests, d) {
-				digests = append(digests, d)
-			}
-		}
-		slices.Sort(digests)
-		for _, d := range digests {
-			pins = append(pins, registry.Pin{Image: regImages[i], Digest: d})
-		}
-	}
-	return pins, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -25,52 +26,14 @@ func load(t *testing.T, dir string) *schema.Config {
 	return cfg
 }
 
-func TestImages(t *testing.T) {
-	images, err := Images(load(t, "config"))
+// images is the whole config's plan, as lock and bump resolve it.
+func images(t *testing.T, dir string) []*plan.Image {
+	t.Helper()
+	p, err := plan.All(load(t, dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type row struct {
-		key, written string
-		platforms    []string
-		auth         string
-		usedBy       string
-	}
-	var got []row
-	for _, img := range images {
-		r := row{key: img.Ref.Key(), written: img.Ref.Written, platforms: img.Platforms, usedBy: img.UsedBy()}
-		if img.Auth != nil {
-			r.auth = img.Auth.Username + " " + img.Auth.Password
-		}
-		got = append(got, r)
-	}
-	want := []row{
-		{"docker.io/apache/submarine:jupyter-notebook-0.7.0", "apache/submarine:jupyter-notebook-0.7.0", nil, "",
-			`environment "jupyter" in tenant-a/notebook-images, environment "jupyter" in tenant-b/notebook-images`},
-		// An auth naming a Secret is not a credential stowage can use.
-		{"docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese", "docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese", nil, "",
-			`environment "jupyter-chinese" in tenant-a/notebook-images`},
-		// The pinned spelling is recorded; the platforms of every spelling
-		// are kept.
-		{"docker.io/library/busybox:1.31.1", "docker.io/library/busybox:1.31.1@sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", []string{"linux/arm64"}, "",
-			`image "busybox" in tenant-a/notebook-images, image "busybox-hub" in tenant-a/notebook-images`},
-		{"harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", "harbor.lab.internal:5000/apache/submarine:gpu-0.7.0", []string{"linux/amd64"}, "robot$ci env:HARBOR_PASSWORD",
-			`environment "jupyter-gpu" in tenant-b/notebook-images`},
-		{"registry.lab.internal/pause:3.10", "registry.lab.internal/pause:3.10", nil, "",
-			`pause image in tenant-a/notebook-images, pause image in tenant-b/notebook-images`},
-		{"registry.lab.internal/stowage-helper:v1", "registry.lab.internal/stowage-helper:v1", nil, "",
-			`helper image in tenant-a/notebook-images, helper image in tenant-b/notebook-images`},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Images =\n%+v\nwant\n%+v", got, want)
-	}
-}
-
-func TestImagesTwoPins(t *testing.T) {
-	_, err := Images(load(t, "conflict"))
-	if err == nil || !strings.Contains(err.Error(), "image docker.io/library/busybox:1.31.1 is pinned to 2 different digests") {
-		t.Errorf("err = %v, want both pins named", err)
-	}
+	return p.Images
 }
 
 func digest(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
@@ -97,10 +60,7 @@ func locks() (old, new *lock.Lock) {
 
 func TestDiff(t *testing.T) {
 	old, new := locks()
-	images, err := Images(load(t, "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	images := images(t, "config")
 	changes := Diff(old, new, images)
 	var got []string
 	for _, c := range changes {
@@ -136,10 +96,7 @@ func TestDiff(t *testing.T) {
 // testdata/*.golden; -update rewrites them.
 func TestBodyGolden(t *testing.T) {
 	old, new := locks()
-	images, err := Images(load(t, "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	images := images(t, "config")
 	changes := Diff(old, new, images)
 	body := Body(changes, BodyOptions{LockFile: "platform/stowage.lock.yaml", RenderDir: "clusters/prod/prepull"})
 	rep, err := json.MarshalIndent(NewReport(changes, BodyOptions{LockFile: "platform/stowage.lock.yaml"}), "", "  ")

@@ -1,11 +1,21 @@
+// Package bump computes what a lock update changes and words it for a
+// reviewer: the difference between two locks with the config's uses of each
+// image (Diff, over plan.All's Images), and a pull request's title,
+// markdown body, branch name and JSON report (Title, Body, Branch,
+// NewReport). It is pure: no file, network or environment access, so that
+// the same change gives the same text, byte for byte.
 package bump
 
 import (
+	"bytes"
+	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // Change is one lock entry that differs between an old and a new lock.
@@ -16,9 +26,9 @@ type Change struct {
 	Old *lock.Entry
 	// New is the entry after, nil when it was removed (pruned).
 	New *lock.Entry
-	// Uses are the config's uses of the image (see Images); empty for a
-	// removed entry.
-	Uses []Use
+	// Uses are the config's uses of the image (plan.Image.Uses); empty for
+	// a removed entry.
+	Uses []*plan.Use
 }
 
 // Added reports an entry that only the new lock has.
@@ -61,10 +71,10 @@ func (c Change) Ref() imageref.Ref {
 // Diff lists the entries that differ between old and new (either may be
 // nil, an empty lock), sorted by key, with the uses images give for each
 // key. Entries equal in every field are not listed.
-func Diff(old, new *lock.Lock, images []Image) []Change {
-	uses := map[string][]Use{}
+func Diff(old, new *lock.Lock, images []*plan.Image) []Change {
+	uses := map[string][]*plan.Use{}
 	for _, img := range images {
-		uses[img.Ref.Key()] = img.Uses
+		uses[img.Key] = img.Uses
 	}
 	entries := func(l *lock.Lock) map[string]lock.Entry {
 		m := map[string]lock.Entry{}
@@ -104,6 +114,34 @@ func Diff(old, new *lock.Lock, images []Image) []Change {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// Stale words what `stowage lock` would change in a lock file, without the
+// network: next and missing are registry.Pending's answer for old and
+// images, data is the file's bytes. One line per entry, sorted by key:
+// "missing  KEY (WRITTEN)", "unused   KEY", "changed  KEY (recorded as R,
+// written as W)"; or "format   the file is not in canonical form" when
+// only the bytes differ. Empty when `stowage lock` would change nothing.
+func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
+	var lines []string
+	for _, img := range missing {
+		lines = append(lines, fmt.Sprintf("missing  %s (%s)", img.Key, img.Ref.Written))
+	}
+	for _, c := range Diff(old, next, images) {
+		switch {
+		case c.Removed():
+			lines = append(lines, fmt.Sprintf("unused   %s", c.Key))
+		case c.Added():
+			// Pending adds nothing.
+		default:
+			lines = append(lines, fmt.Sprintf("changed  %s (recorded as %s, written as %s)", c.Key, c.Old.Reference, c.New.Reference))
+		}
+	}
+	if len(lines) == 0 && len(missing) == 0 && !bytes.Equal(next.Marshal(), data) {
+		lines = append(lines, "format   the file is not in canonical form")
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return strings.Fields(lines[i])[1] < strings.Fields(lines[j])[1] })
+	return lines
 }
 
 // normal makes empty and nil platform lists compare equal.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // ShortDigest is the length, in hex digits, of digests in titles and tables:
@@ -232,13 +233,13 @@ func kindNote(c Change) string {
 }
 
 // items lists the distinct config items of the uses.
-func items(uses []Use) string {
+func items(uses []*plan.Use) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, u := range uses {
-		if !seen[u.Item] {
-			seen[u.Item] = true
-			out = append(out, u.Item)
+		if !seen[u.Item()] {
+			seen[u.Item()] = true
+			out = append(out, u.Item())
 		}
 	}
 	sort.Strings(out)
@@ -250,7 +251,7 @@ func items(uses []Use) string {
 
 // pullers lists the distinct pullers of the uses, with the profile when
 // the uses span several profiles.
-func pullers(uses []Use) string {
+func pullers(uses []*plan.Use) string {
 	profiles := map[string]bool{}
 	for _, u := range uses {
 		profiles[u.Profile] = true
@@ -336,9 +337,9 @@ func NewReport(changes []Change, o BodyOptions) Report {
 		}
 		seenItem, seenPuller := map[string]bool{}, map[string]bool{}
 		for _, u := range c.Uses {
-			if !seenItem[u.Item] {
-				seenItem[u.Item] = true
-				rc.Used = append(rc.Used, u.Item)
+			if !seenItem[u.Item()] {
+				seenItem[u.Item()] = true
+				rc.Used = append(rc.Used, u.Item())
 			}
 			if p := u.Profile + "/" + u.PullerName(); !seenPuller[p] {
 				seenPuller[p] = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // podSpecPaths maps the workload kinds pin mode knows to the path of their
@@ -71,15 +72,15 @@ func (s *session) pinContainer(item, c *yaml.RNode, field string, l *lock.Lock) 
 		s.errorf(item, field, "%v", err)
 		return
 	}
-	if ref.Digest != "" {
+	p := plan.PinOf(ref, nil, l)
+	switch {
+	case p.Why == plan.PinWritten:
 		return
-	}
-	e, ok := l.Lookup(ref.Key())
-	if !ok {
+	case len(p.Errs) > 0:
 		s.errorf(item, field, "image %q has no entry %q in %s; run `stowage lock` or add it", written, ref.Key(), lock.FileName)
 		return
 	}
-	img.YNode().Value = ref.Pin(e.Digest)
+	img.YNode().Value = ref.Pin(p.Digest)
 	img.YNode().Style = 0
 }
 

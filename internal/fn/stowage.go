@@ -5,8 +5,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -60,23 +60,14 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 	}
 }
 
-// render renders profile of cfg with l and returns the objects as nodes.
+// render renders profile of cfg with l through pipeline.Render and
+// returns the objects as nodes.
 func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *lock.Lock) []*yaml.RNode {
-	sources, err := render.PasswordSources(cfg, profile)
-	if err != nil {
+	if _, _, err := cfg.Profile(profile); err != nil {
 		s.errorf(fc, "spec.profile", "%v", err)
 		return nil
 	}
-	var cs []creds.Source
-	for _, src := range sources {
-		cs = append(cs, creds.Source{Source: src.Source, UsedBy: src.UsedBy})
-	}
-	pw, err := creds.ReadFunction(s.p.Dir, cs, s.getenv, s.p.AllowEnv)
-	if err != nil {
-		s.errorf(fc, "", "%v", err)
-		return nil
-	}
-	objs, err := render.Render(render.Input{Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv})
 	if err != nil {
 		s.errorf(fc, "", "%v", err)
 		return nil

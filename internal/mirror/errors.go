@@ -169,8 +169,8 @@ func credentialNote(err error, img Image) string {
 	if !errors.As(err, &terr) || (terr.StatusCode != http.StatusUnauthorized && terr.StatusCode != http.StatusForbidden) {
 		return ""
 	}
-	if a := img.Auth; a != nil && a.Username != "" && a.PasswordSource != "" {
-		return fmt.Sprintf(" (sent the config's credentials to the source: user %q, password from %s; the destination gets the Docker config's)", a.Username, a.PasswordSource)
+	if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
+		return fmt.Sprintf(" (sent the config's credentials to the source: user %q, password from %s; the destination gets the Docker config's)", a.Username, a.Password)
 	}
 	return " (tried the Docker config and credential helpers, then anonymous)"
 }

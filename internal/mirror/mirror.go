@@ -52,6 +52,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -90,7 +91,7 @@ type Image struct {
 	// or a single manifest.
 	Digest v1.Hash
 	// Auth is the config's credential for Source; nil for the keychain.
-	Auth *registry.Auth
+	Auth *schema.Auth
 }
 
 func (img Image) written() string {

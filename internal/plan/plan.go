@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
@@ -235,8 +236,9 @@ func (img *Image) Pins() []string {
 type Plan struct {
 	// Profiles are the profiles the plan covers, sorted.
 	Profiles []string
-	// Pullers are the pullers of the profile in config order (Build only;
-	// All leaves it empty, see Profile).
+	// Profile is the planned profile's config (Build only).
+	Profile *schema.Profile
+	// Pullers are the pullers of the profile in config order (Build only).
 	Pullers []Puller
 	// OpenPAI is the profile's reduced OpenPAI selection, nil when it has
 	// none (Build only).
@@ -261,7 +263,7 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Profiles: []string{name}}
+	p := &Plan{Profiles: []string{name}, Profile: prof}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if prof.OpenPAI != nil {
@@ -365,6 +367,32 @@ func All(cfg *schema.Config, l *lock.Lock) (*Plan, error) {
 	return out, nil
 }
 
+// PasswordSources lists, sorted by source, the password sources of the
+// credentials the profile's Secrets hold, each with the uses that need it
+// (`environment "jupyter-gpu"`, `image "x"`): what must be read before it
+// renders. It is empty when the profile's secrets mode is "reference" (no
+// Secret is rendered then), and for a plan of All.
+func (p *Plan) PasswordSources() []creds.Source {
+	if p.Profile == nil || p.Profile.Secrets != schema.SecretsRender {
+		return nil
+	}
+	users := map[string][]string{}
+	for _, pp := range p.Pullers {
+		for _, u := range pp.Uses {
+			if a := u.Auth; a != nil && a.Password != "" && !slices.Contains(users[a.Password], u.UsedBy()) {
+				users[a.Password] = append(users[a.Password], u.UsedBy())
+			}
+		}
+	}
+	out := make([]creds.Source, 0, len(users))
+	for s, us := range users {
+		slices.Sort(us)
+		out = append(out, creds.Source{Source: s, UsedBy: us})
+	}
+	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })
+	return out
+}
+
 // Uses are every use of the plan, in Images order.
 func (p *Plan) Uses() []*Use {
 	var out []*Use
@@ -385,32 +413,42 @@ func (p *Plan) Image(key string) *Image {
 
 // pin chooses the digest u pins with lock l (nil: only written digests).
 func pin(u *Use, l *lock.Lock) Pin {
-	if d := u.Ref.Digest; d != "" {
+	return PinOf(u.Ref, u.Platforms, l)
+}
+
+// PinOf is the pin rule for one reference asking for platforms: the digest
+// written in ref; else, with a lock, the entry's digest (index or
+// manifest) for no platform or several (each checked to be a child), the
+// matching child for one (lock.Entry.DigestFor). Without a lock (nil) only
+// a written digest is pinned. Build pins every use with it; the KRM
+// function's pin mode pins workload images with it.
+func PinOf(ref imageref.Ref, platforms []string, l *lock.Lock) Pin {
+	if d := ref.Digest; d != "" {
 		return Pin{Digest: d, Why: PinWritten}
 	}
 	if l == nil {
 		return Pin{}
 	}
-	e, ok := l.Lookup(u.Key())
+	e, ok := l.Lookup(ref.Key())
 	if !ok {
-		return Pin{Errs: []error{fmt.Errorf("image %s (lock key %s): %w", u.Ref.Written, u.Key(), lock.ErrMissing)}}
+		return Pin{Errs: []error{fmt.Errorf("image %s (lock key %s): %w", ref.Written, ref.Key(), lock.ErrMissing)}}
 	}
 	why := PinManifest
 	if e.Kind == lock.KindIndex {
 		why = PinIndex
 	}
-	switch len(u.Platforms) {
+	switch len(platforms) {
 	case 0:
 		return Pin{Digest: e.Digest, Why: why}
 	case 1:
-		d, err := e.DigestFor(u.Platforms[0])
+		d, err := e.DigestFor(platforms[0])
 		if err != nil {
 			return Pin{Errs: []error{err}}
 		}
-		return Pin{Digest: d, Why: PinChild, Platform: u.Platforms[0]}
+		return Pin{Digest: d, Why: PinChild, Platform: platforms[0]}
 	default:
 		p := Pin{Digest: e.Digest, Why: why}
-		for _, pl := range u.Platforms {
+		for _, pl := range platforms {
 			if _, err := e.DigestFor(pl); err != nil {
 				p.Errs = append(p.Errs, err)
 			}

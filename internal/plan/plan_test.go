@@ -2,12 +2,14 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
@@ -47,7 +49,7 @@ func rowsOf(p Puller) []useRow {
 }
 
 // TestBuildSubmarine plans the Submarine example against its committed
-// lock: every environment of both tenants, the default helper and pause,
+// lock: every environment of its puller, the default helper and pause,
 // each pinned to its entry's digest (index or manifest).
 func TestBuildSubmarine(t *testing.T) {
 	dir := "../../examples/submarine-notebooks"
@@ -55,7 +57,7 @@ func TestBuildSubmarine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(p.Profiles, []string{"notebooks"}) || len(p.Pullers) != 2 || p.OpenPAI != nil {
+	if !reflect.DeepEqual(p.Profiles, []string{"notebooks"}) || len(p.Pullers) != 1 || p.OpenPAI != nil {
 		t.Fatalf("profiles %v, %d pullers, OpenPAI %v", p.Profiles, len(p.Pullers), p.OpenPAI)
 	}
 	const (
@@ -65,7 +67,7 @@ func TestBuildSubmarine(t *testing.T) {
 		helper  = "sha256:9ccb2baaa0a37beba8785dd69f68243baac189a17366071dd5afd23fe5b5470c"
 		pause   = "sha256:96dd9fa0cfbfa78ed7c63bb11f1d651de34a74be0d39e662a4df01d65bd9c4b0"
 	)
-	for i, ns := range []string{"tenant-a", "tenant-b"} {
+	for i, ns := range []string{"submarine"} {
 		pl := ns + "/notebook-images"
 		want := []useRow{
 			{pl, `environment "jupyter"`, "apache/submarine:jupyter-notebook-0.7.0", "docker.io/apache/submarine:jupyter-notebook-0.7.0", jupyter, PinManifest},
@@ -78,7 +80,7 @@ func TestBuildSubmarine(t *testing.T) {
 			t.Errorf("puller %d uses:\n%+v\nwant\n%+v", i, got, want)
 		}
 	}
-	gpuUse := p.Pullers[1].Uses[1]
+	gpuUse := p.Pullers[0].Uses[1]
 	if gpuUse.Auth == nil || gpuUse.Auth.Username != "robot$submarine" || gpuUse.Auth.Password != "env:SUBMARINE_HARBOR_PASSWORD" ||
 		gpuUse.NodeSelector["nvidia.com/gpu.present"] != "true" || len(gpuUse.Tolerations) != 1 {
 		t.Errorf("jupyter-gpu use: auth %+v, nodeSelector %v, tolerations %v", gpuUse.Auth, gpuUse.NodeSelector, gpuUse.Tolerations)
@@ -88,7 +90,7 @@ func TestBuildSubmarine(t *testing.T) {
 	}
 
 	// One image per lock key: exactly the committed lock's entries, each
-	// with its entry and every use in both tenants.
+	// with its entry and its use.
 	l := readLock(t, dir)
 	var keys []string
 	for _, img := range p.Images {
@@ -96,7 +98,7 @@ func TestBuildSubmarine(t *testing.T) {
 		if img.Entry == nil || img.Entry.Name != img.Key {
 			t.Errorf("image %s: entry %+v", img.Key, img.Entry)
 		}
-		if len(img.Uses) != 2 || img.Uses[0].Namespace != "tenant-a" || img.Uses[1].Namespace != "tenant-b" {
+		if len(img.Uses) != 1 || img.Uses[0].PullerName() != "submarine/notebook-images" {
 			t.Errorf("image %s: uses %s", img.Key, img.UsedBy())
 		}
 	}
@@ -305,5 +307,32 @@ func TestBuildUnknownProfile(t *testing.T) {
 	_, err := Build(load(t, "testdata/mixed"), "nope", nil)
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "notebooks") {
 		t.Errorf("err = %v, want the profile and the ones there are named", err)
+	}
+}
+
+// TestPasswordSources lists each source once with everything that needs it.
+func TestPasswordSources(t *testing.T) {
+	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(`
+environments: {
+	a: {image: "harbor.lab.internal/x/a:1", auth: {username: "u", password: "env:P"}}
+	b: {image: "harbor.lab.internal/x/b:1", auth: {username: "u", password: "env:P"}}
+}
+images: c: {reference: "quay.example.org/x/c:1", auth: {username: "v", password: "file:q"}}
+profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["a", "b"], images: ["c"]}]
+`)}}, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(cfg, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.PasswordSources()
+	want := []creds.Source{
+		{Source: "env:P", UsedBy: []string{`environment "a"`, `environment "b"`}},
+		{Source: "file:q", UsedBy: []string{`image "c"`}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("PasswordSources = %v, want %v", got, want)
 	}
 }

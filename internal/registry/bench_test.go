@@ -7,6 +7,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 )
@@ -26,14 +27,14 @@ func BenchmarkLock(b *testing.B) {
 		b.Fatal(err)
 	}
 	refs := make([]string, 200)
-	images := make([]registry.Image, len(refs))
+	images := make([]*plan.Image, len(refs))
 	for i := range refs {
 		refs[i] = fmt.Sprintf("%s/bench/img:t%04d", d.Host, i)
 		ref, err := imageref.Parse(refs[i])
 		if err != nil {
 			b.Fatal(err)
 		}
-		images[i] = registry.Image{Ref: ref}
+		images[i] = &plan.Image{Key: ref.Key(), Ref: ref}
 	}
 	if err := registrytest.SeedStandIns(context.Background(), r, nil, refs, 8); err != nil {
 		b.Fatal(err)

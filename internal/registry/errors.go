@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // ImageError is one image that could not be resolved or checked. Its
@@ -113,11 +115,11 @@ type opFailure struct {
 
 // imageError ties a failure to its image, putting the registry's answer in
 // words and removing every password read so far.
-func (r *Resolver) imageError(img Image, t target, f *opFailure) *ImageError {
+func (r *Resolver) imageError(img *plan.Image, t target, f *opFailure) *ImageError {
 	return &ImageError{
 		Image:    img.Ref.Written,
 		Key:      img.Ref.Key(),
-		UsedBy:   img.UsedBy,
+		UsedBy:   img.UsedBy(),
 		Registry: t.repo.RegistryStr(),
 		Op:       r.scrub(f.op),
 		Answer:   r.scrub(answer(f, img, t)),
@@ -127,7 +129,7 @@ func (r *Resolver) imageError(img Image, t target, f *opFailure) *ImageError {
 
 // answer says in words what went wrong: the HTTP status and the registry's
 // error codes, or the network failure, and how many attempts were made.
-func answer(f *opFailure, img Image, t target) string {
+func answer(f *opFailure, img *plan.Image, t target) string {
 	s, st := failure(f, img, t), f.st
 	if st != nil {
 		st.mu.Lock()
@@ -146,7 +148,7 @@ func answer(f *opFailure, img Image, t target) string {
 	return s
 }
 
-func failure(f *opFailure, img Image, t target) string {
+func failure(f *opFailure, img *plan.Image, t target) string {
 	err := f.err
 	var (
 		terr  *transport.Error
@@ -186,7 +188,7 @@ func failure(f *opFailure, img Image, t target) string {
 }
 
 // statusAnswer words an HTTP error answer.
-func statusAnswer(e *transport.Error, id string, img Image, t target) string {
+func statusAnswer(e *transport.Error, id string, img *plan.Image, t target) string {
 	s := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if len(e.Errors) == 0 {
 		// An answer that is not the registry error format (a proxy's
@@ -207,8 +209,8 @@ func statusAnswer(e *transport.Error, id string, img Image, t target) string {
 	}
 	switch e.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		if img.Auth != nil && img.Auth.Username != "" && img.Auth.PasswordSource != "" && !t.mirrored {
-			s += fmt.Sprintf(" (sent the config's credentials: user %q, password from %s)", img.Auth.Username, img.Auth.PasswordSource)
+		if img.Auth != nil && img.Auth.Username != "" && img.Auth.Password != "" && !t.mirrored {
+			s += fmt.Sprintf(" (sent the config's credentials: user %q, password from %s)", img.Auth.Username, img.Auth.Password)
 		} else {
 			s += " (no config credentials apply; tried the Docker config and credential helpers, then anonymous)"
 		}

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // TestCredentialSpellingsScrubbed: a registry whose error answers echo the
@@ -38,8 +40,8 @@ func TestCredentialSpellingsScrubbed(t *testing.T) {
 	}})
 	r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
 	img := image(t, h+"/a/app:1")
-	img.Auth = &registry.Auth{Username: user, PasswordSource: "env:P"}
-	_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+	img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 	if err == nil {
 		t.Fatal("Lock succeeded against a registry refusing everything")
 	}
@@ -84,8 +86,8 @@ func TestTokenRealmOnAnotherHost(t *testing.T) {
 		}
 		r := resolver(t, opts...)
 		img := image(t, h+"/a/app:1")
-		img.Auth = &registry.Auth{Username: user, PasswordSource: "env:P"}
-		_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+		img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+		_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 		if err == nil {
 			t.Fatal("Lock succeeded")
 		}
@@ -114,7 +116,7 @@ func TestRedirectLimit(t *testing.T) {
 		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
 	}})
 	r := resolver(t, registry.WithInsecure(h))
-	_, err := r.Lock(context.Background(), nil, []registry.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
 	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
 		t.Fatalf("err = %v, want the redirect limit", err)
 	}

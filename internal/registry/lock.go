@@ -5,25 +5,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 )
-
-// Image is one unique normalised reference of a config, as Lock and Verify
-// take it.
-type Image struct {
-	// Ref is the reference: Ref.Written is recorded as the entry's
-	// reference, Ref.Key() is the entry's name. A digest in Ref (a pin the
-	// user wrote) is never re-resolved, only checked.
-	Ref imageref.Ref
-	// Platforms are the platforms the config asks of the image, checked
-	// against the entry (lock.Entry.DigestFor).
-	Platforms []string
-	// Auth is the config's credential for the image, or nil.
-	Auth *Auth
-	// UsedBy says what uses the image, for messages; may be empty.
-	UsedBy string
-}
 
 // Mode says how Lock treats the entries it already has.
 type Mode int
@@ -38,7 +22,7 @@ const (
 	Refresh
 )
 
-// Lock returns the lock for images: one entry per image, in mode's way,
+// Lock returns the lock for images (plan.All's Images): one entry per image, in mode's way,
 // starting from old (nil is an empty lock). Entries of old that no image
 // wants are left out (pruned). A pinned image's entry has the digest the
 // user wrote. An entry's Reference is the image's Ref.Written.
@@ -47,7 +31,7 @@ const (
 // that failed (unreachable, unknown, unauthorised, a platform the entry
 // lacks, ...), and the lock is nil then: a caller writes all or nothing.
 // Two images with the same key are a caller's mistake and an error.
-func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []Image, mode Mode) (*lock.Lock, error) {
+func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Image, mode Mode) (*lock.Lock, error) {
 	if r == nil {
 		return nil, errNoResolver
 	}
@@ -119,7 +103,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []Image, mod
 
 // kept returns the old entry of img when Fill keeps it without a request:
 // the lock has the key and, for a pin, the pinned digest.
-func kept(old *lock.Lock, img Image) (lock.Entry, bool) {
+func kept(old *lock.Lock, img *plan.Image) (lock.Entry, bool) {
 	prev, has := old.Lookup(img.Ref.Key())
 	if !has || (img.Ref.Digest != "" && img.Ref.Digest != prev.Digest) {
 		return lock.Entry{}, false
@@ -132,12 +116,12 @@ func kept(old *lock.Lock, img Image) (lock.Entry, bool) {
 // unused entries pruned) and the images it lacks, which Fill would resolve.
 // It is what `stowage lock --check` compares. Platforms are checked as Lock
 // checks them; the error is Errors.
-func Pending(old *lock.Lock, images []Image) (*lock.Lock, []Image, error) {
+func Pending(old *lock.Lock, images []*plan.Image) (*lock.Lock, []*plan.Image, error) {
 	if old == nil {
 		old = &lock.Lock{}
 	}
 	out := &lock.Lock{}
-	var missing []Image
+	var missing []*plan.Image
 	var errs Errors
 	for _, img := range images {
 		e, ok := kept(old, img)
@@ -159,7 +143,7 @@ func Pending(old *lock.Lock, images []Image) (*lock.Lock, []Image, error) {
 }
 
 // resolve finds the entry of one image; prev is its old entry, or nil.
-func (r *Resolver) resolve(ctx context.Context, img Image, prev *lock.Entry, mode Mode) (lock.Entry, *ImageError) {
+func (r *Resolver) resolve(ctx context.Context, img *plan.Image, prev *lock.Entry, mode Mode) (lock.Entry, *ImageError) {
 	t, err := r.locate(img.Ref.Repository)
 	if err != nil {
 		return lock.Entry{}, r.imageError(img, target{repo: img.Ref.Repository}, &opFailure{op: "reference", err: err})
@@ -214,10 +198,10 @@ func (r *Resolver) resolve(ctx context.Context, img Image, prev *lock.Entry, mod
 
 // checkPlatforms checks that the entry has every platform the image asks
 // for (the rule of lock.Entry.DigestFor, which render applies too).
-func checkPlatforms(e lock.Entry, img Image) *ImageError {
+func checkPlatforms(e lock.Entry, img *plan.Image) *ImageError {
 	for _, p := range img.Platforms {
 		if _, err := e.DigestFor(p); err != nil {
-			return &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy, Op: "platform " + p, Answer: err.Error(), Err: err}
+			return &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy(), Op: "platform " + p, Answer: err.Error(), Err: err}
 		}
 	}
 	return nil
@@ -226,7 +210,7 @@ func checkPlatforms(e lock.Entry, img Image) *ImageError {
 // Pin is a digest that must still exist in the image's repository.
 type Pin struct {
 	// Image is the image the digest is pinned for.
-	Image Image
+	Image *plan.Image
 	// Digest is the pinned digest, "sha256:…".
 	Digest string
 }

@@ -64,6 +64,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Defaults of the options.
@@ -92,17 +93,6 @@ var retryStatusCodes = []int{
 	http.StatusBadGateway,
 	http.StatusServiceUnavailable,
 	http.StatusGatewayTimeout,
-}
-
-// Auth is the config's credential for an image: a user name and the
-// password source as written in the config ("env:NAME", "file:path"). The
-// password is read through the function given to WithPasswords, only when a
-// request needs it.
-type Auth struct {
-	// Username is auth.username.
-	Username string
-	// PasswordSource is auth.password, a source, never the password.
-	PasswordSource string
 }
 
 // Progress is told how many references a call will contact and, one at a
@@ -269,7 +259,7 @@ func WithKeychain(kc authn.Keychain) Option {
 	}
 }
 
-// WithPasswords sets how a password source of Auth is read (see
+// WithPasswords sets how the password source of a schema.Auth is read (see
 // internal/creds). Without it, an image with config credentials fails with
 // an error naming the source.
 func WithPasswords(read func(source string) ([]byte, error)) Option {
@@ -442,16 +432,16 @@ func (r *Resolver) locate(repo name.Repository) (target, error) {
 // puller returns the shared Puller for the credential an image uses: the
 // config's Auth when given and not mirrored, else the keychain (which
 // answers anonymous when it has nothing).
-func (r *Resolver) puller(auth *Auth, t target) (*remote.Puller, error) {
+func (r *Resolver) puller(auth *schema.Auth, t target) (*remote.Puller, error) {
 	key := "keychain"
 	var authOpt remote.Option
-	if auth != nil && auth.Username != "" && auth.PasswordSource != "" && !t.mirrored {
-		pw, err := r.password(auth.PasswordSource)
+	if auth != nil && auth.Username != "" && auth.Password != "" && !t.mirrored {
+		pw, err := r.password(auth.Password)
 		if err != nil {
 			return nil, err
 		}
 		r.secrets.addBasic(auth.Username, string(pw))
-		key = "basic\x00" + auth.Username + "\x00" + auth.PasswordSource
+		key = "basic\x00" + auth.Username + "\x00" + auth.Password
 		authOpt = remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: auth.Username, Password: string(pw)}))
 	} else {
 		authOpt = remote.WithAuthFromKeychain(r.o.keychain)

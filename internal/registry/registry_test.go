@@ -23,8 +23,10 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
 )
 
@@ -53,13 +55,13 @@ func seed(t *testing.T, r *registry.Resolver, auth *authn.AuthConfig, refs ...st
 	}
 }
 
-func image(t *testing.T, s string) registry.Image {
+func image(t *testing.T, s string) *plan.Image {
 	t.Helper()
 	ref, err := imageref.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return registry.Image{Ref: ref}
+	return &plan.Image{Key: ref.Key(), Ref: ref}
 }
 
 // kindOf returns repo:tag for the first tag v1, v2, … whose stand-in is an
@@ -112,7 +114,7 @@ func TestFillMatchesStandIns(t *testing.T) {
 	single, multi := kindOf(t, h+"/a/single", false), kindOf(t, h+"/a/multi", true)
 	seed(t, r, nil, single, multi)
 	f.Reset()
-	l, err := r.Lock(context.Background(), nil, []registry.Image{image(t, single), image(t, multi)}, registry.Fill)
+	l, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, single), image(t, multi)}, registry.Fill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func TestRefresh(t *testing.T) {
 	r := resolver(t, registry.WithInsecure(h))
 	single, multi := kindOf(t, h+"/a/single", false), kindOf(t, h+"/a/multi", true)
 	seed(t, r, nil, single, multi)
-	images := []registry.Image{image(t, single), image(t, multi)}
+	images := []*plan.Image{image(t, single), image(t, multi)}
 	old, err := r.Lock(context.Background(), nil, images, registry.Fill)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +212,7 @@ func TestPins(t *testing.T) {
 	d := standinEntry(t, src).Digest
 	pin := image(t, src+"@"+d)
 	f.Reset()
-	l, err := r.Lock(context.Background(), nil, []registry.Image{pin}, registry.Fill)
+	l, err := r.Lock(context.Background(), nil, []*plan.Image{pin}, registry.Fill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestPins(t *testing.T) {
 		t.Errorf("pin recorded with %v, want one GET by digest and nothing by tag", f.Requests())
 	}
 	f.Reset()
-	if _, err := r.Lock(context.Background(), l, []registry.Image{pin}, registry.Refresh); err != nil {
+	if _, err := r.Lock(context.Background(), l, []*plan.Image{pin}, registry.Refresh); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.Requests(); len(got) != 1 || got[0].Method != http.MethodHead || !strings.HasSuffix(got[0].Path, d) {
@@ -230,7 +232,7 @@ func TestPins(t *testing.T) {
 	}
 
 	gone := image(t, h+"/a/pinned@sha256:"+strings.Repeat("0", 64))
-	_, err = r.Lock(context.Background(), nil, []registry.Image{gone}, registry.Fill)
+	_, err = r.Lock(context.Background(), nil, []*plan.Image{gone}, registry.Fill)
 	var ie *registry.ImageError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "404 Not Found") || !strings.Contains(err.Error(), "the digest does not exist in this repository") {
 		t.Errorf("unknown pin: %v", err)
@@ -264,7 +266,7 @@ func TestPlatforms(t *testing.T) {
 	for _, tc := range tests {
 		img := image(t, tc.ref)
 		img.Platforms = tc.platforms
-		_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+		_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s %v: %v", tc.ref, tc.platforms, err)
@@ -284,7 +286,7 @@ func TestMirror(t *testing.T) {
 	if f.Count(http.MethodPut, "/v2/hub/library/busybox/manifests/1.31.1") != 1 {
 		t.Fatalf("seeding did not go to the mirror path: %v", f.Requests())
 	}
-	l, err := r.Lock(context.Background(), nil, []registry.Image{image(t, ref)}, registry.Fill)
+	l, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, ref)}, registry.Fill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,12 +328,12 @@ func TestCredentialOrder(t *testing.T) {
 			return nil, errors.New("environment variable " + strings.TrimPrefix(src, "env:") + " is not set")
 		}))
 	a := image(t, app)
-	a.Auth = &registry.Auth{Username: "alice", PasswordSource: "env:ALICE"}
-	if _, err := r.Lock(context.Background(), nil, []registry.Image{a, image(t, tool)}, registry.Fill); err != nil {
+	a.Auth = &schema.Auth{Username: "alice", Password: "env:ALICE"}
+	if _, err := r.Lock(context.Background(), nil, []*plan.Image{a, image(t, tool)}, registry.Fill); err != nil {
 		t.Fatalf("config credentials for app, keychain for tool: %v", err)
 	}
-	a.Auth.PasswordSource = "env:MISSING"
-	_, err := r.Lock(context.Background(), nil, []registry.Image{a}, registry.Fill)
+	a.Auth.Password = "env:MISSING"
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{a}, registry.Fill)
 	if err == nil || !strings.Contains(err.Error(), "environment variable MISSING is not set") {
 		t.Errorf("missing password source: %v", err)
 	}
@@ -351,8 +353,8 @@ func TestPasswordNeverInErrors(t *testing.T) {
 	}})
 	r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
 	img := image(t, h+"/a/app:1")
-	img.Auth = &registry.Auth{Username: "alice", PasswordSource: "env:P"}
-	_, err := r.Lock(context.Background(), nil, []registry.Image{img}, registry.Fill)
+	img.Auth = &schema.Auth{Username: "alice", Password: "env:P"}
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 	if err == nil || !strings.Contains(err.Error(), "bad password *** for alice") || strings.Contains(err.Error(), pw) {
 		t.Errorf("error = %v; want the registry's message with the password replaced", err)
 	}
@@ -363,7 +365,7 @@ func TestPasswordNeverInErrors(t *testing.T) {
 func TestPlainHTTPRefused(t *testing.T) {
 	h, f := server(t)
 	r := resolver(t)
-	_, err := r.Lock(context.Background(), nil, []registry.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
 	var pe *registry.PlainHTTPError
 	if !errors.As(err, &pe) || pe.Host != h || !strings.Contains(err.Error(), "--insecure-registry "+h) {
 		t.Errorf("error = %v, want a refusal naming --insecure-registry %s", err, h)
@@ -386,10 +388,10 @@ func TestCAFile(t *testing.T) {
 	}
 	r := resolver(t, registry.WithCAFile(ca))
 	seed(t, r, nil, h+"/a/app:1")
-	if _, err := r.Lock(context.Background(), nil, []registry.Image{image(t, h+"/a/app:1")}, registry.Fill); err != nil {
+	if _, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill); err != nil {
 		t.Errorf("with the CA: %v", err)
 	}
-	_, err := resolver(t).Lock(context.Background(), nil, []registry.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	_, err := resolver(t).Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
 	if err == nil || !strings.Contains(err.Error(), "unknown authority; pass the CA with --ca-file") {
 		t.Errorf("without the CA: %v", err)
 	}
@@ -420,7 +422,7 @@ func TestProgressAndJobs(t *testing.T) {
 	}})
 	c := &counter{}
 	r := resolver(t, registry.WithInsecure(h), registry.WithJobs(3), registry.WithProgress(c))
-	var images []registry.Image
+	var images []*plan.Image
 	var refs []string
 	for i := range 12 {
 		s := kindOf(t, h+"/a/img"+string(rune('a'+i)), false)

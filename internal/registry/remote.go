@@ -3,6 +3,8 @@ package registry
 import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Source is how to read repo for a package that drives
@@ -15,7 +17,7 @@ import (
 // pings and tokens between calls. Errors: the repository cannot be
 // located, or auth's password source cannot be read (the source is named,
 // never its content).
-func (r *Resolver) Source(repo name.Repository, auth *Auth) (name.Repository, *remote.Puller, error) {
+func (r *Resolver) Source(repo name.Repository, auth *schema.Auth) (name.Repository, *remote.Puller, error) {
 	if r == nil {
 		return name.Repository{}, nil, errNoResolver
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // fetch is one reference to read: the repository contacted and the
 // credential, with the identifier (tag or digest) to ask for.
 type fetch struct {
 	t    target
-	auth *Auth
+	auth *schema.Auth
 }
 
 // head asks for id (a tag or "sha256:…") with HEAD and returns the digest.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/synth"
 )
@@ -110,7 +111,7 @@ func BenchmarkContainerNames(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		items = append(items, &item{name: fmt.Sprintf("appImage%d", i/2), ref: ref})
+		items = append(items, &item{name: fmt.Sprintf("appImage%d", i/2), use: &plan.Use{Ref: ref}})
 	}
 	b.ReportAllocs()
 	for b.Loop() {

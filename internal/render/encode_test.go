@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/synth"
 )
@@ -61,12 +62,12 @@ func TestMarshalIsYAMLv2(t *testing.T) {
 
 func placeholderPasswords(t *testing.T, cfg *schema.Config, profile string) map[string][]byte {
 	t.Helper()
-	sources, err := PasswordSources(cfg, profile)
+	p, err := plan.Build(cfg, profile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pw := map[string][]byte{}
-	for _, s := range sources {
+	for _, s := range p.PasswordSources() {
 		pw[s.Source] = []byte("pw:\x00\xff\"")
 	}
 	return pw

@@ -21,6 +21,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
 )
@@ -89,7 +90,7 @@ func FuzzContainerNames(f *testing.F) {
 		var items []*item
 		for _, e := range entries {
 			ref, _ := imageref.Parse(e.ref)
-			items = append(items, &item{name: e.name, ref: ref})
+			items = append(items, &item{name: e.name, use: &plan.Use{Ref: ref}})
 		}
 		checkNames(t, items, containerNames(items))
 	})
@@ -140,10 +141,10 @@ func checkNames(t *testing.T, items []*item, names []string) {
 	}
 	seen := map[string]int{}
 	for i, n := range names {
-		checkName(t, n, items[i].ref.Written)
+		checkName(t, n, items[i].use.Ref.Written)
 		if j, dup := seen[n]; dup {
 			t.Fatalf("items %d (%q, %s) and %d (%q, %s) share the name %q",
-				j, items[j].name, items[j].ref.Written, i, items[i].name, items[i].ref.Written, n)
+				j, items[j].name, items[j].use.Ref.Written, i, items[i].name, items[i].use.Ref.Written, n)
 		}
 		seen[n] = i
 	}
@@ -170,7 +171,7 @@ func checkName(t *testing.T, name, image string) {
 // platform the config asks for, so that any platform pin resolves.
 func standinLock(t *testing.T, cfg *schema.Config, profile string) *lock.Lock {
 	t.Helper()
-	refs, err := Images(cfg, profile)
+	refs, err := images(cfg, profile)
 	if err != nil {
 		t.Fatalf("Images: %v", err)
 	}
@@ -260,10 +261,7 @@ func FuzzRender(f *testing.F) {
 // passwords, checks the output and returns its YAML stream.
 func renderChecked(t *testing.T, cfg *schema.Config, profile string) []byte {
 	t.Helper()
-	sources, err := PasswordSources(cfg, profile)
-	if err != nil {
-		t.Fatalf("profile %q: PasswordSources: %v", profile, err)
-	}
+	sources := passwordSources(t, cfg, profile)
 	pw := map[string][]byte{}
 	for i, s := range sources {
 		pw[s.Source] = fmt.Appendf(nil, "pw-%d:\x00\xff\"", i)

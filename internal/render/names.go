@@ -32,7 +32,7 @@ func containerNames(items []*item) []string {
 		n := containerPrefix + base[i]
 		if count[base[i]] > 1 || base[i] != sanitize(nameSeed(it), 1<<20) {
 			b := sanitize(nameSeed(it), maxLabel-len(containerPrefix)-9)
-			n = containerPrefix + b + "-" + it.ref.ShortHash(8)
+			n = containerPrefix + b + "-" + it.use.Ref.ShortHash(8)
 		}
 		// The same reference twice in one pod (two platform pins): number
 		// the later ones.
@@ -54,7 +54,7 @@ func containerNames(items []*item) []string {
 // name.
 func nameSeed(it *item) string {
 	if strings.ContainsAny(it.name, "/:@") {
-		return it.ref.Base()
+		return it.use.Ref.Base()
 	}
 	return it.name
 }

@@ -21,20 +21,6 @@ const (
 	PackageCacheKey = "package_cache_info"
 )
 
-// openpaiPlan reduces the profile's OpenPAI selection, or returns nil when
-// the profile has none. The schema has already checked the selection.
-func (r *renderer) openpaiPlan() *openpai.Plan {
-	if r.prof.OpenPAI == nil {
-		return nil
-	}
-	plan, err := openpai.Reduce(schema.Selection(r.prof.OpenPAI))
-	if err != nil {
-		r.fail("profile %q openpai: %v", r.profileName, err)
-		return nil
-	}
-	return plan
-}
-
 // openpaiConfigMap holds the reduced service list, the paictl command that
 // starts exactly it, the image list per node role and the bytes it saves.
 //

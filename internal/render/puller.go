@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"reflect"
 	"slices"
 	"sort"
@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -41,16 +41,14 @@ var defaultResources = schema.Resources{
 	Limits:   schema.ResourceList{CPU: "50m", Memory: "32Mi"},
 }
 
-// item is one image to pre-pull, before pinning.
+// item is one use of an image by a puller, with its placement and pin.
 type item struct {
-	name      string // environment, catalogue key or OpenPAI image base: seeds the container name
-	usedBy    string // for error messages: `environment "jupyter"`
-	ref       imageref.Ref
-	platforms []string
-	auth      *schema.Auth
-	selector  map[string]string
-	tols      []schema.Toleration
-	// pinned is ref@digest once resolved, digest the digest alone.
+	use  *plan.Use
+	name string // environment, catalogue key or OpenPAI image base: seeds the container name
+	// selector and tols are the use's own placement.
+	selector map[string]string
+	tols     []schema.Toleration
+	// pinned is the reference pinned to digest, the plan's pin.
 	pinned, digest string
 }
 
@@ -63,20 +61,21 @@ type group struct {
 	items    []*item
 }
 
-// puller renders p's DaemonSets and records ConfigMap. taken holds the
-// DaemonSet names of p's namespace already in use (p.Name is reserved for
-// p); the names p takes are added to it.
-func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[string]Object, taken map[string]bool) []Object {
-	items := r.items(p, plan)
+// puller renders pp's DaemonSets and records ConfigMap. taken holds the
+// DaemonSet names of its namespace already in use (its own name is
+// reserved for it); the names it takes are added to it.
+func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[string]bool) []Object {
+	p := pp.Puller
+	items := r.items(pp)
 	if len(items) == 0 {
 		return nil
 	}
 	for _, it := range items {
-		it.pinned = r.pin(it.ref, it.platforms, it.usedBy)
-		_, it.digest, _ = strings.Cut(it.pinned, "@")
+		r.pinned(it.use)
+		it.pinned, it.digest = it.use.Pinned(), it.use.Pin.Digest
 	}
-	helper := r.pinString(r.prof.Helper.Image, fmt.Sprintf("profile %q helper.image", r.profileName))
-	pause := r.pinString(r.prof.Helper.Pause, fmt.Sprintf("profile %q helper.pause", r.profileName))
+	helper := r.pinned(pp.Helper)
+	pause := r.pinned(pp.Pause)
 
 	var objs []Object
 	records := map[string]bool{}
@@ -94,11 +93,12 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 			part := g.items[c[0]:c[1]]
 			pullSecrets := map[string]bool{}
 			for _, it := range part {
-				if it.auth == nil {
+				a := it.use.Auth
+				if a == nil {
 					continue
 				}
-				if it.auth.Secret != "" {
-					pullSecrets[it.auth.Secret] = true
+				if a.Secret != "" {
+					pullSecrets[a.Secret] = true
 					continue
 				}
 				// The puller's namespace, then each tenant's: the same Secret
@@ -113,7 +113,7 @@ func (r *renderer) puller(p *schema.Puller, plan *openpai.Plan, secrets map[stri
 						if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
 							// Only literal passwords can differ under one name.
 							r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
-								it.usedBy, it.ref.AuthKey(), it.auth.Username, ns)
+								it.use.UsedBy(), it.use.Ref.AuthKey(), a.Username, ns)
 						}
 						secrets[id] = s
 					}
@@ -158,54 +158,29 @@ func secretNamespaces(p *schema.Puller) []string {
 	return out
 }
 
-// items collects a puller's images: environments, catalogue images and the
-// OpenPAI images of its roles, one per normalised reference and placement.
-func (r *renderer) items(p *schema.Puller, plan *openpai.Plan) []*item {
+// items are a puller's uses of the plan with their placement: an
+// environment's own, an OpenPAI role's node label, and the os/arch of a
+// single requested platform.
+func (r *renderer) items(pp *plan.Puller) []*item {
 	var items []*item
-	add := func(it *item) {
+	for _, u := range pp.Uses {
+		it := &item{use: u, name: u.Name}
+		switch u.Kind {
+		case plan.KindEnvironment:
+			it.selector, it.tols = u.NodeSelector, u.Tolerations
+		case plan.KindOpenPAI:
+			it.name = u.Ref.Base()
+			it.selector = map[string]string{openpaiRoleLabel(u.Name): "true"}
+		}
 		items = append(items, it)
-	}
-	for _, e := range p.Environments {
-		env := r.in.Config.Environments[e]
-		ref, err := imageref.Parse(env.Image)
-		if err != nil {
-			r.fail("environment %q: %v", e, err)
-			continue
-		}
-		add(&item{name: e, usedBy: fmt.Sprintf("environment %q", e), ref: ref, platforms: env.Platforms,
-			auth: env.Auth, selector: env.NodeSelector, tols: env.Tolerations})
-	}
-	for _, k := range p.Images {
-		im := r.in.Config.Images[k]
-		ref, err := imageref.Parse(im.Reference)
-		if err != nil {
-			r.fail("image %q: %v", k, err)
-			continue
-		}
-		add(&item{name: k, usedBy: fmt.Sprintf("image %q", k), ref: ref, platforms: im.Platforms, auth: im.Auth})
-	}
-	if plan != nil {
-		for _, role := range p.OpenPAI {
-			for _, rr := range []openpai.Role{openpai.Role(role), openpai.RoleAll} {
-				for _, s := range plan.Images[rr] {
-					ref, err := imageref.Parse(s)
-					if err != nil {
-						r.fail("OpenPAI image %q: %v", s, err)
-						continue
-					}
-					add(&item{name: ref.Base(), usedBy: fmt.Sprintf("OpenPAI %s role", role), ref: ref,
-						selector: map[string]string{openpaiRoleLabel(role): "true"}})
-				}
-			}
-		}
 	}
 	// Platform pins also pin placement: a single-platform child only runs
 	// on nodes of that os/arch.
 	for _, it := range items {
-		if len(it.platforms) != 1 {
+		if len(it.use.Platforms) != 1 {
 			continue
 		}
-		pl, err := v1.ParsePlatform(it.platforms[0])
+		pl, err := v1.ParsePlatform(it.use.Platforms[0])
 		if err != nil {
 			continue
 		}
@@ -257,8 +232,8 @@ func groupItems(p *schema.Puller, items []*item) []*group {
 		g := groups[k]
 		sort.SliceStable(g.items, func(i, j int) bool {
 			a, b := g.items[i], g.items[j]
-			if a.ref.Key() != b.ref.Key() {
-				return a.ref.Key() < b.ref.Key()
+			if a.use.Key() != b.use.Key() {
+				return a.use.Key() < b.use.Key()
 			}
 			if a.digest != b.digest {
 				return a.digest < b.digest
@@ -270,7 +245,7 @@ func groupItems(p *schema.Puller, items []*item) []*group {
 		})
 		uniq := g.items[:0]
 		for i, it := range g.items {
-			if i > 0 && it.ref.Key() == uniq[len(uniq)-1].ref.Key() && it.digest == uniq[len(uniq)-1].digest {
+			if i > 0 && it.use.Key() == uniq[len(uniq)-1].use.Key() && it.digest == uniq[len(uniq)-1].digest {
 				continue
 			}
 			uniq = append(uniq, it)
@@ -329,46 +304,18 @@ func normTolerations(ts []schema.Toleration) []schema.Toleration {
 	return out
 }
 
-// pinString parses and pins a reference the profile names directly.
-func (r *renderer) pinString(s, usedBy string) string {
-	ref, err := imageref.Parse(s)
-	if err != nil {
-		r.fail("%s: %v", usedBy, err)
-		return ""
-	}
-	return r.pin(ref, nil, usedBy)
-}
-
-// pin returns ref pinned to its digest: the written digest when there is
-// one, else the lock's (the child for a single platform). Missing entries
-// are collected, not returned, so one message names them all.
-func (r *renderer) pin(ref imageref.Ref, platforms []string, usedBy string) string {
-	if ref.Digest != "" {
-		return ref.Pin(ref.Digest)
-	}
-	e, ok := r.in.Lock.Lookup(ref.Key())
-	if !ok {
-		r.missing[ref.Key()] = append(r.missing[ref.Key()], usedBy)
-		return ref.Pin("sha256:missing")
-	}
-	switch len(platforms) {
-	case 0:
-		return ref.Pin(e.Digest)
-	case 1:
-		d, err := e.DigestFor(platforms[0])
-		if err != nil {
-			r.fail("%s: %v", usedBy, err)
-			return ""
+// pinned returns u's reference pinned as the plan pins it, and records
+// why it cannot be: a missing lock entry is collected (so that one message
+// names them all), a platform the entry lacks is an error of u.
+func (r *renderer) pinned(u *plan.Use) string {
+	for _, err := range u.Pin.Errs {
+		if errors.Is(err, lock.ErrMissing) {
+			r.missing[u.Key()] = append(r.missing[u.Key()], u.UsedBy())
+			continue
 		}
-		return ref.Pin(d)
-	default:
-		for _, pl := range platforms {
-			if _, err := e.DigestFor(pl); err != nil {
-				r.fail("%s: %v", usedBy, err)
-			}
-		}
-		return ref.Pin(e.Digest)
+		r.fail("%s: %v", u.UsedBy(), err)
 	}
+	return u.Pinned()
 }
 
 func (r *renderer) labels(instance, component string) map[string]string {

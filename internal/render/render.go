@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -37,6 +38,9 @@ const (
 
 // Input is everything a render needs.
 type Input struct {
+	// Plan is the profile's image plan (plan.Build of Config, Profile and
+	// Lock). When nil, Render builds it.
+	Plan   *plan.Plan
 	Config *schema.Config
 	// Profile names the profile to render.
 	Profile string
@@ -87,11 +91,14 @@ func (e *MissingError) Error() string {
 // the puller, environment or image for the rest; all problems are joined
 // into one error.
 func Render(in Input) ([]Object, error) {
-	name, prof, err := in.Config.Profile(in.Profile)
-	if err != nil {
-		return nil, err
+	pl := in.Plan
+	if pl == nil {
+		var err error
+		if pl, err = plan.Build(in.Config, in.Profile, in.Lock); err != nil {
+			return nil, err
+		}
 	}
-	r := &renderer{in: in, profileName: name, prof: prof, missing: map[string][]string{}}
+	r := &renderer{in: in, plan: pl, profileName: pl.Profiles[0], prof: pl.Profile, missing: map[string][]string{}}
 	objs := r.run()
 	if len(r.missing) > 0 {
 		var lines []string
@@ -119,6 +126,7 @@ func Render(in Input) ([]Object, error) {
 
 type renderer struct {
 	in          Input
+	plan        *plan.Plan
 	profileName string
 	prof        *schema.Profile
 	errs        []error
@@ -132,7 +140,6 @@ func (r *renderer) fail(format string, args ...any) {
 
 func (r *renderer) run() []Object {
 	var objs []Object
-	plan := r.openpaiPlan()
 	secrets := map[string]Object{}
 	// DaemonSet names are unique per namespace: each puller's own name is
 	// reserved for it, then the pullers take the names of their node
@@ -156,14 +163,14 @@ func (r *renderer) run() []Object {
 		return pa.Name < pb.Name
 	})
 	for _, i := range order {
-		p := &r.prof.Pullers[i]
-		objs = append(objs, r.puller(p, plan, secrets, taken[p.Namespace])...)
+		pp := &r.plan.Pullers[i]
+		objs = append(objs, r.puller(pp, secrets, taken[pp.Puller.Namespace])...)
 	}
 	for _, k := range sortedKeys(secrets) {
 		objs = append(objs, secrets[k])
 	}
-	if plan != nil {
-		objs = append(objs, r.openpaiConfigMap(plan))
+	if r.plan.OpenPAI != nil {
+		objs = append(objs, r.openpaiConfigMap(r.plan.OpenPAI))
 	}
 	if len(r.prof.PackageCache) > 0 {
 		objs = append(objs, r.packageCacheConfigMap())

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -16,9 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
 )
@@ -38,12 +41,45 @@ func loadConfig(t *testing.T, pairs ...string) *schema.Config {
 	return cfg
 }
 
+// images returns every reference the profile's plan uses, each (key,
+// spelling) once, sorted by key and spelling: what a lock must cover.
+func images(cfg *schema.Config, profile string) ([]imageref.Ref, error) {
+	p, err := plan.Build(cfg, profile, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []imageref.Ref
+	for _, img := range p.Images {
+		var spellings []string
+		for _, u := range img.Uses {
+			if !slices.Contains(spellings, u.Ref.Written) {
+				spellings = append(spellings, u.Ref.Written)
+				out = append(out, u.Ref)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b imageref.Ref) int {
+		return cmp.Or(strings.Compare(a.Key(), b.Key()), strings.Compare(a.Written, b.Written))
+	})
+	return out, nil
+}
+
+// passwordSources are the password sources of profile's plan.
+func passwordSources(t *testing.T, cfg *schema.Config, profile string) []creds.Source {
+	t.Helper()
+	p, err := plan.Build(cfg, profile, nil)
+	if err != nil {
+		t.Fatalf("profile %q: %v", profile, err)
+	}
+	return p.PasswordSources()
+}
+
 // lockFor returns a lock covering every image of the profile, built from
 // the stand-in entries (never hand-typed digests). References that carry
 // their own digest get no entry: they need none.
 func lockFor(t *testing.T, cfg *schema.Config, profile string) *lock.Lock {
 	t.Helper()
-	refs, err := Images(cfg, profile)
+	refs, err := images(cfg, profile)
 	if err != nil {
 		t.Fatalf("Images: %v", err)
 	}
@@ -352,7 +388,7 @@ profiles: lab: secrets: "reference"
 		if got := pullSecretNames(daemonSets(objs)[0]); len(got) != 1 || !strings.HasPrefix(got[0], "stowage-pull-harbor-lab-internal-") {
 			t.Errorf("imagePullSecrets = %v", got)
 		}
-		if srcs, _ := PasswordSources(cfg, ""); len(srcs) != 0 {
+		if srcs := passwordSources(t, cfg, ""); len(srcs) != 0 {
 			t.Errorf("PasswordSources in reference mode = %v, want none", srcs)
 		}
 	})
@@ -371,29 +407,6 @@ func decodeDockerConfig(t *testing.T, s *corev1.Secret) map[string]authEntry {
 		t.Fatalf("%s: .dockerconfigjson is not JSON: %v", s.Name, err)
 	}
 	return doc.Auths
-}
-
-// TestPasswordSources lists each source once with everything that needs it.
-func TestPasswordSources(t *testing.T) {
-	cfg := loadConfig(t, "cfg/config.cue", `
-environments: {
-	a: {image: "harbor.lab.internal/x/a:1", auth: {username: "u", password: "env:P"}}
-	b: {image: "harbor.lab.internal/x/b:1", auth: {username: "u", password: "env:P"}}
-}
-images: c: {reference: "quay.example.org/x/c:1", auth: {username: "v", password: "file:q"}}
-profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["a", "b"], images: ["c"]}]
-`)
-	got, err := PasswordSources(cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []PasswordSource{
-		{Source: "env:P", UsedBy: []string{`environment "a"`, `environment "b"`}},
-		{Source: "file:q", UsedBy: []string{`image "c"`}},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("PasswordSources = %v, want %v", got, want)
-	}
 }
 
 // TestUnreadPasswordNamesItsUser: a password the caller did not read is an
@@ -490,7 +503,7 @@ environments: {
 }
 profiles: lab: pullers: [{name: "gpu", namespace: "kube-system", environments: ["c", "b", "a"]}]
 `, spellings[0], spellings[1], spellings[2]))
-		refs, err := Images(cfg, "")
+		refs, err := images(cfg, "")
 		if err != nil {
 			t.Fatal(err)
 		}

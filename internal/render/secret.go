@@ -25,22 +25,22 @@ import (
 // Object is nil (and an error recorded) when the password is not in
 // Input.Passwords and the profile renders Secrets.
 func (r *renderer) secret(namespace string, it *item) Object {
-	a := it.auth
-	key := it.ref.AuthKey()
+	a := it.use.Auth
+	key := it.use.Ref.AuthKey()
 	sum := sha256.Sum256([]byte(key + "\x00" + a.Username + "\x00" + sourceName(a.Password)))
-	name := "stowage-pull-" + sanitize(it.ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
+	name := "stowage-pull-" + sanitize(it.use.Ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
 	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
 	if r.prof.Secrets != "render" {
 		return o
 	}
 	pw, ok := r.in.Passwords[a.Password]
 	if !ok {
-		r.fail("%s: the password source %s of registry %s was not read", it.usedBy, sourceName(a.Password), key)
+		r.fail("%s: the password source %s of registry %s was not read", it.use.UsedBy(), sourceName(a.Password), key)
 		return o
 	}
 	data, err := DockerConfigJSON(key, a.Username, pw, a.Email)
 	if err != nil {
-		r.fail("%s: %v", it.usedBy, err)
+		r.fail("%s: %v", it.use.UsedBy(), err)
 		return o
 	}
 	o.Object = &corev1.Secret{
@@ -100,45 +100,4 @@ func DockerConfigJSON(registryKey, username string, password []byte, email strin
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// PasswordSource is a password the profile needs read before it renders.
-type PasswordSource struct {
-	// Source is the auth.password value: "env:NAME" or "file:path" (or a
-	// literal, when the config allowed it).
-	Source string
-	// UsedBy names what needs it: `environment "jupyter-gpu"`, `image "x"`.
-	UsedBy []string
-}
-
-// PasswordSources lists, sorted by source, the password sources of every
-// environment and catalogue image that the named profile's pullers use.
-// It is empty when the profile's secrets mode is "reference", since no
-// Secret is rendered then.
-func PasswordSources(cfg *schema.Config, profile string) ([]PasswordSource, error) {
-	_, prof, err := cfg.Profile(profile)
-	if err != nil {
-		return nil, err
-	}
-	if prof.Secrets != schema.SecretsRender {
-		return nil, nil
-	}
-	users := map[string][]string{}
-	for _, p := range prof.Pullers {
-		for _, e := range p.Environments {
-			if a := cfg.Environments[e].Auth; a != nil && a.Password != "" {
-				users[a.Password] = append(users[a.Password], fmt.Sprintf("environment %q", e))
-			}
-		}
-		for _, k := range p.Images {
-			if a := cfg.Images[k].Auth; a != nil && a.Password != "" {
-				users[a.Password] = append(users[a.Password], fmt.Sprintf("image %q", k))
-			}
-		}
-	}
-	var out []PasswordSource
-	for _, s := range sortedKeys(users) {
-		out = append(out, PasswordSource{Source: s, UsedBy: uniqueSorted(users[s])})
-	}
-	return out, nil
 }

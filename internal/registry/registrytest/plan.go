@@ -3,7 +3,7 @@ package registrytest
 import (
 	"sort"
 
-	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -24,12 +24,12 @@ type Plan struct {
 
 // PlanFor is the Plan of cfg for a registry at host ("127.0.0.1:5000").
 func PlanFor(cfg *schema.Config, host string) (Plan, error) {
-	images, err := bump.Images(cfg)
+	all, err := plan.All(cfg, nil)
 	if err != nil {
 		return Plan{}, err
 	}
 	p := Plan{Mirrors: map[string]string{}}
-	for _, img := range images {
+	for _, img := range all.Images {
 		reg := img.Ref.Registry()
 		p.Mirrors[reg] = host + "/" + MirrorPath(reg)
 		if img.Ref.Digest == "" {

@@ -1,0 +1,56 @@
+// Package pipeline is the one way a config becomes Kubernetes objects,
+// shared by the CLI (render, vet, bump --render) and the KRM function:
+// plan the profile against the lock, read the password sources the plan
+// names, render.
+package pipeline
+
+import (
+	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
+)
+
+// Options say where password sources are read.
+type Options struct {
+	// Dir is the config directory "file:" sources are relative to.
+	Dir string
+	// Getenv reads "env:" sources: the value and whether it is set.
+	Getenv func(string) (string, bool)
+	// Function reads passwords under the KRM function's rule
+	// (creds.ReadFunction): an env: source only names a variable starting
+	// with creds.EnvPrefix or one of AllowEnv.
+	Function bool
+	AllowEnv []string
+	// NoPasswords renders with a placeholder for every password instead of
+	// reading it, so that no secret has to be present (vet).
+	NoPasswords bool
+}
+
+// Render renders profile of cfg ("" for the only one) with the digests of
+// l: plan.Build, creds.Read (creds.ReadFunction for o.Function) of the
+// plan's password sources (unless o.NoPasswords), then render.Render.
+// Kubernetes validity is the tests' job (internal/kubecheck and the real
+// API server in e2e/). Errors are those of each step, all of a step's
+// problems at once; nothing is rendered when any step fails.
+func Render(cfg *schema.Config, profile string, l *lock.Lock, o Options) ([]render.Object, error) {
+	p, err := plan.Build(cfg, profile, l)
+	if err != nil {
+		return nil, err
+	}
+	sources := p.PasswordSources()
+	pw := map[string][]byte{}
+	if o.NoPasswords {
+		for _, s := range sources {
+			pw[s.Source] = []byte("placeholder")
+		}
+	} else if o.Function {
+		if pw, err = creds.ReadFunction(o.Dir, sources, o.Getenv, o.AllowEnv); err != nil {
+			return nil, err
+		}
+	} else if pw, err = creds.Read(o.Dir, sources, o.Getenv); err != nil {
+		return nil, err
+	}
+	return render.Render(render.Input{Plan: p, Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+}
