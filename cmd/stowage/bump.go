@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
@@ -18,7 +21,7 @@ func newBump(getenv env) *cobra.Command {
 		o         loadOptions
 		ro        registryOptions
 		prBody    string
-		output    string
+		format    string
 		exitCode  bool
 		renderOut string
 	)
@@ -40,10 +43,15 @@ into OUTDIR, so the pull request carries the manifests too. --exit-code exits 1
 when something changed, as git diff --exit-code does.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageError{fmt.Errorf("-o %q: want text or json", output)}
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %q: want text or json", format)}
 			}
 			dir := dirArg(args)
+			// Every output against the config, the lock and each other,
+			// before a registry is contacted.
+			if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: filepath.Join(dir, lock.FileName), RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
+				return err
+			}
 			cfg, images, path, old, data, err := lockInputs(dir, o)
 			if err != nil {
 				return err
@@ -73,10 +81,10 @@ when something changed, as git diff --exit-code does.`,
 				if files, err = render.Files(objs); err != nil {
 					return err
 				}
-				if err := checkOutputDir(renderOut); err != nil {
+				if err := output.CheckDir(renderOut); err != nil {
 					return fmt.Errorf("--render: %w", err)
 				}
-				diff, err := diffDir(renderOut, files)
+				diff, err := output.Diff(renderOut, files)
 				if err != nil {
 					return err
 				}
@@ -85,23 +93,23 @@ when something changed, as git diff --exit-code does.`,
 			// The lock, the rendered directory and the PR body change
 			// together or not at all (a failed or interrupted write puts
 			// back the ones made before it).
-			var ws writes
+			var ws output.Set
 			if lockChanged {
-				ws.file(path, out)
+				ws.File(path, out)
 			}
 			if renderChanged {
-				ws.dir(renderOut, files)
+				ws.Dir(renderOut, files)
 			}
 			report := bump.NewReport(changes, bump.BodyOptions{LockFile: path, RenderDir: renderOut})
 			if prBody != "" && report.Body != "" {
-				ws.file(prBody, []byte(report.Body))
+				ws.File(prBody, []byte(output.PRBodyMarker+report.Body))
 			}
-			if err := ws.commit(cmd.Context()); err != nil {
+			if err := ws.Commit(cmd.Context()); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			switch {
-			case output == "json":
+			case format == "json":
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
@@ -123,7 +131,7 @@ when something changed, as git diff --exit-code does.`,
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile --render renders (optional when the config has one)")
 	c.Flags().StringVar(&prBody, "pr-body", "", "also write the pull request body (markdown) to this file")
-	c.Flags().StringVarP(&output, "output", "o", "text", "text (title and body) or json (title, branch, body and changes)")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text (title and body) or json (title, branch, body and changes)")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when the lock (or the --render output) changed")
 	c.Flags().StringVar(&renderOut, "render", "", "also render the profile into this directory with the new digests")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")

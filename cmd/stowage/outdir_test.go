@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,4 +95,50 @@ func snapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestOutputPathsChecked: bump --pr-body onto the lock or a config file,
+// and -o or --render onto the config directory, are refused (exit 1)
+// before anything is written or any registry contacted; every file stays
+// as it was (issue 14: --pr-body overwrote them with markdown, exit 0).
+func TestOutputPathsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args func(dir string) []string
+		want func(dir string) string
+	}{
+		{"--pr-body on the lock", func(dir string) []string {
+			return []string{"bump", dir, "--pr-body", filepath.Join(dir, "stowage.lock.yaml")}
+		}, func(dir string) string { return "is the lock file" }},
+		{"--pr-body on the config", func(dir string) []string {
+			return []string{"bump", dir, "--pr-body", filepath.Join(dir, "config.yaml")}
+		}, func(dir string) string { return "is a config file of " + dir }},
+		{"--pr-body on someone's file", func(dir string) []string {
+			return []string{"bump", dir, "--pr-body", filepath.Join(dir, "README.md")}
+		}, func(dir string) string { return "exists and stowage did not write it" }},
+		{"--render onto the config", func(dir string) []string {
+			return []string{"bump", dir, "--render", dir}
+		}, func(dir string) string { return "--render " + dir + " is the config directory" }},
+		{"--pr-body inside --render", func(dir string) []string {
+			return []string{"bump", dir, "--render", filepath.Join(dir, "out"), "--pr-body", filepath.Join(dir, "out", "body.md")}
+		}, func(dir string) string { return "is inside --render" }},
+		{"-o onto the config", func(dir string) []string {
+			return []string{"render", dir, "-o", dir}
+		}, func(dir string) string { return "-o " + dir + " is the config directory" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := cliValidDir(t)
+			if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("notes\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := cliSnapshot(t, dir)
+			_, stderr, code := runCLI(t, nil, tc.args(dir)...)
+			if code != 1 || !strings.Contains(stderr, tc.want(dir)) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, tc.want(dir))
+			}
+			if after := cliSnapshot(t, dir); !maps.Equal(before, after) {
+				t.Errorf("the config directory changed")
+			}
+		})
+	}
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/render"
 )
 
@@ -50,7 +46,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 				return err
 			}
 			if check {
-				diff, err := diffDir(out, files)
+				diff, err := output.Diff(out, files)
 				if err != nil {
 					return err
 				}
@@ -63,7 +59,10 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 				}
 				return nil
 			}
-			if err := checkOutputDir(out); err != nil {
+			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "-o"}); err != nil {
+				return err
+			}
+			if err := output.CheckDir(out); err != nil {
 				return err
 			}
 			return atomicfile.ReplaceDirContext(cmd.Context(), out, files)
@@ -74,46 +73,4 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 	c.Flags().BoolVar(&check, "check", false, "compare with the files in -o DIR instead of writing; exit 1 when they differ")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
-}
-
-// diffDir compares want with the regular files of dir and describes each
-// difference: "changed NAME", "missing NAME", "extra NAME".
-func diffDir(dir string, want map[string][]byte) ([]string, error) {
-	have := map[string][]byte{}
-	ents, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		have[e.Name()] = b
-	}
-	var diff []string
-	for n, b := range want {
-		h, ok := have[n]
-		switch {
-		case !ok:
-			diff = append(diff, "missing "+n)
-		case !bytes.Equal(h, b):
-			diff = append(diff, "changed "+n)
-		}
-	}
-	for n := range have {
-		if _, ok := want[n]; !ok {
-			diff = append(diff, "extra "+n)
-		}
-	}
-	// Sort by file name, the part after the verb.
-	sort.Slice(diff, func(i, j int) bool {
-		_, a, _ := strings.Cut(diff[i], " ")
-		_, b, _ := strings.Cut(diff[j], " ")
-		return a < b
-	})
-	return diff, nil
 }

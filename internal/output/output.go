@@ -1,0 +1,343 @@
+// Package output decides where stowage may write, and writes there.
+//
+//   - CheckPaths compares every output path of a run (the rendered
+//     directory, the PR body, the lock) with the config directory, the lock
+//     and each other before anything is written;
+//   - CheckDir says whether a directory is stowage's to replace (empty,
+//     missing, or a previous render);
+//   - CheckPRBody says whether a PR body file may be written: a new file,
+//     or one stowage wrote (it starts with PRBodyMarker);
+//   - Diff compares a rendered directory with what a render would write
+//     (render --check);
+//   - Set makes file and directory replacements that go together (bump's
+//     lock, rendered directory and PR body) change together or not at all.
+package output
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/render"
+)
+
+// Paths are the paths of one run. Empty fields are not part of the run.
+type Paths struct {
+	// ConfigDir is the config directory the run reads.
+	ConfigDir string
+	// Lock is the lock file the run writes (lock, bump).
+	Lock string
+	// RenderDir is the directory the run replaces (render -o, bump --render).
+	RenderDir string
+	// RenderFlag names RenderDir's flag in messages ("-o", "--render").
+	RenderFlag string
+	// PRBody is the file bump --pr-body writes.
+	PRBody string
+}
+
+// CheckPaths refuses, before anything is written, a run whose outputs
+// would land on its inputs or on each other: a rendered directory that is
+// the config directory or holds it (the swap would delete the config and
+// the lock) or that holds the PR body; a PR body that is the lock, a
+// config file (a file directly in the config directory with a config
+// extension: it would be read as config next time) or inside the rendered
+// directory. Paths are compared after resolving symbolic links of the part
+// that exists. The PR body is then checked with CheckPRBody.
+func CheckPaths(p Paths) error {
+	cfg, lockPath, out, body := real(p.ConfigDir), real(p.Lock), real(p.RenderDir), real(p.PRBody)
+	flag := p.RenderFlag
+	if flag == "" {
+		flag = "-o"
+	}
+	if out != "" {
+		switch {
+		case cfg != "" && out == cfg:
+			return fmt.Errorf("%s %s is the config directory; rendering there would replace the config: give a directory of its own", flag, p.RenderDir)
+		case cfg != "" && within(cfg, out):
+			return fmt.Errorf("%s %s holds the config directory %s; rendering there would replace the config: give a directory of its own", flag, p.RenderDir, p.ConfigDir)
+		case lockPath != "" && within(lockPath, out):
+			return fmt.Errorf("%s %s holds the lock %s: give a directory of its own", flag, p.RenderDir, p.Lock)
+		case body != "" && within(body, out):
+			return fmt.Errorf("--pr-body %s is inside %s %s, which is replaced whole: write the body elsewhere", p.PRBody, flag, p.RenderDir)
+		}
+	}
+	if body == "" {
+		return nil
+	}
+	switch {
+	case lockPath != "" && body == lockPath:
+		return fmt.Errorf("--pr-body %s is the lock file: write the body elsewhere", p.PRBody)
+	case cfg != "" && filepath.Dir(body) == cfg && isConfigName(filepath.Base(body)):
+		return fmt.Errorf("--pr-body %s is a config file of %s (every .cue, .yaml, .yml and .json file there is config): write the body elsewhere", p.PRBody, p.ConfigDir)
+	case cfg != "" && body == cfg:
+		return fmt.Errorf("--pr-body %s is the config directory: write the body elsewhere", p.PRBody)
+	}
+	return CheckPRBody(p.PRBody)
+}
+
+// PRBodyMarker starts every PR body file stowage writes (an HTML comment,
+// invisible in a rendered pull request), so that a later run knows the
+// file is its own to overwrite.
+const PRBodyMarker = "<!-- written by stowage bump --pr-body; stowage overwrites this file -->\n"
+
+// CheckPRBody refuses a PR body path that holds anything but a file stowage
+// wrote: an existing file must be a regular file (not a symbolic link)
+// starting with PRBodyMarker.
+func CheckPRBody(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--pr-body %s: %w", path, unwrapPath(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("--pr-body %s exists and is not a regular file: give a new file or one stowage wrote", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--pr-body %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	head := make([]byte, len(PRBodyMarker))
+	n, _ := f.Read(head)
+	if string(head[:n]) != PRBodyMarker {
+		return fmt.Errorf("--pr-body %s exists and stowage did not write it: give a new file or one stowage wrote", path)
+	}
+	return nil
+}
+
+// CheckDir refuses an output directory that render -o (or bump --render)
+// must not replace: one that holds anything stowage did not write there.
+// The directory is replaced whole, so a config directory, a .git or a
+// neighbour's manifests inside it would be deleted. It may be missing,
+// empty, or a previous render: a kustomization.yaml starting with
+// render.GeneratedHeader and regular files it lists.
+func CheckDir(out string) error {
+	ents, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", out, err)
+	}
+	k, err := os.ReadFile(filepath.Join(out, "kustomization.yaml"))
+	listed := map[string]bool{"kustomization.yaml": true}
+	if err == nil && bytes.HasPrefix(k, []byte(render.GeneratedHeader)) {
+		for _, line := range strings.Split(string(k), "\n") {
+			if f, ok := strings.CutPrefix(line, "- "); ok {
+				listed[f] = true
+			}
+		}
+	} else {
+		listed = map[string]bool{}
+	}
+	var foreign []string
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !listed[e.Name()] {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
+	}
+	return fmt.Errorf("output directory %s holds files stowage did not write (%s); -o replaces the whole directory, so give an empty directory or one that stowage rendered",
+		out, strings.Join(shown, ", "))
+}
+
+// Diff compares want with the regular files of dir and describes each
+// difference, sorted by file name: "changed NAME", "missing NAME",
+// "extra NAME". A missing dir has every file missing.
+func Diff(dir string, want map[string][]byte) ([]string, error) {
+	have := map[string][]byte{}
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		have[e.Name()] = b
+	}
+	var diff []string
+	for n, b := range want {
+		h, ok := have[n]
+		switch {
+		case !ok:
+			diff = append(diff, "missing "+n)
+		case !bytes.Equal(h, b):
+			diff = append(diff, "changed "+n)
+		}
+	}
+	for n := range have {
+		if _, ok := want[n]; !ok {
+			diff = append(diff, "extra "+n)
+		}
+	}
+	// Sort by file name, the part after the verb.
+	slices.SortFunc(diff, func(a, b string) int {
+		_, x, _ := strings.Cut(a, " ")
+		_, y, _ := strings.Cut(b, " ")
+		return strings.Compare(x, y)
+	})
+	return diff, nil
+}
+
+// Set is file and directory replacements that go together: Commit makes
+// each one atomically, in order, and when one fails, or ctx is done, puts
+// back what the earlier ones replaced, so the files change together or not
+// at all. The zero value is an empty set.
+type Set struct {
+	steps []step
+}
+
+type step struct {
+	path  string
+	file  []byte            // a file's new content, when isDir is false
+	dir   map[string][]byte // a directory's new files (atomicfile.ReplaceDir)
+	isDir bool
+}
+
+// File adds the replacement of the file at path by data (mode 0644).
+func (s *Set) File(path string, data []byte) {
+	s.steps = append(s.steps, step{path: path, file: data})
+}
+
+// Dir adds the replacement of the directory at path by files.
+func (s *Set) Dir(path string, files map[string][]byte) {
+	s.steps = append(s.steps, step{path: path, dir: files, isDir: true})
+}
+
+// Commit makes the writes in order. On failure it undoes the ones made, in
+// reverse order, and returns the failure (and any undo that failed too,
+// naming what it could not put back).
+func (s *Set) Commit(ctx context.Context) error {
+	var undo []func() error
+	for _, st := range s.steps {
+		restore, err := st.snapshot()
+		if err == nil {
+			if st.isDir {
+				err = atomicfile.ReplaceDirContext(ctx, st.path, st.dir)
+			} else {
+				err = atomicfile.WriteFileContext(ctx, st.path, st.file, 0o644)
+			}
+		}
+		if err != nil {
+			errs := []error{err}
+			for i := len(undo) - 1; i >= 0; i-- {
+				if uerr := undo[i](); uerr != nil {
+					errs = append(errs, uerr)
+				}
+			}
+			return errors.Join(errs...)
+		}
+		undo = append(undo, restore)
+	}
+	return nil
+}
+
+// snapshot reads what st replaces and returns the function that puts it
+// back: the old file or directory, or its absence.
+func (st step) snapshot() (func() error, error) {
+	if !st.isDir {
+		old, err := os.ReadFile(st.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return func() error { return undoErr(st.path, os.Remove(st.path)) }, nil
+		case err != nil:
+			return nil, err
+		}
+		return func() error {
+			return undoErr(st.path, atomicfile.WriteFile(st.path, old, 0o644))
+		}, nil
+	}
+	old := map[string][]byte{}
+	err := filepath.WalkDir(st.path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(st.path, p)
+		old[filepath.ToSlash(rel)] = b
+		return err
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return func() error { return undoErr(st.path, os.RemoveAll(st.path)) }, nil
+	case err != nil:
+		return nil, err
+	}
+	return func() error { return undoErr(st.path, atomicfile.ReplaceDir(st.path, old)) }, nil
+}
+
+func undoErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("putting %s back as it was failed: %w", path, err)
+}
+
+// real is path made absolute with the symbolic links of its longest
+// existing prefix resolved; "" stays "".
+func real(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// within reports whether p is dir or lies under it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+func isConfigName(n string) bool {
+	switch filepath.Ext(n) {
+	case ".cue", ".yaml", ".yml", ".json":
+		return !strings.HasPrefix(n, ".")
+	}
+	return false
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

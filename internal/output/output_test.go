@@ -1,0 +1,95 @@
+package output
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckPaths: every output is checked against the config directory,
+// the lock and the other outputs, symbolic links resolved.
+func TestCheckPaths(t *testing.T) {
+	root := t.TempDir()
+	cfg := filepath.Join(root, "repo", "cfg")
+	lock := filepath.Join(cfg, "stowage.lock.yaml")
+	write(t, filepath.Join(cfg, "config.yaml"), "x: 1\n")
+	write(t, lock, "lock\n")
+	write(t, filepath.Join(root, "mine.md"), PRBodyMarker+"old body\n")
+	write(t, filepath.Join(root, "notes.md"), "someone's notes\n")
+	if err := os.Symlink(cfg, filepath.Join(root, "cfg-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "mine.md"), filepath.Join(root, "body-link.md")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "out")
+	for _, tc := range []struct {
+		name string
+		p    Paths
+		want string // "" for accepted
+	}{
+		{"all apart", Paths{ConfigDir: cfg, Lock: lock, RenderDir: out, PRBody: filepath.Join(root, "new.md")}, ""},
+		{"a body stowage wrote", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(root, "mine.md")}, ""},
+		{"a markdown body in the config directory", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(cfg, "pr.md")}, ""},
+		{"render into a subdirectory of the config", Paths{ConfigDir: cfg, RenderDir: filepath.Join(cfg, "out")}, ""},
+		{"render onto the config", Paths{ConfigDir: cfg, RenderDir: cfg, RenderFlag: "--render"}, "--render " + cfg + " is the config directory"},
+		{"render onto the config through a link", Paths{ConfigDir: cfg, RenderDir: filepath.Join(root, "cfg-link")}, "-o " + filepath.Join(root, "cfg-link") + " is the config directory"},
+		{"render onto a parent of the config", Paths{ConfigDir: cfg, RenderDir: filepath.Join(root, "repo")}, "holds the config directory"},
+		{"body on the lock", Paths{ConfigDir: cfg, Lock: lock, PRBody: lock}, "--pr-body " + lock + " is the lock file"},
+		{"body on a config file", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(cfg, "config.yaml")}, "is a config file of " + cfg},
+		{"body as a new config file", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(cfg, "pr.yaml")}, "is a config file of " + cfg},
+		{"body on a config file through a link", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(root, "cfg-link", "config.yaml")}, "is a config file"},
+		{"body inside the rendered directory", Paths{ConfigDir: cfg, RenderDir: out, RenderFlag: "--render", PRBody: filepath.Join(out, "body.md")}, "is inside --render " + out},
+		{"body on someone's file", Paths{PRBody: filepath.Join(root, "notes.md")}, "exists and stowage did not write it"},
+		{"body a symbolic link", Paths{PRBody: filepath.Join(root, "body-link.md")}, "is not a regular file"},
+		{"body a directory", Paths{PRBody: filepath.Join(root, "repo")}, "is not a regular file"},
+	} {
+		err := CheckPaths(tc.p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestSetCommitUndo: when a later write of a Set fails, the earlier ones
+// are put back: a file to its old content, a new file removed, a replaced
+// directory to its old tree.
+func TestSetCommitUndo(t *testing.T) {
+	root := t.TempDir()
+	lock, body, out := filepath.Join(root, "lock"), filepath.Join(root, "body.md"), filepath.Join(root, "out")
+	write(t, lock, "old lock\n")
+	write(t, filepath.Join(out, "a.yaml"), "old a\n")
+	var s Set
+	s.File(lock, []byte("new lock\n"))
+	s.File(body, []byte("new body\n"))
+	s.Dir(out, map[string][]byte{"b.yaml": []byte("new b\n")})
+	s.File(filepath.Join(root, "missing-dir", "x"), []byte("fails"))
+	if err := s.Commit(context.Background()); err == nil {
+		t.Fatal("Commit succeeded, want the last write to fail")
+	}
+	if b, _ := os.ReadFile(lock); string(b) != "old lock\n" {
+		t.Errorf("lock = %q, want the old content", b)
+	}
+	if _, err := os.Stat(body); !os.IsNotExist(err) {
+		t.Errorf("body exists after the undo: %v", err)
+	}
+	ents, _ := os.ReadDir(out)
+	if len(ents) != 1 || ents[0].Name() != "a.yaml" {
+		t.Errorf("out holds %v, want only a.yaml", ents)
+	}
+}
