@@ -11,7 +11,7 @@
 //	    config.kubernetes.io/local-config: "true"
 //	spec:
 //	  images:
-//	  - name: index.docker.io/library/busybox:1.31.1   # Key of the reference
+//	  - name: docker.io/library/busybox:1.31.1         # Key of the reference
 //	    reference: busybox:1.31.1                      # as written in the config
 //	    digest: sha256:<64 hex>                        # what gets pinned by default
 //	    kind: index                                    # "index" or "manifest"
@@ -92,7 +92,7 @@ type Platform struct {
 // Entry is the lock record of one normalised image reference.
 type Entry struct {
 	// Name is the lock key, Key of the parsed Reference, e.g.
-	// "index.docker.io/library/busybox:1.31.1".
+	// "docker.io/library/busybox:1.31.1".
 	Name string `json:"name" yaml:"name"`
 	// Reference is the reference as written in the config, e.g.
 	// "busybox:1.31.1".

@@ -278,11 +278,11 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "    kind: manifest\n", "", 1),
 		},
 		{
-			name: "unknown entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "unknown field",
+			name: "unknown entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "field tag not found",
 			data: header + busybox + "    tag: latest\n",
 		},
 		{
-			name: "repeated entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: "repeated field, first set on line 11",
+			name: "repeated entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: `mapping key "digest" already defined at line 11`,
 			data: header + busybox + "    digest: sha256:" + hexB + "\n",
 		},
 		{
@@ -294,11 +294,11 @@ func TestParseErrors(t *testing.T) {
 			data: strings.Replace(header, "stowage.dev/v1alpha1", "stowage.dev/v1", 1) + busybox,
 		},
 		{
-			name: "unknown top-level field", index: -1, field: "status", line: 10, msg: "unknown field",
+			name: "unknown top-level field", index: -1, field: "status", line: 10, msg: "field status not found",
 			data: header + "    []\nstatus: {}\n",
 		},
 		{
-			name: "unknown metadata field", index: -1, field: "metadata.uid", line: 4, msg: "unknown field",
+			name: "unknown metadata field", index: -1, field: "metadata.uid", line: 4, msg: "field uid not found",
 			data: strings.Replace(header, "  name: stowage-lock", "  uid: abc", 1) + busybox,
 		},
 		{
@@ -306,11 +306,11 @@ func TestParseErrors(t *testing.T) {
 			data: "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\n",
 		},
 		{
-			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "must be a list",
+			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "cannot unmarshal !!str `busybox` into []lock.Entry",
 			data: strings.TrimSuffix(header, "\n") + " busybox\n",
 		},
 		{
-			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "must be a mapping",
+			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "cannot unmarshal !!str `busybox...` into lock.Entry",
 			data: header + "  - busybox:1.31.1\n",
 		},
 		{
@@ -326,11 +326,11 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "reference: busybox:1.31.1", "reference: https://busybox:1.31.1", 1),
 		},
 		{
-			name: "name not a string", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: "must be a string, got null",
+			name: "name null", index: 0, image: "busybox:1.31.1", field: "name", line: 9, msg: "required",
 			data: header + strings.Replace(busybox, "name: docker.io/library/busybox:1.31.1", "name: null", 1),
 		},
 		{
-			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "must be an integer number of bytes",
+			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "cannot unmarshal !!str `12` into int64",
 			data: header + busybox + "    size: \"12\"\n",
 		},
 		{
@@ -362,7 +362,7 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:abc\n",
 		},
 		{
-			name: "unknown platform field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "unknown field",
+			name: "unknown platform field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "field variant not found",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n      variant: v8\n",
 		},
 		{

@@ -1,14 +1,16 @@
 package lock
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
-	yaml2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 )
 
-// file is the document shape written by Marshal; field order is output order.
+// file is the lock document, read by Parse and written by Marshal; field
+// order is output order.
 type file struct {
 	APIVersion string   `yaml:"apiVersion"`
 	Kind       string   `yaml:"kind"`
@@ -16,9 +18,14 @@ type file struct {
 	Spec       spec     `yaml:"spec"`
 }
 
+// metadata accepts namespace and labels because kustomize's `namespace:`
+// and `labels:` set them on every resource, the lock included; they mean
+// nothing to stowage and Marshal does not write them.
 type metadata struct {
 	Name        string            `yaml:"name"`
+	Namespace   string            `yaml:"namespace,omitempty"`
 	Annotations map[string]string `yaml:"annotations"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
 }
 
 type spec struct {
@@ -27,9 +34,10 @@ type spec struct {
 
 // Marshal returns the canonical bytes of the lock file: the object shown in
 // the package documentation, entries sorted by name, platforms sorted by
-// platform, fields in a fixed order, two-space indentation, no timestamps.
-// Equal entries give equal bytes whatever order they were added in. Marshal
-// does not validate the entries (Parse does when reading them back).
+// platform, fields in a fixed order, two-space indentation with list items
+// at their key's column, no timestamps. Equal entries give equal bytes
+// whatever order they were added in. Marshal does not validate the entries
+// (Parse does when reading them back).
 func (l *Lock) Marshal() []byte {
 	entries := []Entry{}
 	if l != nil {
@@ -39,7 +47,11 @@ func (l *Lock) Marshal() []byte {
 		entries[i].Platforms = sortedPlatforms(entries[i].Platforms)
 	}
 	slices.SortStableFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	out, err := yaml2.Marshal(file{
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	err := enc.Encode(file{
 		APIVersion: APIVersion,
 		Kind:       ObjectKind,
 		Metadata: metadata{
@@ -48,9 +60,12 @@ func (l *Lock) Marshal() []byte {
 		},
 		Spec: spec{Images: entries},
 	})
+	if err == nil {
+		err = enc.Close()
+	}
 	if err != nil {
 		// Only strings and integers are encoded: this cannot happen.
 		panic(fmt.Sprintf("lock: marshal: %v", err))
 	}
-	return out
+	return b.Bytes()
 }

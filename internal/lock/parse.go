@@ -2,11 +2,12 @@ package lock
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -33,381 +34,188 @@ func ReadBytes(path string) ([]byte, error) {
 
 // Parse decodes the bytes of a lock file; filename is only used in errors.
 // It is strict: the file holds exactly one ImageLock object of APIVersion,
-// unknown or repeated fields are errors, every entry must pass
+// decoded by yaml.v3 with known fields only (unknown and repeated fields,
+// values of the wrong type are errors), every entry must pass
 // Entry.Validate, and two entries may not share a name. All problems are
 // reported at once, as *Error values joined with errors.Join, each naming the
 // file, line, entry index and name, and field. The returned lock has its
 // entries sorted by name and their platforms sorted by platform.
 func Parse(data []byte, filename string) (*Lock, error) {
-	p := &parser{file: filename}
-	root, err := p.document(data)
-	if err != nil {
-		return nil, err
+	var doc, extra yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("empty file; want an %s object", ObjectKind)
+		}
+		return nil, &Error{File: filename, Index: -1, Err: err}
 	}
-	l := p.object(root)
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, &Error{File: filename, Index: -1, Err: err}
+	default:
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		return nil, &Error{File: filename, Line: line, Index: -1, Err: errors.New("more than one YAML document; a lock file holds one")}
+	}
+
+	p := &parser{file: filename, lines: map[string]int{}, paths: map[int]string{}, strs: map[string]string{}, bad: map[string]bool{}}
+	p.walk(&doc, "")
+	var f file
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	if err := strict.Decode(&f); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, &Error{File: filename, Index: -1, Err: err}
+		}
+		for _, msg := range te.Errors {
+			p.yamlError(msg)
+		}
+	}
+	if doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.Join(p.errs...)
+	}
+	for _, c := range []struct{ path, got, want string }{
+		{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, ObjectKind}, {"spec", "-", "-"},
+	} {
+		switch _, set := p.lines[c.path]; {
+		case !set:
+			p.fail(c.path, errors.New("required field missing"))
+		case c.got != c.want && !p.bad[c.path]:
+			p.fail(c.path, fmt.Errorf("got %q, want %q", c.got, c.want))
+		}
+	}
+	l := &Lock{}
+	first := map[string]int{} // name -> index of its first entry
+	for i, e := range f.Spec.Images {
+		at := fmt.Sprintf("spec.images[%d]", i)
+		if p.covered(at) {
+			continue
+		}
+		for _, pr := range e.problems() {
+			if !p.covered(at + "." + pr.field) {
+				p.fail(at+"."+pr.field, pr.err)
+			}
+		}
+		if j, dup := first[e.Name]; dup && e.Name != "" {
+			p.fail(at+".name", fmt.Errorf("duplicate name, first used by spec.images[%d] on line %d", j, p.lineOf(fmt.Sprintf("spec.images[%d]", j))))
+		} else {
+			first[e.Name] = i
+		}
+		l.Put(e)
+	}
+	for _, err := range p.errs {
+		if e := err.(*Error); e.Index >= 0 {
+			at := fmt.Sprintf("spec.images[%d]", e.Index)
+			e.Image = cmp.Or(p.strs[at+".name"], p.strs[at+".reference"])
+		}
+	}
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
 	return l, nil
 }
 
-// parser walks yaml.v3 nodes so that every error can carry a line number.
+// parser turns paths ("spec.images[0].digest") into file lines and errors.
 type parser struct {
-	file string
-	errs []error
+	file  string
+	errs  []error
+	lines map[string]int    // path -> line of its key or list item
+	paths map[int]string    // line -> deepest path on it
+	strs  map[string]string // path -> its string value, as first written
+	bad   map[string]bool   // paths yaml.v3 could not decode
 }
 
-// at locates a node for errors: entry index (-1 outside entries) and field.
-type at struct {
-	index int
-	field string
-}
-
-func (a at) child(field string) at {
-	if a.field == "" {
-		return at{a.index, field}
-	}
-	return at{a.index, a.field + "." + field}
-}
-
-func (p *parser) fail(line int, a at, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Index: a.index, Field: a.field, Err: fmt.Errorf(format, args...)})
-}
-
-func (p *parser) document(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("empty file; want an %s object", ObjectKind)
-		}
-		return nil, &Error{File: p.file, Index: -1, Err: err}
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, &Error{File: p.file, Index: -1, Err: err}
-	default:
-		return nil, &Error{File: p.file, Line: line(deref(&extra)), Index: -1, Err: errors.New("more than one YAML document; a lock file holds one")}
-	}
-	return &doc, nil
-}
-
-// deref follows the document wrapper and aliases to the value node.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && (n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode) {
-		if n.Kind == yaml.AliasNode {
-			n = n.Alias
-		} else if len(n.Content) > 0 {
-			n = n.Content[0]
-		} else {
-			return nil
-		}
-	}
-	return n
-}
-
-// describe names the YAML type of n for "must be a …, got …" messages.
-func describe(n *yaml.Node) string {
+// walk records the line of every key, list item and value under n.
+func (p *parser) walk(n *yaml.Node, path string) {
+	p.mark(n, path)
 	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			p.walk(c, path)
+		}
 	case yaml.MappingNode:
-		return "a mapping"
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			child := n.Content[i].Value
+			if path != "" {
+				child = path + "." + child
+			}
+			p.mark(n.Content[i], child)
+			p.walk(n.Content[i+1], child)
+		}
 	case yaml.SequenceNode:
-		return "a list"
-	}
-	switch n.Tag {
-	case "!!null":
-		return "null"
-	case "!!int", "!!float":
-		return "number " + n.Value
-	case "!!bool":
-		return "boolean " + n.Value
-	case "!!str":
-		return fmt.Sprintf("string %q", n.Value)
-	}
-	return fmt.Sprintf("%s %q", n.Tag, n.Value)
-}
-
-// field is one key and value of a mapping.
-type field struct {
-	key, val *yaml.Node
-}
-
-// mapping returns the fields of mapping n by key. It reports a non-mapping,
-// repeated keys, keys not in known and keys of required that are absent.
-func (p *parser) mapping(n *yaml.Node, a at, known, required []string) map[string]field {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		line := 0
-		what := "nothing"
-		if n != nil {
-			line, what = n.Line, describe(n)
+		for i, c := range n.Content {
+			p.walk(c, fmt.Sprintf("%s[%d]", path, i))
 		}
-		p.fail(line, a, "must be a mapping, got %s", what)
-		return nil
-	}
-	fields := map[string]field{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
-		if k == nil || k.Kind != yaml.ScalarNode {
-			p.fail(n.Content[i].Line, a, "keys must be strings")
-			continue
-		}
-		key := k.Value
-		if !slices.Contains(known, key) {
-			p.fail(k.Line, a.child(key), "unknown field (known fields: %s)", strings.Join(known, ", "))
-			continue
-		}
-		if prev, dup := fields[key]; dup {
-			p.fail(k.Line, a.child(key), "repeated field, first set on line %d", prev.key.Line)
-			continue
-		}
-		fields[key] = field{k, v}
-	}
-	for _, key := range required {
-		if _, ok := fields[key]; !ok {
-			p.fail(n.Line, a.child(key), "required field missing")
+	case yaml.ScalarNode:
+		if _, ok := p.strs[path]; !ok && n.Tag == "!!str" {
+			p.strs[path] = n.Value
 		}
 	}
-	return fields
 }
 
-// str decodes a string scalar; ok is false (and an error recorded) otherwise.
-func (p *parser) str(n *yaml.Node, a at) (string, bool) {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		p.fail(line(n), a, "must be a string, got %s", describeOrNothing(n))
-		return "", false
+// mark records the line of the node at path.
+func (p *parser) mark(n *yaml.Node, path string) {
+	if _, ok := p.lines[path]; !ok {
+		p.lines[path] = n.Line
 	}
-	return n.Value, true
+	p.paths[n.Line] = path
 }
 
-// bytesize decodes an integer scalar, a size in bytes; its sign is checked
-// by Entry.problems.
-func (p *parser) bytesize(n *yaml.Node, a at) (int64, bool) {
-	n = deref(n)
-	var v int64
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
-		p.fail(line(n), a, "must be an integer number of bytes, got %s", describeOrNothing(n))
-		return 0, false
-	}
-	return v, true
-}
-
-func line(n *yaml.Node) int {
-	if n == nil {
-		return 0
-	}
-	return n.Line
-}
-
-func describeOrNothing(n *yaml.Node) string {
-	if n == nil {
-		return "nothing"
-	}
-	return describe(n)
-}
-
-// seq returns the items of list n, reporting anything else. A null value is
-// an empty list.
-func (p *parser) seq(n *yaml.Node, a at) []*yaml.Node {
-	n = deref(n)
-	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil
-	}
-	if n == nil || n.Kind != yaml.SequenceNode {
-		p.fail(line(n), a, "must be a list, got %s", describeOrNothing(n))
-		return nil
-	}
-	return n.Content
-}
-
-// stringMap decodes a mapping of strings to strings (labels, annotations).
-func (p *parser) stringMap(n *yaml.Node, a at) {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		p.fail(line(n), a, "must be a mapping of strings, got %s", describeOrNothing(n))
+// yamlError records one of yaml.v3's "line N: message" decoding errors at
+// the deepest path on line N.
+func (p *parser) yamlError(msg string) {
+	num, text, ok := strings.Cut(strings.TrimPrefix(msg, "line "), ": ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		p.errs = append(p.errs, &Error{File: p.file, Index: -1, Err: errors.New(msg)})
 		return
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k, ok := p.str(n.Content[i], a); ok {
-			p.str(n.Content[i+1], a.child(k))
-		}
-	}
+	path := p.paths[n]
+	p.bad[path] = true
+	p.errs = append(p.errs, p.at(path, n, errors.New(text)))
 }
 
-func (p *parser) object(root *yaml.Node) *Lock {
-	top := at{index: -1}
-	fields := p.mapping(root, top, []string{"apiVersion", "kind", "metadata", "spec"}, []string{"apiVersion", "kind", "spec"})
-	if fields == nil {
-		return nil
-	}
-	for _, kv := range [][2]string{{"apiVersion", APIVersion}, {"kind", ObjectKind}} {
-		key, want := kv[0], kv[1]
-		if f, ok := fields[key]; ok {
-			if v, ok := p.str(f.val, top.child(key)); ok && v != want {
-				p.fail(f.key.Line, top.child(key), "got %q, want %q", v, want)
-			}
-		}
-	}
-	if f, ok := fields["metadata"]; ok {
-		// namespace is accepted because kustomize's `namespace:` sets it on
-		// every resource, the lock included; it means nothing to stowage.
-		meta := p.mapping(f.val, top.child("metadata"), []string{"name", "namespace", "annotations", "labels"}, nil)
-		for _, k := range []string{"name", "namespace"} {
-			if f, ok := meta[k]; ok {
-				p.str(f.val, top.child("metadata."+k))
-			}
-		}
-		for _, k := range []string{"annotations", "labels"} {
-			if f, ok := meta[k]; ok {
-				p.stringMap(f.val, top.child("metadata."+k))
-			}
-		}
-	}
-	l := &Lock{}
-	if f, ok := fields["spec"]; ok {
-		spec := p.mapping(f.val, top.child("spec"), []string{"images"}, nil)
-		if f, ok := spec["images"]; ok {
-			l.Entries = p.entries(f.val, top.child("spec.images"))
-		}
-	}
-	return l
+// fail records err at path, on the line of path or of its closest parent.
+func (p *parser) fail(path string, err error) {
+	p.errs = append(p.errs, p.at(path, p.lineOf(path), err))
 }
 
-func (p *parser) entries(n *yaml.Node, a at) []Entry {
-	l := &Lock{}
-	first := map[string]int{} // name -> index of its first entry
-	lines := map[string]int{} // name -> line of its first entry
-	for i, item := range p.seq(n, a) {
-		start := len(p.errs)
-		e, entryLine := p.entry(item, i)
-		if e.Name != "" {
-			if j, dup := first[e.Name]; dup {
-				p.fail(entryLine, at{index: i, field: "name"}, "duplicate name, first used by spec.images[%d] on line %d", j, lines[e.Name])
-			} else {
-				first[e.Name], lines[e.Name] = i, entryLine
-			}
-		}
-		for _, err := range p.errs[start:] {
-			err.(*Error).Image = e.ident()
-		}
-		l.Put(e)
+// at is the *Error for path: entries' fields relative to their entry.
+func (p *parser) at(path string, line int, err error) *Error {
+	e := &Error{File: p.file, Line: line, Index: -1, Field: path, Err: err}
+	if rest, ok := strings.CutPrefix(path, "spec.images["); ok {
+		num, field, _ := strings.Cut(rest, "]")
+		e.Index, _ = strconv.Atoi(num)
+		e.Field = strings.TrimPrefix(field, ".")
 	}
-	return l.Entries
+	return e
 }
 
-// decoded collects, while an entry is decoded, the line of each field path
-// ("digest", "platforms[1].size"; "" is the entry) and the paths that failed
-// to decode, so validation neither repeats them nor loses their lines.
-type decoded struct {
-	lines map[string]int
-	bad   map[string]bool
-}
-
-// strField decodes fields[key] into dst, recording it under path.
-func (p *parser) strField(fields map[string]field, key, path string, a at, d decoded, dst *string) {
-	f, ok := fields[key]
-	if !ok {
-		return
-	}
-	d.lines[path] = f.key.Line
-	if s, ok := p.str(f.val, a.child(key)); ok {
-		*dst = s
-	} else {
-		d.bad[path] = true
-	}
-}
-
-// sizeField decodes fields["size"] into dst, recording it under path.
-func (p *parser) sizeField(fields map[string]field, path string, a at, d decoded, dst *int64) {
-	f, ok := fields["size"]
-	if !ok {
-		return
-	}
-	d.lines[path] = f.key.Line
-	if v, ok := p.bytesize(f.val, a.child("size")); ok {
-		*dst = v
-	} else {
-		d.bad[path] = true
-	}
-}
-
-// entry decodes spec.images[i] and validates it; it returns the entry and
-// its line.
-func (p *parser) entry(n *yaml.Node, i int) (Entry, int) {
-	a := at{index: i}
-	var e Entry
-	n = deref(n)
-	fields := p.mapping(n, a, []string{"name", "reference", "digest", "kind", "platforms", "size"}, nil)
-	if fields == nil {
-		return e, line(n)
-	}
-	d := decoded{lines: map[string]int{"": n.Line}, bad: map[string]bool{}}
-	p.strField(fields, "name", "name", a, d, &e.Name)
-	p.strField(fields, "reference", "reference", a, d, &e.Reference)
-	p.strField(fields, "digest", "digest", a, d, &e.Digest)
-	var kind string
-	p.strField(fields, "kind", "kind", a, d, &kind)
-	e.Kind = Kind(kind)
-	p.sizeField(fields, "size", a, d, &e.Size)
-	if f, ok := fields["platforms"]; ok {
-		d.lines["platforms"] = f.key.Line
-		items := p.seq(f.val, a.child("platforms"))
-		if items == nil && deref(f.val).Tag != "!!null" {
-			d.bad["platforms"] = true
-		}
-		for j, item := range items {
-			path := fmt.Sprintf("platforms[%d]", j)
-			pa := a.child(path)
-			d.lines[path] = line(deref(item))
-			pf := p.mapping(item, pa, []string{"platform", "digest", "size"}, nil)
-			if pf == nil {
-				d.bad[path] = true
-			}
-			var pl Platform
-			p.strField(pf, "platform", path+".platform", pa, d, &pl.Platform)
-			p.strField(pf, "digest", path+".digest", pa, d, &pl.Digest)
-			p.sizeField(pf, path+".size", pa, d, &pl.Size)
-			e.Platforms = append(e.Platforms, pl)
-		}
-	}
-	for _, pr := range e.problems() {
-		if covered(d.bad, pr.field) {
-			continue
-		}
-		p.fail(lineOf(d.lines, pr.field), at{index: i, field: pr.field}, "%w", pr.err)
-	}
-	return e, n.Line
-}
-
-// covered reports whether field or one of its parents already failed to
-// decode, so that validation does not report it twice.
-func covered(bad map[string]bool, field string) bool {
+// lineOf is the line of path, else of its closest parent.
+func (p *parser) lineOf(path string) int {
 	for {
-		if bad[field] {
-			return true
-		}
-		i := strings.LastIndexByte(field, '.')
-		if i < 0 {
-			return false
-		}
-		field = field[:i]
-	}
-}
-
-// lineOf returns the line of field, else of its closest parent, else of the
-// entry.
-func lineOf(lines map[string]int, field string) int {
-	for {
-		if l, ok := lines[field]; ok {
+		if l, ok := p.lines[path]; ok || path == "" {
 			return l
 		}
-		i := strings.LastIndexByte(field, '.')
-		if i < 0 {
-			return lines[""]
-		}
-		field = field[:i]
+		path = parent(path)
 	}
+}
+
+// covered reports whether path or a parent failed to decode.
+func (p *parser) covered(path string) bool {
+	for ; path != ""; path = parent(path) {
+		if p.bad[path] {
+			return true
+		}
+	}
+	return false
+}
+
+// parent strips the last ".field" or "[i]" of path.
+func parent(path string) string {
+	return path[:max(strings.LastIndexAny(path, ".["), 0)]
 }
