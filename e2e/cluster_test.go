@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -37,6 +38,10 @@ const requireEnv = "STOWAGE_REQUIRE_APISERVER"
 type cluster struct {
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
+	// env and cfg are envtest's environment and its admin client
+	// configuration (for users with other rights: env.AddUser).
+	env *envtest.Environment
+	cfg *rest.Config
 }
 
 // startAPIServer starts kube-apiserver and etcd from $KUBEBUILDER_ASSETS
@@ -88,7 +93,7 @@ func startAPIServer(t *testing.T) *cluster {
 	if v, err := disc.ServerVersion(); err == nil {
 		t.Logf("server version %s", v.GitVersion)
 	}
-	return &cluster{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	return &cluster{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), env: env, cfg: cfg}
 }
 
 // resource returns the client for u's kind and namespace.

@@ -1,6 +1,6 @@
 // End-to-end tests against a real kube-apiserver, through
 // controller-runtime's envtest. A module of its own so that stowage itself
-// never depends on controller-runtime or client-go; `make test` runs it.
+// never depends on controller-runtime; `make test` runs it.
 // The main module comes from ../ (replace below): when its requirements
 // change, run `go mod tidy` here too, or the readonly builds of CI fail.
 module github.com/stowage/stowage/e2e
@@ -73,6 +73,7 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/apiextensions-apiserver v0.37.0 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect

@@ -107,6 +107,11 @@ func TestExitCodes(t *testing.T) {
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
 		{"--check needs -o", []string{"render", valid, "--check"}, 2, "--check needs -o"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
+		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want table or json`},
+		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},
+		{"status invalid config", []string{"status", invalid, "--kubeconfig", "/nonexistent"}, 1, "Tenant_A"},
+		{"status without a cluster", []string{"status", valid, "--kubeconfig", filepath.Join(valid, "no-kubeconfig")}, 1,
+			"no cluster to read: stat " + filepath.Join(valid, "no-kubeconfig") + ": no such file or directory (pass --kubeconfig, set KUBECONFIG, or run in a pod)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

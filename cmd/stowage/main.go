@@ -111,7 +111,7 @@ func newRoot(getenv env) *cobra.Command {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
 		}
 	}
-	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion())
+	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv))
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		wrapArgs(c)

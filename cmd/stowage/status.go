@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
+	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/status"
+)
+
+// statusOptions are the flags of stowage status.
+type statusOptions struct {
+	loadOptions
+	kubeconfig, context, output string
+	timeout, deadline           time.Duration
+}
+
+// Bounds of the cluster reads: objects per list request, and list pages
+// per kind before the read stops and says so.
+const (
+	statusPageSize = 500
+	statusMaxPages = 100
+)
+
+func newStatus(getenv env) *cobra.Command {
+	var o statusOptions
+	c := &cobra.Command{
+		Use:   "status [DIR]",
+		Short: "Show which images of a profile are on which node of the current cluster; exit 0 only when all are",
+		Long: `Render the profile of the config in DIR (default .) without reading any
+password, then read the cluster of the current kubeconfig context (or
+--kubeconfig, --context; in a pod, its ServiceAccount): the profile's
+DaemonSets, their pods, the nodes and the pods' events. Only get and list;
+no Secret is read.
+
+For every image and every node it says present (the locked digest is on the
+node: a container's imageID or the node's status.images), pulling, failed
+(with the kubelet's reason and message) or not scheduled (nodeSelector,
+affinity or an untolerated taint keep the DaemonSet off the node), then
+each DaemonSet's rollout and a summary per image (state success, failure or
+pulling; message; digest; nodes), and notes when a source is incomplete.
+
+Exit 0 when every image is present on every node its DaemonSets target,
+1 otherwise or when the cluster cannot be read, 2 on a usage error: a CI
+gate, an Argo CD PostSync hook or a Flux health check (examples/status/).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.output != "table" && o.output != "json" {
+				return usageError{fmt.Errorf("-o %q: want table or json", o.output)}
+			}
+			if o.timeout <= 0 || o.deadline <= 0 {
+				return usageError{fmt.Errorf("--timeout and --deadline must be positive")}
+			}
+			dir := dirArg(args)
+			exp, err := expectProfile(dir, o.loadOptions)
+			if err != nil {
+				return err
+			}
+			rc, err := restConfig(o, getenv)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.deadline)
+			defer cancel()
+			cl, err := readCluster(ctx, rc, exp)
+			if err != nil {
+				return err
+			}
+			rep := status.Evaluate(exp, cl)
+			out := cmd.OutOrStdout()
+			if o.output == "json" {
+				b, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				if _, err := out.Write(append(b, '\n')); err != nil {
+					return err
+				}
+			} else if err := status.WriteTable(out, rep); err != nil {
+				return err
+			}
+			if !rep.Ready {
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.profile, "profile", "p", "", "profile to check (optional when the config has one)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then the pod's ServiceAccount)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context (default its current-context)")
+	f.StringVarP(&o.output, "output", "o", "table", "table or json")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
+	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run")
+	f.BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	return c
+}
+
+// expectProfile renders the profile of dir with placeholder passwords
+// (status never needs one) and pairs its DaemonSets with the image plan.
+func expectProfile(dir string, o loadOptions) (*status.Expected, error) {
+	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+	if err != nil {
+		return nil, err
+	}
+	l, err := readLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := renderWithLock(cfg, dir, o.profile, l, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Build(cfg, o.profile, l)
+	if err != nil {
+		return nil, err
+	}
+	var dss []*appsv1.DaemonSet
+	for _, obj := range objs {
+		if ds, ok := obj.Object.(*appsv1.DaemonSet); ok {
+			dss = append(dss, ds)
+		}
+	}
+	return status.Expect(p, dss)
+}
+
+// restConfig loads the client configuration: --kubeconfig, else
+// $KUBECONFIG's files, else ~/.kube/config, else the pod's ServiceAccount
+// (clientcmd's in-cluster fallback); --context picks the context. Every
+// request is bounded by --timeout.
+func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.Precedence = []string{clientcmd.RecommendedHomeFile}
+	if v, ok := getenv(clientcmd.RecommendedConfigPathEnvVar); ok && v != "" {
+		rules.Precedence = filepath.SplitList(v)
+	}
+	rules.ExplicitPath = o.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no cluster to read: %w (pass --kubeconfig, set KUBECONFIG, or run in a pod)", err)
+	}
+	rc = rest.CopyConfig(rc)
+	rc.Timeout = o.timeout
+	rc.UserAgent = "stowage-status"
+	return rc, nil
+}
+
+// readCluster reads what status.Evaluate needs for exp: every node, each
+// rendered DaemonSet (absent ones are left out), the pods each selects,
+// and the pod events of their namespaces. Lists are paged; a list longer
+// than statusMaxPages pages, or events the credentials may not read, are
+// noted rather than failed.
+func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*status.Cluster, error) {
+	core, err := coreclient.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := appsclient.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	c := &status.Cluster{DaemonSets: map[string]*appsv1.DaemonSet{}}
+	host := rc.Host
+
+	note, err := pages(ctx, "nodes", func(opts metav1.ListOptions) (string, error) {
+		l, err := core.Nodes().List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		c.Nodes = append(c.Nodes, l.Items...)
+		return l.Continue, nil
+	}, metav1.ListOptions{})
+	if err != nil {
+		return nil, clusterError(host, "listing nodes", err)
+	}
+	c.Notes = appendNote(c.Notes, note)
+
+	var namespaces []string
+	for _, ds := range exp.DaemonSets {
+		live, err := apps.DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, clusterError(host, fmt.Sprintf("reading DaemonSet %s/%s", ds.Namespace, ds.Name), err)
+		}
+		c.DaemonSets[ds.Namespace+"/"+ds.Name] = live
+		if !slices.Contains(namespaces, ds.Namespace) {
+			namespaces = append(namespaces, ds.Namespace)
+		}
+		sel, err := metav1.LabelSelectorAsSelector(live.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("DaemonSet %s/%s: selector: %w", ds.Namespace, ds.Name, err)
+		}
+		note, err := pages(ctx, "pods of DaemonSet "+ds.Namespace+"/"+ds.Name, func(opts metav1.ListOptions) (string, error) {
+			l, err := core.Pods(ds.Namespace).List(ctx, opts)
+			if err != nil {
+				return "", err
+			}
+			c.Pods = append(c.Pods, l.Items...)
+			return l.Continue, nil
+		}, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return nil, clusterError(host, fmt.Sprintf("listing the pods of DaemonSet %s/%s", ds.Namespace, ds.Name), err)
+		}
+		c.Notes = appendNote(c.Notes, note)
+	}
+	for _, ns := range namespaces {
+		note, err := pages(ctx, "pod events in namespace "+ns, func(opts metav1.ListOptions) (string, error) {
+			l, err := core.Events(ns).List(ctx, opts)
+			if err != nil {
+				return "", err
+			}
+			c.Events = append(c.Events, l.Items...)
+			return l.Continue, nil
+		}, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()})
+		if apierrors.IsForbidden(err) {
+			c.Notes = append(c.Notes, fmt.Sprintf("events in namespace %s are not readable with these credentials: reasons come from container statuses only", ns))
+			continue
+		}
+		if err != nil {
+			return nil, clusterError(host, "listing the events in namespace "+ns, err)
+		}
+		c.Notes = appendNote(c.Notes, note)
+	}
+	c.Now = time.Now()
+	return c, nil
+}
+
+// pages calls list with Limit and Continue until the last page, or until
+// statusMaxPages pages, when it returns a note saying the list was cut.
+func pages(ctx context.Context, what string, list func(metav1.ListOptions) (string, error), opts metav1.ListOptions) (string, error) {
+	opts.Limit = statusPageSize
+	for range statusMaxPages {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		next, err := list(opts)
+		if err != nil {
+			return "", err
+		}
+		if next == "" {
+			return "", nil
+		}
+		opts.Continue = next
+	}
+	return fmt.Sprintf("%s: read only the first %d (a list longer than %d pages is cut)", what, statusPageSize*statusMaxPages, statusMaxPages), nil
+}
+
+func appendNote(notes []string, n string) []string {
+	if n == "" {
+		return notes
+	}
+	return append(notes, n)
+}
+
+// clusterError names the API server and what failed; a timeout or a
+// refused connection says so in words.
+func clusterError(host, what string, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s on %s: --deadline reached: %w", what, host, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s on %s: forbidden; status needs get and list on DaemonSets, Pods, Nodes and Events (examples/status/rbac.yaml): %w", what, host, err)
+	default:
+		return fmt.Errorf("%s on %s: %w", what, host, err)
+	}
+}

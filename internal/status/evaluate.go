@@ -1,0 +1,730 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	"github.com/stowage/stowage/internal/imageref"
+)
+
+// State is what a node shows for one image.
+type State string
+
+// States of an image on a node.
+const (
+	// Present: the node holds an accepted digest of the image under its
+	// repository (a container status's imageID, or the node's status.images).
+	Present State = "present"
+	// Pulling: a DaemonSet targets the node and the image is not there yet,
+	// with no failure reported: pulling, waiting for an earlier init
+	// container, for the pod, or for the rollout.
+	Pulling State = "pulling"
+	// Failed: the kubelet reported a failure (ErrImagePull,
+	// ImagePullBackOff: a 401, a missing manifest), the pod cannot be
+	// scheduled, or the DaemonSet is not in the cluster.
+	Failed State = "failed"
+	// NotScheduled: no DaemonSet that pulls the image targets the node
+	// (nodeSelector, node affinity or a taint it does not tolerate).
+	NotScheduled State = "not scheduled"
+)
+
+// Summary states of an image, the Submarine design's success/failure/pulling.
+const (
+	Success    = "success"
+	Failure    = "failure"
+	InProgress = "pulling"
+)
+
+// EventTTL is kube-apiserver's default --event-ttl: events older than this
+// are gone, so a failure older than it is known only from container
+// statuses.
+const EventTTL = time.Hour
+
+// NodeStatusMaxImages is the kubelet's default nodeStatusMaxImages: a node
+// lists at most this many images in status.images (the largest first), so
+// an image missing from a full list may still be on the node.
+const NodeStatusMaxImages = 50
+
+// Cluster is what a caller read from the cluster for an Expected.
+type Cluster struct {
+	// DaemonSets are the live DaemonSets keyed "namespace/name"; a rendered
+	// DaemonSet without an entry is not in the cluster.
+	DaemonSets map[string]*appsv1.DaemonSet
+	// Pods are the pods of those DaemonSets (others are ignored: a pod
+	// counts for the DaemonSet that controls it).
+	Pods []corev1.Pod
+	// Nodes are every node of the cluster.
+	Nodes []corev1.Node
+	// Events are the events of the DaemonSets' namespaces (others are
+	// ignored: an event counts for the pod it names by UID).
+	Events []corev1.Event
+	// Now is when the objects were read.
+	Now time.Time
+	// Notes are the reader's own remarks on incomplete sources (a list
+	// cut at its limit, events not readable).
+	Notes []string
+}
+
+// Report is the status of a profile on a cluster.
+type Report struct {
+	// Profile is the profile's name.
+	Profile string `json:"profile"`
+	// Ready is true when every image is present on every node its
+	// DaemonSets target: the exit-0 condition.
+	Ready bool `json:"ready"`
+	// Images are the summaries, sorted by reference.
+	Images []ImageStatus `json:"images"`
+	// DaemonSets are the rollouts, sorted by namespace and name.
+	DaemonSets []Rollout `json:"daemonSets"`
+	// Nodes are the names of every node read, sorted.
+	Nodes []string `json:"nodes"`
+	// Sources says whether the report's sources were complete.
+	Sources Sources `json:"sources"`
+}
+
+// ImageStatus is one image's summary, in the Submarine design's shape
+// (name, state, message, digest, nodes) plus the reference and the state
+// on every node.
+type ImageStatus struct {
+	// Name is the reference without its digest.
+	Name string `json:"name"`
+	// State is Success (present on every targeted node), Failure (failed on
+	// at least one) or InProgress.
+	State string `json:"state"`
+	// Message says how many targeted nodes hold the image and names the
+	// first failure.
+	Message string `json:"message,omitempty"`
+	// Digest is the pinned digest.
+	Digest string `json:"digest"`
+	// Nodes are the nodes holding the image, sorted.
+	Nodes []string `json:"nodes"`
+	// Reference is the pinned reference as the DaemonSets name it.
+	Reference string `json:"reference"`
+	// OnNodes is the image's state on every node, sorted by node.
+	OnNodes []NodeImage `json:"onNodes"`
+}
+
+// NodeImage is one image on one node.
+type NodeImage struct {
+	Node  string `json:"node"`
+	State State  `json:"state"`
+	// Reason is the kubelet's reason (ErrImagePull, ImagePullBackOff, …)
+	// or stowage's (NotInCluster, NodeSelector, Taint, NoPod, OldTemplate,
+	// Waiting).
+	Reason string `json:"reason,omitempty"`
+	// Message is the kubelet's message, or what stowage observed.
+	Message string `json:"message,omitempty"`
+	// DaemonSet is the "namespace/name" the state comes from; empty when
+	// only the node's image list says so.
+	DaemonSet string `json:"daemonSet,omitempty"`
+	// Source is where a Present state was read: "container status",
+	// "container started" or "node status.images".
+	Source string `json:"source,omitempty"`
+}
+
+// Rollout is a DaemonSet's rollout, from its status.
+type Rollout struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// InCluster is false when the DaemonSet has not been applied.
+	InCluster bool `json:"inCluster"`
+	// Current is true when the live pod template pins the images this
+	// render pins (the stowage.dev/images-hash annotations agree).
+	Current bool `json:"current"`
+	// Desired, Updated, Ready and Available are the DaemonSet status's
+	// desiredNumberScheduled, updatedNumberScheduled, numberReady and
+	// numberAvailable.
+	Desired   int32 `json:"desired"`
+	Updated   int32 `json:"updated"`
+	Ready     int32 `json:"ready"`
+	Available int32 `json:"available"`
+	// Message says what is not done, empty when the rollout is complete.
+	Message string `json:"message,omitempty"`
+}
+
+// Sources says how complete the report's sources were.
+type Sources struct {
+	// Complete is false when a note below applies to a state that is not
+	// Present.
+	Complete bool `json:"complete"`
+	// Notes explain each incompleteness.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// imagesHashAnnotation is render.AnnotationImagesHash (not imported: status
+// reads clusters, render writes objects).
+const imagesHashAnnotation = "stowage.dev/images-hash"
+
+// pullFailures are the container waiting reasons of a failed pull
+// (kubelet pkg/kubelet/images: ErrImagePull, ImagePullBackOff,
+// ErrImageNeverPull, InvalidImageName; RegistryUnavailable and
+// SignatureValidationFailed from older kubelets and runtimes).
+var pullFailures = []string{"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName",
+	"RegistryUnavailable", "SignatureValidationFailed", "ErrImageInspect"}
+
+// daemonTolerations are the tolerations the DaemonSet controller adds to
+// every daemon pod (k8s.io/kubernetes pkg/controller/daemon/util
+// AddOrUpdateDaemonPodTolerations), which decide where its pods run.
+var daemonTolerations = []corev1.Toleration{
+	{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+}
+
+// Evaluate compares exp with the cluster c. For every image and node it
+// takes the most telling state over the DaemonSets that pull the image:
+// Failed, then Present, then Pulling, then NotScheduled.
+func Evaluate(exp *Expected, c *Cluster) *Report {
+	ev := newEvaluator(c)
+	rep := &Report{Profile: exp.Profile, Ready: true, Sources: Sources{Complete: true}}
+	for _, n := range c.Nodes {
+		rep.Nodes = append(rep.Nodes, n.Name)
+	}
+	slices.Sort(rep.Nodes)
+	nodes := slices.Clone(c.Nodes)
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+
+	// cells[image reference][node] is the state decided so far.
+	cells := map[string]map[string]NodeImage{}
+	notes := map[string]bool{}
+	for _, ds := range exp.DaemonSets {
+		key := ds.Namespace + "/" + ds.Name
+		live := c.DaemonSets[key]
+		rep.DaemonSets = append(rep.DaemonSets, rollout(ds, live))
+		target := ds
+		if live != nil {
+			target = live
+		}
+		pods := ev.podsOf(live)
+		placement := newPlacement(target)
+		for i := range nodes {
+			n := &nodes[i]
+			why := placement.excludes(n)
+			pod := pods[n.Name]
+			for _, ct := range containers(ds) {
+				img := exp.image(ct.Image)
+				if img == nil {
+					continue
+				}
+				var cell NodeImage
+				switch {
+				case live == nil:
+					if why != "" {
+						cell = NodeImage{State: NotScheduled, Reason: "NodeSelector", Message: why}
+					} else {
+						cell = NodeImage{State: Failed, Reason: "NotInCluster", Message: fmt.Sprintf("DaemonSet %s is not in the cluster: apply the rendered profile", key)}
+					}
+				case why != "" && len(pod) == 0:
+					cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
+				default:
+					cell = ev.cell(n, live, pod, ct, img)
+				}
+				cell.Node = n.Name
+				if cell.DaemonSet == "" && cell.Source != sourceNode {
+					cell.DaemonSet = key
+				}
+				if cell.State != Present && cell.State != NotScheduled {
+					for _, note := range ev.notesFor(n, pod) {
+						notes[note] = true
+					}
+				}
+				if cells[img.Reference] == nil {
+					cells[img.Reference] = map[string]NodeImage{}
+				}
+				if prev, ok := cells[img.Reference][n.Name]; !ok || rank(cell.State) > rank(prev.State) {
+					cells[img.Reference][n.Name] = cell
+				}
+			}
+		}
+	}
+	for _, img := range exp.Images {
+		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Nodes: []string{}, OnNodes: []NodeImage{}}
+		var targeted, present int
+		var firstFail *NodeImage
+		for _, n := range rep.Nodes {
+			cell, ok := cells[img.Reference][n]
+			if !ok {
+				continue
+			}
+			st.OnNodes = append(st.OnNodes, cell)
+			if cell.State != NotScheduled {
+				targeted++
+			}
+			switch cell.State {
+			case Present:
+				present++
+				st.Nodes = append(st.Nodes, n)
+			case Failed:
+				if firstFail == nil {
+					firstFail = &cell
+				}
+			}
+		}
+		failed := 0
+		for _, cell := range st.OnNodes {
+			if cell.State == Failed {
+				failed++
+			}
+		}
+		switch {
+		case failed > 0:
+			st.State = Failure
+			st.Message = fmt.Sprintf("failed on %d of %d targeted node(s); %s: %s", failed, targeted, firstFail.Node, detail(*firstFail))
+		case present == targeted:
+			st.State = Success
+			st.Message = fmt.Sprintf("present on all %d targeted node(s)", targeted)
+			if targeted == 0 {
+				st.Message = "no node is targeted by the DaemonSets that pull this image"
+			}
+		default:
+			st.State = InProgress
+			st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
+		}
+		if st.State != Success {
+			rep.Ready = false
+		}
+		rep.Images = append(rep.Images, st)
+	}
+	rep.Sources.Notes = append(rep.Sources.Notes, c.Notes...)
+	for _, n := range sortedKeys(notes) {
+		rep.Sources.Notes = append(rep.Sources.Notes, n)
+	}
+	if len(notes) > 0 || len(c.Notes) > 0 {
+		rep.Sources.Complete = false
+	}
+	return rep
+}
+
+// rank orders states for merging several DaemonSets' view of one image on
+// one node: the most telling wins.
+func rank(s State) int {
+	switch s {
+	case Failed:
+		return 3
+	case Present:
+		return 2
+	case Pulling:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// detail is "reason: message", or the one that is set.
+func detail(c NodeImage) string {
+	switch {
+	case c.Reason != "" && c.Message != "":
+		return c.Reason + ": " + c.Message
+	case c.Reason != "":
+		return c.Reason
+	default:
+		return c.Message
+	}
+}
+
+// reasonOf names an exclusion: "Taint" or "NodeSelector" (affinity too).
+func reasonOf(why string) string {
+	if strings.HasPrefix(why, "taint ") {
+		return "Taint"
+	}
+	return "NodeSelector"
+}
+
+// rollout reads a DaemonSet's rollout against its rendered form.
+func rollout(rendered, live *appsv1.DaemonSet) Rollout {
+	r := Rollout{Namespace: rendered.Namespace, Name: rendered.Name}
+	if live == nil {
+		r.Message = "not in the cluster: apply the rendered profile"
+		return r
+	}
+	r.InCluster = true
+	want := rendered.Spec.Template.Annotations[imagesHashAnnotation]
+	r.Current = want != "" && live.Spec.Template.Annotations[imagesHashAnnotation] == want
+	s := live.Status
+	r.Desired, r.Updated, r.Ready, r.Available = s.DesiredNumberScheduled, s.UpdatedNumberScheduled, s.NumberReady, s.NumberAvailable
+	var msgs []string
+	if !r.Current {
+		msgs = append(msgs, "the cluster's pod template pins other images than this render: apply the rendered profile")
+	}
+	if live.Generation != s.ObservedGeneration {
+		msgs = append(msgs, fmt.Sprintf("generation %d not yet observed by the DaemonSet controller (observed %d)", live.Generation, s.ObservedGeneration))
+	}
+	if r.Updated < r.Desired {
+		msgs = append(msgs, fmt.Sprintf("%d of %d pods updated", r.Updated, r.Desired))
+	}
+	if r.Ready < r.Desired {
+		msgs = append(msgs, fmt.Sprintf("%d of %d pods ready", r.Ready, r.Desired))
+	}
+	r.Message = strings.Join(msgs, "; ")
+	return r
+}
+
+// placement decides which nodes a DaemonSet's pods run on, as the
+// DaemonSet controller does: the pod template's nodeSelector and required
+// node affinity, and its tolerations plus the daemon pods' defaults against
+// the node's NoSchedule and NoExecute taints.
+type placement struct {
+	affinity    nodeaffinity.RequiredNodeAffinity
+	selector    map[string]string
+	nodeName    string
+	tolerations []corev1.Toleration
+}
+
+func newPlacement(ds *appsv1.DaemonSet) placement {
+	spec := ds.Spec.Template.Spec
+	tols := append(slices.Clone(spec.Tolerations), daemonTolerations...)
+	if spec.HostNetwork {
+		tols = append(tols, corev1.Toleration{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return placement{
+		affinity:    nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity),
+		selector:    spec.NodeSelector,
+		nodeName:    spec.NodeName,
+		tolerations: tols,
+	}
+}
+
+// excludes says why the DaemonSet does not run on n, or "" when it does.
+func (p placement) excludes(n *corev1.Node) string {
+	if p.nodeName != "" && p.nodeName != n.Name {
+		return fmt.Sprintf("the pod template names node %s", p.nodeName)
+	}
+	if ok, err := p.affinity.Match(n); err != nil || !ok {
+		for _, k := range sortedKeys(p.selector) {
+			if v, has := n.Labels[k]; !has || v != p.selector[k] {
+				return fmt.Sprintf("node lacks the nodeSelector label %s=%s", k, p.selector[k])
+			}
+		}
+		return "node does not match the pod template's required node affinity"
+	}
+	taint, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	if bad {
+		return fmt.Sprintf("taint %s not tolerated", taint.ToString())
+	}
+	return ""
+}
+
+// evaluator holds the cluster's objects indexed for one Evaluate.
+type evaluator struct {
+	c *Cluster
+	// podsByOwner maps a controller UID to its pods by node name.
+	podsByOwner map[string]map[string][]*corev1.Pod
+	// events maps a pod UID to its events, oldest first.
+	events map[string][]*corev1.Event
+	// nodeImages maps a node to "repository@digest" of its status.images.
+	nodeImages map[string]map[string]bool
+}
+
+func newEvaluator(c *Cluster) *evaluator {
+	ev := &evaluator{c: c, podsByOwner: map[string]map[string][]*corev1.Pod{}, events: map[string][]*corev1.Event{},
+		nodeImages: map[string]map[string]bool{}}
+	for i := range c.Pods {
+		p := &c.Pods[i]
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || p.Spec.NodeName == "" && nodeOfDaemonPod(p) == "" {
+			continue
+		}
+		node := p.Spec.NodeName
+		if node == "" {
+			node = nodeOfDaemonPod(p)
+		}
+		uid := string(ref.UID)
+		if ev.podsByOwner[uid] == nil {
+			ev.podsByOwner[uid] = map[string][]*corev1.Pod{}
+		}
+		ev.podsByOwner[uid][node] = append(ev.podsByOwner[uid][node], p)
+	}
+	for i := range c.Events {
+		e := &c.Events[i]
+		if e.InvolvedObject.Kind == "Pod" {
+			ev.events[string(e.InvolvedObject.UID)] = append(ev.events[string(e.InvolvedObject.UID)], e)
+		}
+	}
+	for _, es := range ev.events {
+		slices.SortStableFunc(es, func(a, b *corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	}
+	for _, n := range c.Nodes {
+		set := map[string]bool{}
+		for _, im := range n.Status.Images {
+			for _, name := range im.Names {
+				if repo, dig, ok := repoDigest(name); ok {
+					set[repo+"@"+dig] = true
+				}
+			}
+		}
+		ev.nodeImages[n.Name] = set
+	}
+	return ev
+}
+
+// nodeOfDaemonPod is the node a pending daemon pod is bound to by its
+// required node affinity on metadata.name (how the DaemonSet controller
+// places its pods before the scheduler binds them).
+func nodeOfDaemonPod(p *corev1.Pod) string {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range t.MatchFields {
+			if f.Key == metav1.ObjectNameField && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// eventTime is when an event last happened.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	default:
+		return e.CreationTimestamp.Time
+	}
+}
+
+// podsOf returns the pods ds controls by node; none when ds is nil.
+func (ev *evaluator) podsOf(ds *appsv1.DaemonSet) map[string][]*corev1.Pod {
+	if ds == nil {
+		return nil
+	}
+	return ev.podsByOwner[string(ds.UID)]
+}
+
+// sourceNode marks a Present state read from the node's image list.
+const sourceNode = "node status.images"
+
+// cell decides one container's image on node n, given ds's pods there.
+func (ev *evaluator) cell(n *corev1.Node, ds *appsv1.DaemonSet, pods []*corev1.Pod, ct container, img *Image) NodeImage {
+	// The pod whose container runs this image; the newest when several
+	// (a rollout in progress).
+	var pod *corev1.Pod
+	for _, p := range pods {
+		if specImage(p, ct) == img.Reference && (pod == nil || pod.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			pod = p
+		}
+	}
+	var cs *corev1.ContainerStatus
+	if pod != nil {
+		cs = containerStatus(pod, ct)
+		if cs != nil && ev.accepts(img, cs.ImageID) {
+			return NodeImage{State: Present, Source: "container status"}
+		}
+		if cs != nil && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil) {
+			// The runtime started the container from the pinned
+			// reference, so it holds the digest, whatever form of ID it
+			// reports.
+			return NodeImage{State: Present, Source: "container started"}
+		}
+		if cs != nil && cs.State.Waiting != nil && slices.Contains(pullFailures, cs.State.Waiting.Reason) {
+			// The kubelet carries the pull's error into the back-off's
+			// message ("Back-off pulling image \"…\": ErrImagePull: …"),
+			// except after a restart; then its last Failed event has it.
+			msg := cs.State.Waiting.Message
+			if e := ev.lastEvent(pod, ct, "Failed"); e != nil && !strings.Contains(msg, "\": ") {
+				msg = e.Message
+			}
+			return NodeImage{State: Failed, Reason: cs.State.Waiting.Reason, Message: msg}
+		}
+	}
+	if ev.nodeHas(n.Name, img) {
+		return NodeImage{State: Present, Source: sourceNode}
+	}
+	if pod == nil {
+		if len(pods) > 0 {
+			return NodeImage{State: Pulling, Reason: "OldTemplate",
+				Message: "the DaemonSet's pod on this node pins other images; waiting for the rollout"}
+		}
+		return NodeImage{State: Pulling, Reason: "NoPod", Message: "no pod of the DaemonSet on this node yet"}
+	}
+	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		return NodeImage{State: Failed, Reason: c.Reason, Message: c.Message}
+	}
+	if blocker := failingInit(pod, ct); blocker != "" {
+		return NodeImage{State: Pulling, Reason: "Waiting", Message: blocker}
+	}
+	if e := ev.lastEvent(pod, ct, "Pulling"); e != nil {
+		return NodeImage{State: Pulling, Reason: "Pulling", Message: e.Message}
+	}
+	reason := "Waiting"
+	if cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+		reason = cs.State.Waiting.Reason
+	}
+	return NodeImage{State: Pulling, Reason: reason, Message: "not pulled yet"}
+}
+
+// specImage is the image pod's container named like ct runs.
+func specImage(p *corev1.Pod, ct container) string {
+	list := p.Spec.Containers
+	if ct.Init {
+		list = p.Spec.InitContainers
+	}
+	for _, c := range list {
+		if c.Name == ct.Name {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// containerStatus is the status of pod's container named like ct, or nil.
+func containerStatus(p *corev1.Pod, ct container) *corev1.ContainerStatus {
+	list := p.Status.ContainerStatuses
+	if ct.Init {
+		list = p.Status.InitContainerStatuses
+	}
+	for i := range list {
+		if list[i].Name == ct.Name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// failingInit names an init container before ct that failed to pull and
+// so holds ct back ("waiting for init container pull-x: ImagePullBackOff"),
+// or "".
+func failingInit(p *corev1.Pod, ct container) string {
+	for _, c := range p.Spec.InitContainers {
+		if ct.Init && c.Name == ct.Name {
+			return ""
+		}
+		cs := containerStatus(p, container{Name: c.Name, Init: true})
+		if cs != nil && cs.State.Waiting != nil && slices.Contains(pullFailures, cs.State.Waiting.Reason) {
+			return fmt.Sprintf("waiting for init container %s: %s", c.Name, cs.State.Waiting.Reason)
+		}
+	}
+	return ""
+}
+
+// lastEvent is the newest event with reason about pod's container ct
+// (involvedObject.fieldPath spec.initContainers{name} or
+// spec.containers{name}), or nil.
+func (ev *evaluator) lastEvent(p *corev1.Pod, ct container, reason string) *corev1.Event {
+	field := "spec.containers{" + ct.Name + "}"
+	if ct.Init {
+		field = "spec.initContainers{" + ct.Name + "}"
+	}
+	es := ev.events[string(p.UID)]
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Reason == reason && es[i].InvolvedObject.FieldPath == field {
+			return es[i]
+		}
+	}
+	return nil
+}
+
+// accepts says whether an imageID ("repo@sha256:…", possibly behind a
+// scheme such as docker-pullable://) names an accepted digest of img.
+func (ev *evaluator) accepts(img *Image, imageID string) bool {
+	repo, dig, ok := repoDigest(imageID)
+	return ok && repo == img.Repository && slices.Contains(img.Accept, dig)
+}
+
+// nodeHas says whether node lists an accepted digest of img.
+func (ev *evaluator) nodeHas(node string, img *Image) bool {
+	for _, d := range img.Accept {
+		if ev.nodeImages[node][img.Repository+"@"+d] {
+			return true
+		}
+	}
+	return false
+}
+
+// repoDigest parses "repo@sha256:…" (a node image name or a container
+// status imageID) into the normalised repository and the digest.
+func repoDigest(s string) (repo, digest string, ok bool) {
+	if _, rest, found := strings.Cut(s, "://"); found {
+		s = rest
+	}
+	ref, err := imageref.Parse(s)
+	if err != nil || ref.Digest == "" {
+		return "", "", false
+	}
+	return imageref.RepositoryName(ref.Repository), ref.Digest, true
+}
+
+// notesFor explains why a state on node n other than Present may rest on
+// incomplete sources.
+func (ev *evaluator) notesFor(n *corev1.Node, pods []*corev1.Pod) []string {
+	var out []string
+	if len(n.Status.Images) >= NodeStatusMaxImages {
+		out = append(out, fmt.Sprintf("node %s lists %d images, the kubelet's default nodeStatusMaxImages cap (%d): an image missing from that list may still be on the node",
+			n.Name, len(n.Status.Images), NodeStatusMaxImages))
+	}
+	for _, p := range pods {
+		if ev.c.Now.Sub(p.CreationTimestamp.Time) > EventTTL {
+			out = append(out, fmt.Sprintf("pod %s/%s on node %s is older than the API server's event TTL (--event-ttl, default %v): its earlier events are gone, reasons come from container statuses",
+				p.Namespace, p.Name, n.Name, EventTTL))
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// Image returns the summary of the image whose Name or Reference is name,
+// or nil. With ImageStatus.On it reads one cell of the matrix from a report
+// decoded from `stowage status -o json`, as a test on a real node does:
+//
+//	var rep status.Report
+//	_ = json.Unmarshal(out, &rep)
+//	cell := rep.Image("registry.lab:5000/team/app:1").On("node-1")
+func (r *Report) Image(name string) *ImageStatus {
+	for i := range r.Images {
+		if r.Images[i].Name == name || r.Images[i].Reference == name {
+			return &r.Images[i]
+		}
+	}
+	return nil
+}
+
+// On returns the image's state on node, or nil when the report has none
+// (an unknown node, or s is nil).
+func (s *ImageStatus) On(node string) *NodeImage {
+	if s == nil {
+		return nil
+	}
+	for i := range s.OnNodes {
+		if s.OnNodes[i].Node == node {
+			return &s.OnNodes[i]
+		}
+	}
+	return nil
+}

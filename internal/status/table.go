@@ -1,0 +1,85 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
+// per image (state, nodes holding it, digest), one line per image and node
+// that is not present, and the notes on incomplete sources. Digests are
+// shortened to 12 hex digits.
+func WriteTable(w io.Writer, rep *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	ready := 0
+	for _, im := range rep.Images {
+		if im.State == Success {
+			ready++
+		}
+	}
+	fmt.Fprintf(tw, "profile %s: %d of %d image(s) present on every targeted node, %d node(s)\n\n", rep.Profile, ready, len(rep.Images), len(rep.Nodes))
+	fmt.Fprintln(tw, "DAEMONSET\tDESIRED\tUPDATED\tREADY\tTEMPLATE\tMESSAGE")
+	for _, d := range rep.DaemonSets {
+		tmpl := "current"
+		switch {
+		case !d.InCluster:
+			tmpl = "absent"
+		case !d.Current:
+			tmpl = "other"
+		}
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%s\t%s\n", d.Namespace, d.Name, d.Desired, d.Updated, d.Ready, tmpl, d.Message)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "IMAGE\tSTATE\tNODES\tDIGEST\tMESSAGE")
+	for _, im := range rep.Images {
+		targeted := 0
+		for _, c := range im.OnNodes {
+			if c.State != NotScheduled {
+				targeted++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", im.Name, im.State, len(im.Nodes), targeted, short(im.Digest), im.Message)
+	}
+	var rows []string
+	for _, im := range rep.Images {
+		for _, c := range im.OnNodes {
+			if c.State == Present {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", im.Name, c.Node, c.State, c.DaemonSet, oneLine(detail(c))))
+		}
+	}
+	if len(rows) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "IMAGE\tNODE\tSTATE\tDAEMONSET\tDETAIL")
+		for _, r := range rows {
+			fmt.Fprintln(tw, r)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Sources.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range rep.Sources.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+	return nil
+}
+
+// short is a digest's algorithm and first 12 hex digits.
+func short(d string) string {
+	alg, hex, ok := strings.Cut(d, ":")
+	if !ok || len(hex) <= 12 {
+		return d
+	}
+	return alg + ":" + hex[:12]
+}
+
+// oneLine keeps a kubelet message on one table row.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
