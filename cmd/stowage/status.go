@@ -22,6 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/status"
+	"github.com/stowage/stowage/internal/version"
 )
 
 // statusOptions are the flags of stowage status.
@@ -158,7 +159,7 @@ func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
 	}
 	rc = rest.CopyConfig(rc)
 	rc.Timeout = o.timeout
-	rc.UserAgent = "stowage-status"
+	rc.UserAgent = version.Get().UserAgent() + " (status)"
 	return rc, nil
 }
 
