@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/status"
@@ -124,7 +125,7 @@ func expectProfile(dir string, o loadOptions) (*status.Expected, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := renderWithLock(cfg, dir, o.profile, l, nil, false)
+	objs, err := pipeline.Render(cfg, o.profile, l, pipeline.Options{Dir: dir, NoPasswords: true})
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -38,8 +38,7 @@ func submarine(t *testing.T) (*Expected, *lock.Lock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.Render(render.Input{Config: cfg, Profile: "notebooks", Lock: l,
-		Passwords: map[string][]byte{"env:SUBMARINE_HARBOR_PASSWORD": []byte("placeholder")}})
+	objs, err := pipeline.Render(cfg, "notebooks", l, pipeline.Options{Dir: dir, NoPasswords: true})
 	if err != nil {
 		t.Fatal(err)
 	}
