@@ -39,10 +39,6 @@ const (
 	// AllowInlinePasswordsAnnotation, set to "true" on a JupyterImagePuller,
 	// accepts its inline auth.password values (with a warning each).
 	AllowInlinePasswordsAnnotation = "stowage.dev/allow-inline-passwords"
-
-	// LocalConfigAnnotation marks objects kustomize must not emit (the
-	// ImageLock, the functionConfig).
-	LocalConfigAnnotation = "config.kubernetes.io/local-config"
 )
 
 // Processor is the stowage KRM function. Getenv reads the password sources
@@ -99,19 +95,32 @@ func (s *session) run() {
 	if !ok {
 		return
 	}
-	var rendered []*yaml.RNode
-	switch id := identity(fc); {
-	case id.APIVersion == APIVersion && id.Kind == Kind:
-		rendered = s.stowage(fc, l)
-	case id.APIVersion == SubmarineAPIVersion && id.Kind == SubmarineKind:
-		rendered = s.submarine(fc, l)
-	default:
+	apis := framework.VersionedAPIProcessor{FilterProvider: framework.GVKFilterMap{
+		Kind:          {APIVersion: &api{s: s, l: l, render: s.stowage}},
+		SubmarineKind: {SubmarineAPIVersion: &api{s: s, l: l, render: s.submarine}},
+	}}
+	if err := apis.Process(s.rl); err != nil {
+		id := identity(fc)
 		s.errorf(fc, "", "functionConfig %s/%s is not a kind stowage reads; use %s/%s or %s/%s",
 			id.APIVersion, id.Kind, APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
-		return
 	}
-	s.pin(l)
-	s.rl.Items = append(s.rl.Items, rendered...)
+}
+
+// api is the kio.Filter of one functionConfig kind: render from the
+// functionConfig, pin the workloads, append what was rendered. It has no
+// exported fields, so framework.LoadFunctionConfig decodes nothing into it;
+// render reads the functionConfig itself, strictly.
+type api struct {
+	s      *session
+	l      *lock.Lock
+	render func(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode
+}
+
+// Filter implements kio.Filter; problems are results, never an error.
+func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
+	rendered := a.render(a.s.rl.FunctionConfig, a.l)
+	a.s.pin(a.l)
+	return append(items, rendered...), nil
 }
 
 // readLock finds the ImageLock item. Without one, pin mode and render have
@@ -190,18 +199,10 @@ func identity(n *yaml.RNode) yaml.ResourceIdentifier {
 	}
 }
 
-// fileOf returns the file and index kustomize recorded for n (internal
-// annotations first, then the legacy ones).
+// fileOf returns the file and index kustomize recorded for n
+// (kioutil.GetFileAnnotations: internal annotations first, then legacy).
 func fileOf(n *yaml.RNode) (string, int) {
-	a := n.GetAnnotations()
-	path := a[kioutil.PathAnnotation]
-	if path == "" {
-		path = a[kioutil.LegacyPathAnnotation]
-	}
-	idx := a[kioutil.IndexAnnotation]
-	if idx == "" {
-		idx = a[kioutil.LegacyIndexAnnotation]
-	}
+	path, idx, _ := kioutil.GetFileAnnotations(n)
 	i, _ := strconv.Atoi(idx)
 	return path, i
 }

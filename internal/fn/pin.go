@@ -2,7 +2,10 @@ package fn
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/imageref"
@@ -10,52 +13,35 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 )
 
-// podSpecPaths maps the workload kinds pin mode knows to the path of their
-// pod spec (the core/v1 and apps/v1, batch/v1 shapes).
-var podSpecPaths = map[string][]string{
-	"Pod":         {"spec"},
-	"Deployment":  {"spec", "template", "spec"},
-	"StatefulSet": {"spec", "template", "spec"},
-	"DaemonSet":   {"spec", "template", "spec"},
-	"ReplicaSet":  {"spec", "template", "spec"},
-	"Job":         {"spec", "template", "spec"},
-	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
-// containerLists are the pod spec fields holding containers.
-var containerLists = []string{"initContainers", "containers", "ephemeralContainers"}
-
-// pin pins every image of every workload item (not local-config) to the
-// lock's digest, keeping the item's spelling: "repo:tag" becomes
-// "repo:tag@sha256:…". Images that already carry a digest are left as they
-// are. An image the lock lacks, or that does not parse, is an error result
-// naming the item, its file and the field path.
+// pin pins every image of every item that is not local-config
+// (filters.LocalConfigAnnotation) to the lock's digest, keeping the item's
+// spelling: "repo:tag" becomes "repo:tag@sha256:…". The containers are found
+// at kyaml's yaml.ConventionalContainerPaths (Pod, PodTemplate, Deployment,
+// StatefulSet, DaemonSet, ReplicaSet, Job, CronJob and custom resources of
+// the same shape), with the initContainers and ephemeralContainers beside
+// them. Images that already carry a digest are left as they are. An image the
+// lock lacks, or that does not parse, is an error result naming the item,
+// its file and the field path.
 func (s *session) pin(l *lock.Lock) {
 	for _, it := range s.rl.Items {
-		if it.GetAnnotations()[LocalConfigAnnotation] == "true" {
+		if it.GetAnnotations()[filters.LocalConfigAnnotation] == "true" {
 			continue
 		}
-		id := identity(it)
-		path, ok := podSpecPaths[id.Kind]
-		if !ok {
-			continue
-		}
-		spec, err := it.Pipe(yaml.Lookup(path...))
-		if err != nil || spec == nil {
-			continue
-		}
-		for _, list := range containerLists {
-			cs, err := spec.Pipe(yaml.Lookup(list))
-			if err != nil || cs == nil {
-				continue
-			}
-			elems, err := cs.Elements()
-			if err != nil {
-				continue
-			}
-			for i, c := range elems {
-				field := fmt.Sprintf("%s.%s[%d].image", joinPath(path), list, i)
-				s.pinContainer(it, c, field, l)
+		for _, path := range yaml.ConventionalContainerPaths {
+			spec := path[:len(path)-1]
+			for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+				cs, err := it.Pipe(yaml.Lookup(append(slices.Clone(spec), list)...))
+				if err != nil || cs == nil {
+					continue
+				}
+				elems, err := cs.Elements()
+				if err != nil {
+					continue
+				}
+				for i, c := range elems {
+					field := fmt.Sprintf("%s.%s[%d].image", strings.Join(spec, "."), list, i)
+					s.pinContainer(it, c, field, l)
+				}
 			}
 		}
 	}
@@ -82,15 +68,4 @@ func (s *session) pinContainer(item, c *yaml.RNode, field string, l *lock.Lock) 
 	}
 	img.YNode().Value = ref.Pin(p.Digest)
 	img.YNode().Style = 0
-}
-
-func joinPath(p []string) string {
-	out := ""
-	for i, e := range p {
-		if i > 0 {
-			out += "."
-		}
-		out += e
-	}
-	return out
 }
