@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The optional heavy parts of `make test`, checked without compiling
+# anything, so that the Makefile decides before `go test` what runs:
+#
+#   hack/parts.sh PART...     PART: registry, kustomize, e2e
+#
+# For each PART that is absent it prints ONE line on stdout: what is
+# skipped, why, and how to get it. It exits 0 when every PART named is
+# there, 3 when one is absent, and 1 when one is absent while its
+# STOWAGE_REQUIRE_* variable is set (.ci/run sets them all): then the line
+# goes to stderr as a failure. The tests keep their own skip (or failure)
+# for runs of `go test` without make; the two say the same thing.
+#
+#   registry   Debian's docker-registry and apache2-utils' htpasswd, for the
+#              tests against a real registry on 127.0.0.1 (cmd/stowage,
+#              internal/registry); STOWAGE_REQUIRE_REGISTRY.
+#   kustomize  the real kustomize v5.8.2 running stowage as an exec KRM
+#              function (internal/fn); STOWAGE_REQUIRE_KUSTOMIZE.
+#   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
+#              module (envtest); STOWAGE_REQUIRE_APISERVER.
+set -u
+
+absent=0
+failed=0
+
+# report PART REQUIRE_VAR MESSAGE: one line for an absent part.
+report() {
+  if [[ -n "${!2:-}" ]]; then
+    echo "$1: $2 is set, but $3" >&2
+    failed=1
+  else
+    echo "$1: SKIPPED $3"
+    absent=1
+  fi
+}
+
+for part in "$@"; do
+  case $part in
+    registry)
+      miss=()
+      command -v docker-registry >/dev/null 2>&1 || command -v registry >/dev/null 2>&1 || miss+=(docker-registry)
+      command -v htpasswd >/dev/null 2>&1 || miss+=(htpasswd)
+      if ((${#miss[@]})); then
+        report registry STOWAGE_REQUIRE_REGISTRY "the tests against a real registry (lock, bump, vet --remote, mirror, fault proxy, Quickstart): no ${miss[*]} on PATH; get them with: apt-get install docker-registry apache2-utils"
+      fi
+      ;;
+    kustomize)
+      gobin="$(go env GOBIN 2>/dev/null)"
+      [[ -n $gobin ]] || gobin="$(go env GOPATH 2>/dev/null)/bin"
+      if ! command -v kustomize >/dev/null 2>&1 && [[ ! -x $gobin/kustomize ]]; then
+        report kustomize STOWAGE_REQUIRE_KUSTOMIZE "stowage as an exec KRM function in the real kustomize: no kustomize on PATH or in $gobin; get it with: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2"
+      fi
+      ;;
+    e2e)
+      assets="${KUBEBUILDER_ASSETS:-}"
+      miss=()
+      for b in kube-apiserver etcd; do
+        [[ -n $assets && -x $assets/$b ]] || miss+=("$b")
+      done
+      if ((${#miss[@]})); then
+        report e2e STOWAGE_REQUIRE_APISERVER "the e2e/ module against a real kube-apiserver (not compiled): no ${miss[*]} in KUBEBUILDER_ASSETS=${assets:-(unset)}; get them with: apt-get install etcd-server && export KUBEBUILDER_ASSETS=\"\$(hack/kube-apiserver/build.sh | tail -n 1)\" (about 10 minutes cold on 2 cores)"
+      fi
+      ;;
+    *)
+      echo "usage: $0 PART... (PART: registry, kustomize, e2e)" >&2
+      exit 2
+      ;;
+  esac
+done
+((failed)) && exit 1
+((absent)) && exit 3
+exit 0
