@@ -12,6 +12,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
 )
@@ -406,5 +407,62 @@ func TestOpenPAIServices(t *testing.T) {
 		if !strings.Contains(text, "3.42GB") {
 			t.Errorf("-o %s does not show the master's 3.42GB saved", format)
 		}
+		// Why each service is kept: the feature and the chain.
+		if !strings.Contains(text, "feature job-submission: rest-server -> postgresql -> internal-storage") {
+			t.Errorf("-o %s does not say why internal-storage is kept:\n%s", format, text)
+		}
+		// The worker role drops 3 images of unknown size: its saved bytes
+		// are unknown, never "0B" alone.
+		if !strings.Contains(text, "0B + 3 unsized") {
+			t.Errorf("-o %s does not mark the worker's unsized saved bytes:\n%s", format, text)
+		}
+	}
+	if b := rep.Bytes[1]; b.Role != "worker" || b.UnsizedSaved != 3 || b.Saved != 0 {
+		t.Errorf("worker bytes = %+v, want 0 saved with 3 unsized dropped images", b)
+	}
+	if r := rep.KeptBy["pylon"]; r.Feature != "webportal" || !slices.Equal(r.Chain, []string{"pylon"}) {
+		t.Errorf("keptBy[pylon] = %+v, want feature webportal, chain [pylon]", r)
+	}
+	if len(rep.KeptBy) != len(kept) {
+		t.Errorf("keptBy has %d services, want %d", len(rep.KeptBy), len(kept))
+	}
+}
+
+// TestOpenPAIPackageCache: `openpai package-cache` writes the exact
+// package_cache_info the runtime image build reads (the committed copy in
+// examples/openpai-offline/runtime/ is what the example's build uses), in
+// the three-column format the runtime's reader accepts, to stdout or to a
+// file; a directory for -o and a profile without rows are refused.
+func TestOpenPAIPackageCache(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
+	committed := readFile(t, filepath.Join(dir, "runtime", "package_cache_info"))
+	stdout, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !bytes.Equal(stdout, committed) {
+		t.Errorf("stdout differs from examples/openpai-offline/runtime/package_cache_info (regenerate it with stowage openpai package-cache examples/openpai-offline -o examples/openpai-offline/runtime/package_cache_info):\n%s", stdout)
+	}
+	rows, err := pkgcache.Parse(bytes.NewReader(stdout), "package_cache_info")
+	if err != nil || len(rows) != 8 {
+		t.Fatalf("Parse: %d rows, %v; want the example's 8", len(rows), err)
+	}
+	if rows[0].Group != "azurefile" || rows[0].OS != "ubuntu16.04" || strings.Join(rows[0].Packages, " ") != "cifs-utils sshpass" {
+		t.Errorf("first row %+v, want azurefile,ubuntu16.04,cifs-utils sshpass", rows[0])
+	}
+
+	out := filepath.Join(t.TempDir(), "package_cache_info")
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", out); code != 0 {
+		t.Fatalf("-o: exit %d: %s", code, stderr)
+	}
+	if got := readFile(t, out); !bytes.Equal(got, committed) {
+		t.Errorf("-o wrote %q, want %q", got, committed)
+	}
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", t.TempDir()); code != 1 || !strings.Contains(stderr, "is a directory") || !strings.Contains(stderr, "package_cache_info") {
+		t.Errorf("-o DIR: exit %d, %q; want 1 naming the file to give", code, stderr)
+	}
+	sub := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", sub); code != 1 || !strings.Contains(stderr, "no packageCache rows") {
+		t.Errorf("no rows: exit %d, %q; want 1", code, stderr)
 	}
 }

@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -24,14 +27,68 @@ func newOpenPAI() *cobra.Command {
 		Use:   "openpai",
 		Short: "OpenPAI service selection and runtime package cache",
 	}
-	c.AddCommand(newOpenPAIServices())
+	c.AddCommand(newOpenPAIServices(), newOpenPAIPackageCache())
+	return c
+}
+
+// newOpenPAIPackageCache writes the profile's package cache rows as the
+// package_cache_info file that the OpenPAI runtime image build reads:
+// openpai-runtime v0.1.9's build/openpai-runtime.dockerfile copies
+// src/package_cache/ into one stage per Ubuntu version and runs
+// ubuntu_build.sh over it, and the job runtime installs from the cache
+// baked into the image. Nothing in the cluster reads the file.
+func newOpenPAIPackageCache() *cobra.Command {
+	var profile, out string
+	c := &cobra.Command{
+		Use:   "package-cache [DIR]",
+		Short: "Write the profile's package_cache_info, the file the OpenPAI runtime image build reads",
+		Long: `Write the profile's packageCache rows as package_cache_info (OpenPAI v1.5.0's
+three-column format group,os,packages, sorted by group then os) to stdout, or
+atomically to FILE with -o.
+
+The file is read only when the runtime image is built: put it at
+src/package_cache/package_cache_info of an openpai-runtime v0.1.9 checkout
+(the base of OpenPAI v1.5.0's openpai-runtime image) and build
+build/openpai-runtime.dockerfile; its cache stages download the packages and
+the job runtime installs them from the image, offline. Push that image under
+the reference the reduced service list names for openpai-runtime, then
+` + "`stowage lock`" + ` (or bump) pins its digest and ` + "`stowage mirror`" + ` carries it.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := schema.Load(dirArg(args), schema.Options{AllowLiteralPasswords: true})
+			if err != nil {
+				return err
+			}
+			name, prof, err := cfg.Profile(profile)
+			if err != nil {
+				return err
+			}
+			if len(prof.PackageCache) == 0 {
+				return fmt.Errorf("profile %q has no packageCache rows: add profiles.%s.packageCache entries (group, os, packages)", name, name)
+			}
+			data := []byte(pkgcache.Format(schema.PackageCacheRows(prof.PackageCache)))
+			if out == "" {
+				_, err := cmd.OutOrStdout().Write(data)
+				return err
+			}
+			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+				return fmt.Errorf("-o %s is a directory; -o names the file, e.g. -o %s", out,
+					filepath.Join(out, "package_cache_info"))
+			}
+			return atomicfile.WriteFile(out, data, 0o644)
+		},
+	}
+	c.Flags().StringVarP(&profile, "profile", "p", "", "profile whose packageCache to write (optional when the config has one)")
+	c.Flags().StringVarP(&out, "output", "o", "", "file to write (atomically) instead of stdout, e.g. src/package_cache/package_cache_info")
 	return c
 }
 
 // servicesReport is the -o json shape of `openpai services`.
 type servicesReport struct {
-	Version    string                    `json:"version"`
-	Kept       []string                  `json:"kept"`
+	Version string   `json:"version"`
+	Kept    []string `json:"kept"`
+	// KeptBy says why each kept service is kept.
+	KeptBy     map[string]keptReason     `json:"keptBy"`
 	Dropped    []string                  `json:"dropped"`
 	StartOrder []string                  `json:"startOrder"`
 	Paictl     string                    `json:"paictl"`
@@ -55,6 +112,17 @@ type roleLocked struct {
 	Unlocked int `json:"unlocked"`
 }
 
+// keptReason is the feature (empty when the config's keep list names the
+// root) and the prerequisite chain from that root to the service.
+type keptReason struct {
+	Feature string   `json:"feature,omitempty"`
+	Chain   []string `json:"chain"`
+}
+
+// roleBytes holds one role's unpacked sizes; the Unsized* counts are images
+// without an observed size, left out of the byte sums, so a sum with a
+// non-zero count is a lower bound (UnsizedSaved: dropped images without a
+// size, Saved is then at least what it says).
 type roleBytes struct {
 	Role           openpai.Role `json:"role"`
 	Full           int64        `json:"fullBytes"`
@@ -62,6 +130,7 @@ type roleBytes struct {
 	Saved          int64        `json:"savedBytes"`
 	UnsizedFull    int          `json:"unsizedFull"`
 	UnsizedReduced int          `json:"unsizedReduced"`
+	UnsizedSaved   int          `json:"unsizedSaved"`
 }
 
 func newOpenPAIServices() *cobra.Command {
@@ -125,12 +194,17 @@ func report(plan *openpai.Plan) servicesReport {
 		Version: plan.Version, Kept: plan.Kept, Dropped: plan.Dropped, StartOrder: plan.StartOrder,
 		Paictl: "./paictl.py " + strings.Join(plan.PaictlArgs, " "),
 		Images: map[openpai.Role][]string{},
+		KeptBy: map[string]keptReason{},
+	}
+	for k, r := range plan.KeptBy {
+		rep.KeptBy[k] = keptReason{Feature: r.Feature, Chain: r.Chain}
 	}
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
 		rep.Images[r] = append([]string{}, plan.Images[r]...)
 	}
 	for _, b := range plan.Bytes() {
-		rep.Bytes = append(rep.Bytes, roleBytes{b.Role, b.Full, b.Reduced, b.Saved, b.UnknownFull, b.UnknownReduced})
+		rep.Bytes = append(rep.Bytes, roleBytes{b.Role, b.Full, b.Reduced, b.Saved, b.UnknownFull, b.UnknownReduced,
+			b.UnknownFull - b.UnknownReduced})
 	}
 	return rep
 }
@@ -149,7 +223,27 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.2f%cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
 
-func percent(part, whole int64) string {
+// sized prints n, followed by "+ N unsized" when unsized images were left
+// out of it, so an unknown never reads as a small number.
+func sized(n int64, unsized int) string {
+	if unsized > 0 {
+		return fmt.Sprintf("%s + %d unsized", humanBytes(n), unsized)
+	}
+	return humanBytes(n)
+}
+
+// reason prints why a kept service is kept: "feature F: a -> b" or
+// "keep: a -> b".
+func (r keptReason) String() string {
+	return openpai.Reason{Feature: r.Feature, Chain: r.Chain}.String()
+}
+
+// percent prints part as a share of whole; "?" when either leaves out
+// unsized images, "-" when whole is 0.
+func percent(part, whole int64, unsized int) string {
+	if unsized > 0 {
+		return "?"
+	}
 	if whole == 0 {
 		return "-"
 	}
@@ -159,11 +253,12 @@ func percent(part, whole int64) string {
 func writeTable(w io.Writer, rep servicesReport) error {
 	fmt.Fprintf(w, "OpenPAI %s: %d services kept, %d dropped\n\n", rep.Version, len(rep.Kept), len(rep.Dropped))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEPT\tDROPPED")
-	for i := 0; i < max(len(rep.Kept), len(rep.Dropped)); i++ {
-		fmt.Fprintf(tw, "%s\t%s\n", at(rep.Kept, i), at(rep.Dropped, i))
+	fmt.Fprintln(tw, "KEPT\tKEPT BY (feature or keep: prerequisite chain)")
+	for _, k := range rep.Kept {
+		fmt.Fprintf(tw, "%s\t%s\n", k, rep.KeptBy[k])
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\ndropped: %s\n", strings.Join(rep.Dropped, ", "))
 	fmt.Fprintf(w, "\nstart: %s\n", rep.Paictl)
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
 		fmt.Fprintf(w, "\nimages on %s nodes:\n", r)
@@ -180,12 +275,12 @@ func writeTable(w io.Writer, rep servicesReport) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintln(w, "\nbytes per role (unpacked image sizes observed in OpenPAI issue #5381):")
+	fmt.Fprintln(w, "\nbytes per role (unpacked image sizes observed in OpenPAI issue #5381; \"+ N unsized\": N images have no observed size and are not counted):")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ROLE\tFULL\tREDUCED\tSAVED\tSAVED %\tUNSIZED (full/reduced)\t")
+	fmt.Fprintln(tw, "ROLE\tFULL\tREDUCED\tSAVED\tSAVED %\t")
 	for _, b := range rep.Bytes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t\n", b.Role, humanBytes(b.Full), humanBytes(b.Reduced),
-			humanBytes(b.Saved), percent(b.Saved, b.Full), b.UnsizedFull, b.UnsizedReduced)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", b.Role, sized(b.Full, b.UnsizedFull), sized(b.Reduced, b.UnsizedReduced),
+			sized(b.Saved, b.UnsizedSaved), percent(b.Saved, b.Full, b.UnsizedFull))
 	}
 	return tw.Flush()
 }
@@ -193,21 +288,22 @@ func writeTable(w io.Writer, rep servicesReport) error {
 func writeMarkdown(w io.Writer, rep servicesReport) error {
 	fmt.Fprintf(w, "## OpenPAI %s: %d services kept, %d dropped\n\n", rep.Version, len(rep.Kept), len(rep.Dropped))
 	fmt.Fprintf(w, "Start: `%s`\n\n", rep.Paictl)
-	fmt.Fprintf(w, "| kept | dropped |\n|---|---|\n")
-	for i := 0; i < max(len(rep.Kept), len(rep.Dropped)); i++ {
-		fmt.Fprintf(w, "| %s | %s |\n", at(rep.Kept, i), at(rep.Dropped, i))
+	fmt.Fprintf(w, "| kept | kept by (feature or keep: prerequisite chain) |\n|---|---|\n")
+	for _, k := range rep.Kept {
+		fmt.Fprintf(w, "| %s | %s |\n", k, rep.KeptBy[k])
 	}
+	fmt.Fprintf(w, "\nDropped: %s\n", strings.Join(rep.Dropped, ", "))
 	if len(rep.Locked) > 0 {
 		fmt.Fprintf(w, "\nBytes to mirror, reduced set, from the lock (config + compressed layers, every platform, summed per image):\n\n| role | images | compressed (lock) | not in lock |\n|---|---:|---:|---:|\n")
 		for _, b := range rep.Locked {
 			fmt.Fprintf(w, "| %s | %d | %s | %d |\n", b.Role, b.Images, humanBytes(b.CompressedBytes), b.Unlocked)
 		}
 	}
-	fmt.Fprintf(w, "\nUnpacked image sizes observed in OpenPAI issue #5381:\n")
-	fmt.Fprintf(w, "\n| role | full | reduced | saved | saved %% | unsized (full/reduced) |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\nUnpacked image sizes observed in OpenPAI issue #5381 (\"+ N unsized\": N images have no observed size and are not counted):\n")
+	fmt.Fprintf(w, "\n| role | full | reduced | saved | saved %% |\n|---|---:|---:|---:|---:|\n")
 	for _, b := range rep.Bytes {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d/%d |\n", b.Role, humanBytes(b.Full), humanBytes(b.Reduced),
-			humanBytes(b.Saved), percent(b.Saved, b.Full), b.UnsizedFull, b.UnsizedReduced)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", b.Role, sized(b.Full, b.UnsizedFull), sized(b.Reduced, b.UnsizedReduced),
+			sized(b.Saved, b.UnsizedSaved), percent(b.Saved, b.Full, b.UnsizedFull))
 	}
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
 		fmt.Fprintf(w, "\n### Images on %s nodes\n\n", r)
@@ -216,13 +312,6 @@ func writeMarkdown(w io.Writer, rep servicesReport) error {
 		}
 	}
 	return nil
-}
-
-func at(ss []string, i int) string {
-	if i < len(ss) {
-		return ss[i]
-	}
-	return ""
 }
 
 // readLockIfAny reads DIR's lock, or returns nil when there is none.

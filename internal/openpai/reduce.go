@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Selection is what a user asks of OpenPAI: the features to keep working,
@@ -48,6 +49,30 @@ type Plan struct {
 	// FullImages is Images for every k8s service of the version: what a
 	// plain "paictl service start" can pull.
 	FullImages map[Role][]string
+	// KeptBy says why each service of Kept is kept, keyed by service name.
+	KeptBy map[string]Reason
+}
+
+// Reason is why a service is kept: the shortest prerequisite chain from a
+// root of the selection to it, and what made that root a root.
+type Reason struct {
+	// Feature is the feature whose roots include Chain[0], or "" when the
+	// selection's keep list names Chain[0].
+	Feature string
+	// Chain runs from the root to the service itself, each service a
+	// declared prerequisite of the one before it; a root's chain is just
+	// itself. Ties between equally short chains resolve in name order.
+	Chain []string
+}
+
+// String is "feature job-submission: rest-server -> postgresql", or
+// "keep: pylon" for a root the keep list names.
+func (r Reason) String() string {
+	by := "keep"
+	if r.Feature != "" {
+		by = "feature " + r.Feature
+	}
+	return by + ": " + strings.Join(r.Chain, " -> ")
 }
 
 // Reduce computes the smallest service set for sel: the roots of
@@ -176,6 +201,11 @@ func Reduce(sel Selection) (*Plan, error) {
 		}
 	}
 	order := startOrder(g, kept)
+	keptBy := make(map[string]Reason, len(kept))
+	for _, k := range kept {
+		chain := shortestChain(g, roots, k)
+		keptBy[k] = Reason{Feature: origin[chain[0]], Chain: chain}
+	}
 	return &Plan{
 		Version:    g.Version,
 		Registry:   reg,
@@ -185,6 +215,7 @@ func Reduce(sel Selection) (*Plan, error) {
 		PaictlArgs: append([]string{"service", "start", "-n"}, order...),
 		Images:     images(g, kept, reg),
 		FullImages: images(g, names, reg),
+		KeptBy:     keptBy,
 	}, nil
 }
 

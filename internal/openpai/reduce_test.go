@@ -493,6 +493,11 @@ func TestReduceAcceptsHarmlessInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only the reasons change: keep now names rest-server.
+	if got := p.KeptBy["rest-server"].String(); got != "keep: rest-server" {
+		t.Errorf("KeptBy[rest-server] = %q, want %q", got, "keep: rest-server")
+	}
+	p.KeptBy, base.KeptBy = nil, nil
 	if !reflect.DeepEqual(p, base) {
 		t.Errorf("plan = %+v\nwant %+v", p, base)
 	}
@@ -579,6 +584,39 @@ func TestReduceIsDeterministic(t *testing.T) {
 		}
 		if !reflect.DeepEqual(chains(err), chains(wantErr)) {
 			t.Fatalf("chains differ under shuffle:\n%v\nwant\n%v", err, wantErr)
+		}
+	}
+}
+
+// TestReduceKeptBy checks the reason given for each kept service: the
+// feature (or keep) and the shortest prerequisite chain, against the
+// v1.5.0 graph (rest-server declares postgresql, postgresql declares
+// internal-storage; job-submission's roots include rest-server).
+func TestReduceKeptBy(t *testing.T) {
+	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"webportal", "job-submission"}, Keep: []string{"log-manager"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"cluster-configuration": "feature job-submission: device-plugin -> cluster-configuration",
+		"database-controller":   "feature job-submission: rest-server -> database-controller",
+		"device-plugin":         "feature job-submission: device-plugin",
+		"frameworkcontroller":   "feature job-submission: hivedscheduler -> frameworkcontroller",
+		"hivedscheduler":        "feature job-submission: hivedscheduler",
+		"internal-storage":      "feature job-submission: rest-server -> postgresql -> internal-storage",
+		"log-manager":           "keep: log-manager",
+		"openpai-runtime":       "feature job-submission: openpai-runtime",
+		"postgresql":            "feature job-submission: rest-server -> postgresql",
+		"pylon":                 "feature webportal: pylon",
+		"rest-server":           "feature job-submission: rest-server",
+		"webportal":             "feature webportal: webportal",
+	}
+	if len(p.KeptBy) != len(p.Kept) {
+		t.Errorf("KeptBy has %d services, Kept %d", len(p.KeptBy), len(p.Kept))
+	}
+	for _, k := range p.Kept {
+		if got := p.KeptBy[k].String(); got != want[k] {
+			t.Errorf("KeptBy[%s] = %q, want %q", k, got, want[k])
 		}
 	}
 }

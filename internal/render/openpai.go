@@ -16,9 +16,13 @@ import (
 const (
 	OpenPAIConfigMap      = "openpai-services"
 	PackageCacheConfigMap = "openpai-package-cache"
-	// PackageCacheKey is the file name the OpenPAI runtime reads
-	// (openpai-runtime src/package_cache/package_cache_info).
+	// PackageCacheKey is the name of the file the OpenPAI runtime image
+	// build reads (openpai-runtime src/package_cache/package_cache_info);
+	// the ConfigMap only records it.
 	PackageCacheKey = "package_cache_info"
+	// PackageCacheNote is the annotation on the package cache ConfigMap
+	// saying what it records and that nothing in the cluster reads it.
+	PackageCacheNote = "stowage.dev/note"
 )
 
 // openpaiConfigMap holds the reduced service list, the paictl command that
@@ -66,12 +70,20 @@ func BytesTable(plan *openpai.Plan) string {
 	return b.String()
 }
 
+// packageCacheConfigMap records the profile's package_cache_info. It has no
+// consumer in the cluster: the runtime reads the cache baked into its image
+// at build time, from the file `stowage openpai package-cache` writes; the
+// annotation PackageCacheNote says so to whoever finds the object.
 func (r *renderer) packageCacheConfigMap() Object {
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: PackageCacheConfigMap, Namespace: r.prof.Namespace,
 			Labels: r.labels(PackageCacheConfigMap, "package-cache"),
+			Annotations: map[string]string{
+				PackageCacheNote: "a record of the package_cache_info built into the site's openpai-runtime image " +
+					"(stowage openpai package-cache writes the file for that build); nothing in the cluster reads this ConfigMap",
+			},
 		},
 		Data: map[string]string{PackageCacheKey: pkgcache.Format(schema.PackageCacheRows(r.prof.PackageCache))},
 	}

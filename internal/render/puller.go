@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -170,7 +171,15 @@ func (r *renderer) items(pp *plan.Puller) []*item {
 			it.selector, it.tols = u.NodeSelector, u.Tolerations
 		case plan.KindOpenPAI:
 			it.name = u.Ref.Base()
-			it.selector = map[string]string{openpaiRoleLabel(u.Name): "true"}
+			// A role's own images go to the nodes labelled for it; role
+			// "all" images (which the plan lists under each role) to every
+			// node of the puller, as OpenPAI's DaemonSets for them (device
+			// plugins, log-manager) have no positive node selector and run
+			// on storage-only and unlabelled nodes too. The group's
+			// de-duplication keeps one of the per-role copies.
+			if !slices.Contains(r.plan.OpenPAI.Images[openpai.RoleAll], u.Ref.Written) {
+				it.selector = map[string]string{openpaiRoleLabel(u.Name): "true"}
+			}
 		}
 		items = append(items, it)
 	}

@@ -963,6 +963,42 @@ profiles: pai: {
 			}
 		}
 	}
+	// Placement as OpenPAI runs the services: role "all" images (device
+	// plugins, log-manager) on every node of the puller, with no role
+	// label; master and worker images on the labelled nodes only.
+	wantPlacement := map[string]struct {
+		role   string
+		images string
+	}{
+		"pai":        {"", cm.Data["images.all.list"]},
+		"pai-master": {"pai-master", cm.Data["images.master.list"]},
+		"pai-worker": {"pai-worker", cm.Data["images.worker.list"]},
+	}
+	if got := len(daemonSets(objs)); got != len(wantPlacement) {
+		t.Errorf("%d DaemonSets, want %d (all nodes, master, worker)", got, len(wantPlacement))
+	}
+	for _, ds := range daemonSets(objs) {
+		want, ok := wantPlacement[ds.Name]
+		if !ok {
+			t.Errorf("unexpected DaemonSet %s", ds.Name)
+			continue
+		}
+		sel := ds.Spec.Template.Spec.NodeSelector
+		for _, l := range []string{"pai-master", "pai-worker"} {
+			if _, has := sel[l]; has != (l == want.role) {
+				t.Errorf("%s nodeSelector %v: label %s present %v, want %v", ds.Name, sel, l, has, l == want.role)
+			}
+		}
+		var got []string
+		for _, c := range pulled(ds) {
+			base, _, _ := strings.Cut(c.Image, "@")
+			got = append(got, base)
+		}
+		slices.Sort(got)
+		if w := strings.Split(strings.TrimSuffix(want.images, "\n"), "\n"); !slices.Equal(got, w) {
+			t.Errorf("%s pulls %v, want %v", ds.Name, got, w)
+		}
+	}
 }
 
 // TestPackageCache: the package cache ConfigMap holds the rows in the
@@ -982,6 +1018,10 @@ profiles: pai: packageCache: [
 	want := "# group_name, os, packages(space-gapped)\nnfs,ubuntu18.04,nfs-common\nssh,ubuntu18.04,openssh-client openssh-server\n"
 	if got != want {
 		t.Errorf("%s = %q, want %q", PackageCacheKey, got, want)
+	}
+	note := configMap(t, objs, PackageCacheConfigMap).Annotations[PackageCacheNote]
+	if !strings.Contains(note, "nothing in the cluster reads this ConfigMap") || !strings.Contains(note, "stowage openpai package-cache") {
+		t.Errorf("%s = %q: must say what it records and that nothing in the cluster reads it", PackageCacheNote, note)
 	}
 }
 
