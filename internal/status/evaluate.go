@@ -78,8 +78,9 @@ type Cluster struct {
 type Report struct {
 	// Profile is the profile's name.
 	Profile string `json:"profile"`
-	// Ready is true when every image is present on every node its
-	// DaemonSets target: the exit-0 condition.
+	// Ready is true when every rendered DaemonSet is in the cluster and
+	// every image is present on every node its DaemonSets target: the
+	// exit-0 condition.
 	Ready bool `json:"ready"`
 	// Images are the summaries, sorted by reference.
 	Images []ImageStatus `json:"images"`
@@ -188,7 +189,8 @@ var daemonTolerations = []corev1.Toleration{
 // Failed, then Present, then Pulling, then NotScheduled.
 func Evaluate(exp *Expected, c *Cluster) *Report {
 	ev := newEvaluator(c)
-	rep := &Report{Profile: exp.Profile, Ready: true, Sources: Sources{Complete: true}}
+	rep := &Report{Profile: exp.Profile, Ready: true, Images: []ImageStatus{}, DaemonSets: []Rollout{}, Nodes: []string{},
+		Sources: Sources{Complete: true}}
 	for _, n := range c.Nodes {
 		rep.Nodes = append(rep.Nodes, n.Name)
 	}
@@ -222,7 +224,7 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 				switch {
 				case live == nil:
 					if why != "" {
-						cell = NodeImage{State: NotScheduled, Reason: "NodeSelector", Message: why}
+						cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
 					} else {
 						cell = NodeImage{State: Failed, Reason: "NotInCluster", Message: fmt.Sprintf("DaemonSet %s is not in the cluster: apply the rendered profile", key)}
 					}
@@ -296,6 +298,13 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 			rep.Ready = false
 		}
 		rep.Images = append(rep.Images, st)
+	}
+	// A DaemonSet missing from the cluster fails the profile even where it
+	// targets no node: the profile is not applied.
+	for _, r := range rep.DaemonSets {
+		if !r.InCluster {
+			rep.Ready = false
+		}
 	}
 	rep.Sources.Notes = append(rep.Sources.Notes, c.Notes...)
 	for _, n := range sortedKeys(notes) {

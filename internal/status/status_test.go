@@ -489,6 +489,24 @@ func TestEvaluate(t *testing.T) {
 			}
 		},
 	}, {
+		name: "nothing applied, no node",
+		build: func(f *fixture) {
+			clear(f.c.DaemonSets)
+		},
+		check: func(t *testing.T, rep *Report) {
+			for _, im := range rep.Images {
+				if im.State != Success || len(im.OnNodes) != 0 {
+					t.Errorf("%s = %+v", im.Name, im)
+				}
+			}
+			if len(rep.DaemonSets) != 2 || rep.DaemonSets[0].InCluster || rep.DaemonSets[1].InCluster {
+				t.Errorf("rollouts = %+v", rep.DaemonSets)
+			}
+			if b, _ := json.Marshal(rep); !strings.Contains(string(b), `"nodes":[]`) {
+				t.Errorf("JSON without an empty node list: %s", b)
+			}
+		},
+	}, {
 		name: "pod cannot be scheduled",
 		build: func(f *fixture) {
 			f.node("cpu-1", cpuNode)
