@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -127,8 +128,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	}
 	for _, p := range []string{pinned, pinnedTag} {
 		e := standinEntry(t, pinSrc)
-		ref, _ := name.ParseReference(p)
-		e.Name, e.Reference = lock.Key(ref), p
+		e.Name, e.Reference = mustKey(t, p), p
 		want.Put(e)
 	}
 	got := readFile(t, lockPath)
@@ -202,7 +202,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := l.Lookup(lock.Key(singleRef)); e.Digest != moved.Digest || e.Kind != lock.KindIndex || len(e.Platforms) != 2 || e.Reference != single {
+	if e, _ := l.Lookup(mustKey(t, single)); e.Digest != moved.Digest || e.Kind != lock.KindIndex || len(e.Platforms) != 2 || e.Reference != single {
 		t.Errorf("bumped entry = %+v, want the index %s", e, moved.Digest)
 	}
 
@@ -360,4 +360,14 @@ func mustTag(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return tag.TagStr()
+}
+
+// mustKey is the lock key of the reference s.
+func mustKey(t *testing.T, s string) string {
+	t.Helper()
+	ref, err := imageref.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Key()
 }

@@ -253,3 +253,38 @@ func TestGrammarMatchesRegexps(t *testing.T) {
 		}
 	}
 }
+
+// TestKeySpellings: every spelling of one image shares its lock key; a
+// reference with a tag and a digest keys by its tag, a digest-only one by
+// its digest.
+func TestKeySpellings(t *testing.T) {
+	const hexA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+	tests := []struct {
+		name string
+		ref  string
+		want string
+	}{
+		{"official image", "busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
+		{"docker.io spelling", "docker.io/library/busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
+		{"hub user repo", "nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo docker.io", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"hub user repo index.docker.io", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
+		{"port is not a tag", "registry.lab.internal:5000/team/app", "registry.lab.internal:5000/team/app:latest"},
+		{"localhost port and tag", "localhost:5000/svc:1.2", "localhost:5000/svc:1.2"},
+		{"tag and digest keys by tag", "busybox:1.31.1@sha256:" + hexA, "docker.io/library/busybox:1.31.1"},
+		{"port, tag and digest", "localhost:5000/svc:1.2@sha256:" + hexA, "localhost:5000/svc:1.2"},
+		{"digest only", "registry.lab.internal/team/metadata-broker@sha256:" + hexA, "registry.lab.internal/team/metadata-broker@sha256:" + hexA},
+		{"port and digest only", "localhost:5000/svc@sha256:" + hexA, "localhost:5000/svc@sha256:" + hexA},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := Parse(tc.ref)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.ref, err)
+			}
+			if got := ref.Key(); got != tc.want {
+				t.Errorf("Key(%q) = %q, want %q", tc.ref, got, tc.want)
+			}
+		})
+	}
+}

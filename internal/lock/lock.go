@@ -32,14 +32,11 @@
 package lock
 
 import (
-	"github.com/stowage/stowage/internal/imageref"
-
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
@@ -73,7 +70,8 @@ var (
 	// ErrNoPlatform is wrapped by DigestFor when the entry has no child for
 	// the requested platform.
 	ErrNoPlatform = errors.New("platform not in lock entry")
-	// ErrMissing is wrapped by Find when the lock has no entry for a reference.
+	// ErrMissing is wrapped by the errors of a lock without an entry for a
+	// reference (plan.Pin.Errs).
 	ErrMissing = errors.New("image not in lock")
 )
 
@@ -91,7 +89,7 @@ type Platform struct {
 
 // Entry is the lock record of one normalised image reference.
 type Entry struct {
-	// Name is the lock key, Key of the parsed Reference, e.g.
+	// Name is the lock key, imageref.Ref.Key of the parsed Reference, e.g.
 	// "docker.io/library/busybox:1.31.1".
 	Name string `json:"name" yaml:"name"`
 	// Reference is the reference as written in the config, e.g.
@@ -116,36 +114,8 @@ type Lock struct {
 	Entries []Entry
 }
 
-// Key returns the normalised lock key of a parsed reference: the
-// fully-qualified name of imageref.RepositoryName plus the tag, so every
-// spelling of the same image shares one key ("busybox:1.31.1",
-// "index.docker.io/library/busybox:1.31.1" ->
-// "docker.io/library/busybox:1.31.1"; a reference without a tag gets
-// ":latest"). A digest-only reference keys as "registry/repo@sha256:…". A
-// reference with both tag and digest ("repo:tag@sha256:…") keys by its tag
-// form, "registry/repo:tag".
-func Key(ref name.Reference) string {
-	var d name.Digest
-	switch r := ref.(type) {
-	case name.Digest:
-		d = r
-	case *name.Digest:
-		d = *r
-	default:
-		return imageref.RepositoryName(ref.Context()) + ":" + ref.Identifier()
-	}
-	// name.Digest keeps the repository but drops the tag of "repo:tag@digest";
-	// it is recovered by parsing the part before '@' (exactly one '@' is
-	// guaranteed by name.NewDigest) as a tag with no default tag, then put on
-	// the digest's own repository so the parse options of ref still apply.
-	base, _, _ := strings.Cut(d.String(), "@")
-	if t, err := name.NewTag(base, name.WithDefaultTag("")); err == nil && t.TagStr() != "" {
-		return imageref.RepositoryName(d.Context()) + ":" + t.TagStr()
-	}
-	return imageref.RepositoryName(d.Context()) + "@" + d.DigestStr()
-}
-
-// Lookup returns the entry whose Name is key (see Key) and whether it exists.
+// Lookup returns the entry whose Name is key (imageref.Ref.Key, the one
+// lock key) and whether it exists.
 // Entries sorted by name (as Parse and Put leave them) are binary-searched,
 // so rendering n images costs O(n log n), not O(n²); a key not found that
 // way is looked for entry by entry, so that a Lock built by hand in another
@@ -162,16 +132,6 @@ func (l *Lock) Lookup(key string) (Entry, bool) {
 		return Entry{}, false
 	}
 	return l.Entries[i], true
-}
-
-// Find returns the entry for ref, or an error wrapping ErrMissing that names
-// the reference and its key.
-func (l *Lock) Find(ref name.Reference) (Entry, error) {
-	key := Key(ref)
-	if e, ok := l.Lookup(key); ok {
-		return e, nil
-	}
-	return Entry{}, fmt.Errorf("image %q (lock key %s): %w; run `stowage lock` to add it", ref.String(), key, ErrMissing)
 }
 
 // Put inserts e, or replaces the entry with the same Name, keeping Entries

@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/google/go-containerregistry/pkg/name"
 )
 
 const (
@@ -19,52 +17,6 @@ const (
 	hexC = "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6"
 	hexD = "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4"
 )
-
-func TestKey(t *testing.T) {
-	tests := []struct {
-		name string
-		ref  string
-		want string
-	}{
-		{"official image", "busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
-		{"docker.io spelling", "docker.io/library/busybox:1.31.1", "docker.io/library/busybox:1.31.1"},
-		{"hub user repo", "nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
-		{"hub user repo docker.io", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
-		{"hub user repo index.docker.io", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
-		{"port is not a tag", "registry.lab.internal:5000/team/app", "registry.lab.internal:5000/team/app:latest"},
-		{"localhost port and tag", "localhost:5000/svc:1.2", "localhost:5000/svc:1.2"},
-		{"tag and digest keys by tag", "busybox:1.31.1@sha256:" + hexA, "docker.io/library/busybox:1.31.1"},
-		{"port, tag and digest", "localhost:5000/svc:1.2@sha256:" + hexA, "localhost:5000/svc:1.2"},
-		{"digest only", "registry.lab.internal/team/metadata-broker@sha256:" + hexA, "registry.lab.internal/team/metadata-broker@sha256:" + hexA},
-		{"port and digest only", "localhost:5000/svc@sha256:" + hexA, "localhost:5000/svc@sha256:" + hexA},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ref, err := name.ParseReference(tc.ref)
-			if err != nil {
-				t.Fatalf("ParseReference(%q): %v", tc.ref, err)
-			}
-			if got := Key(ref); got != tc.want {
-				t.Errorf("Key(%q) = %q, want %q", tc.ref, got, tc.want)
-			}
-			if d, ok := ref.(name.Digest); ok {
-				if got := Key(&d); got != tc.want {
-					t.Errorf("Key(&%q) = %q, want %q", tc.ref, got, tc.want)
-				}
-			}
-		})
-	}
-}
-
-func TestKeyKeepsParseOptions(t *testing.T) {
-	ref, err := name.ParseReference("team/app:1@sha256:"+hexA, name.WithDefaultRegistry("mirror.lab.internal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := Key(ref), "mirror.lab.internal/team/app:1"; got != want {
-		t.Errorf("Key = %q, want %q", got, want)
-	}
-}
 
 func canonical(t *testing.T) []byte {
 	t.Helper()
@@ -173,24 +125,6 @@ func TestPutReplaces(t *testing.T) {
 	}
 	if got, _ := l.Lookup(e.Name); got.Digest != e.Digest {
 		t.Errorf("after replace, Digest = %s, want %s", got.Digest, e.Digest)
-	}
-}
-
-func TestFind(t *testing.T) {
-	l, err := Parse(canonical(t), "canonical.lock.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, spelling := range []string{"busybox:1.31.1", "docker.io/library/busybox:1.31.1", "busybox:1.31.1@sha256:" + hexD} {
-		ref, _ := name.ParseReference(spelling)
-		if e, err := l.Find(ref); err != nil || e.Digest != "sha256:"+hexA {
-			t.Errorf("Find(%s) = %s, %v; want sha256:%s", spelling, e.Digest, err, hexA)
-		}
-	}
-	ref, _ := name.ParseReference("busybox:1.36")
-	_, err = l.Find(ref)
-	if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "busybox:1.36") {
-		t.Errorf("Find(busybox:1.36) error = %v, want ErrMissing naming the image", err)
 	}
 }
 

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/stowage/stowage/internal/imageref"
 )
 
 // Error is one problem in a lock file or a lock entry. Parse returns them
@@ -92,18 +93,18 @@ func (e Entry) problems() []problem {
 	var ps []problem
 	add := func(field string, err error) { ps = append(ps, problem{field, err}) }
 
-	var ref name.Reference
+	var ref *imageref.Ref
 	if e.Reference == "" {
 		add("reference", errors.New("required: the image reference as written in the config"))
-	} else if r, err := name.ParseReference(e.Reference); err != nil {
+	} else if r, err := imageref.Parse(e.Reference); err != nil {
 		add("reference", err)
 	} else {
-		ref = r
+		ref = &r
 	}
 	if e.Name == "" {
 		add("name", errors.New("required: the normalised reference"))
-	} else if ref != nil && e.Name != Key(ref) {
-		add("name", fmt.Errorf("%q is not the normalised form of reference %q; want %q", e.Name, e.Reference, Key(ref)))
+	} else if ref != nil && e.Name != ref.Key() {
+		add("name", fmt.Errorf("%q is not the normalised form of reference %q; want %q", e.Name, e.Reference, ref.Key()))
 	}
 
 	if err := checkDigest(e.Digest); err != nil {

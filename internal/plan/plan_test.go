@@ -67,8 +67,8 @@ func TestBuildSubmarine(t *testing.T) {
 		helper  = "sha256:9ccb2baaa0a37beba8785dd69f68243baac189a17366071dd5afd23fe5b5470c"
 		pause   = "sha256:96dd9fa0cfbfa78ed7c63bb11f1d651de34a74be0d39e662a4df01d65bd9c4b0"
 	)
-	for i, ns := range []string{"submarine"} {
-		pl := ns + "/notebook-images"
+	for i, pp := range p.Pullers {
+		pl := pp.Puller.Namespace + "/" + pp.Puller.Name
 		want := []useRow{
 			{pl, `environment "jupyter"`, "apache/submarine:jupyter-notebook-0.7.0", "docker.io/apache/submarine:jupyter-notebook-0.7.0", jupyter, PinManifest},
 			{pl, `environment "jupyter-gpu"`, "harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0", "harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0", gpu, PinManifest},
@@ -98,7 +98,7 @@ func TestBuildSubmarine(t *testing.T) {
 		if img.Entry == nil || img.Entry.Name != img.Key {
 			t.Errorf("image %s: entry %+v", img.Key, img.Entry)
 		}
-		if len(img.Uses) != 1 || img.Uses[0].PullerName() != "submarine/notebook-images" {
+		if len(img.Uses) != 1 || img.Uses[0].Puller != p.Pullers[0].Puller.Name || img.Uses[0].Namespace != "submarine" {
 			t.Errorf("image %s: uses %s", img.Key, img.UsedBy())
 		}
 	}

@@ -193,7 +193,7 @@ func TestRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := standinEntry(t, other)
-	want.Name, want.Reference = lock.Key(mustRef(t, single)), single
+	want.Name, want.Reference = image(t, single).Key, single
 	if got, _ := moved.Lookup(want.Name); !reflect.DeepEqual(got, want) {
 		t.Errorf("moved entry = %+v, want %+v", got, want)
 	}

@@ -3,7 +3,7 @@
 // gives the same bytes, hence the same digests, on every machine and in every
 // run.
 //
-// A stand-in is derived from the lock key of the reference (lock.Key), so
+// A stand-in is derived from the lock key of the reference (imageref.Ref.Key), so
 // every spelling of one image ("busybox:1.31.1",
 // "docker.io/library/busybox:1.31.1") has the same stand-in. Each image has
 // OCI media types, one uncompressed tar layer holding a single file,
@@ -34,6 +34,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 )
 
@@ -49,17 +50,34 @@ var single = v1.Platform{OS: "linux", Architecture: "amd64"}
 // epoch is the created time of every stand-in: the Unix epoch, in UTC.
 var epoch = time.Unix(0, 0).UTC()
 
+// key is the lock key of ref: imageref.Ref.Key of its spelling.
+func key(ref name.Reference) (string, error) {
+	r, err := imageref.Parse(ref.String())
+	if err != nil {
+		return "", err
+	}
+	return r.Key(), nil
+}
+
 // IsIndex reports whether the stand-in for ref is a multi-arch index: the
-// first byte of sha256(lock.Key(ref)) is even.
+// first byte of sha256 of its lock key is even. A reference imageref.Parse
+// refuses has no stand-in (For fails) and is not an index.
 func IsIndex(ref name.Reference) bool {
-	sum := sha256.Sum256([]byte(lock.Key(ref)))
+	k, err := key(ref)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256([]byte(k))
 	return sum[0]%2 == 0
 }
 
 // For returns the stand-in for a reference: exactly one of img (a single
 // manifest) or idx (a multi-arch index) is non-nil, following IsIndex.
 func For(ref name.Reference) (img v1.Image, idx v1.ImageIndex, err error) {
-	key := lock.Key(ref)
+	key, err := key(ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stand-in: %w", err)
+	}
 	if !IsIndex(ref) {
 		img, err := image(key, single)
 		if err != nil {
@@ -100,7 +118,10 @@ func Entry(written string) (lock.Entry, error) {
 	if err != nil {
 		return lock.Entry{}, fmt.Errorf("stand-in for %q: %w", written, err)
 	}
-	e.Name, e.Reference = lock.Key(ref), written
+	if e.Name, err = key(ref); err != nil {
+		return lock.Entry{}, err
+	}
+	e.Reference = written
 	return e, nil
 }
 

@@ -114,7 +114,8 @@ func TestIndexOrManifest(t *testing.T) {
 	digests := map[string]string{}
 	for _, s := range refs {
 		ref := parse(t, s)
-		sum := sha256.Sum256([]byte(lock.Key(ref)))
+		k, _ := key(ref)
+		sum := sha256.Sum256([]byte(k))
 		wantIndex := sum[0]%2 == 0
 		if IsIndex(ref) != wantIndex {
 			t.Errorf("IsIndex(%s) = %v, want %v", s, !wantIndex, wantIndex)
@@ -229,8 +230,8 @@ func TestEntryMatchesImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.Name != lock.Key(ref) || e.Reference != s {
-				t.Errorf("Name, Reference = %q, %q; want %q, %q", e.Name, e.Reference, lock.Key(ref), s)
+			if k, _ := key(ref); e.Name != k || e.Reference != s {
+				t.Errorf("Name, Reference = %q, %q; want %q, %q", e.Name, e.Reference, k, s)
 			}
 			if err := e.Validate(); err != nil {
 				t.Errorf("Entry does not validate: %v", err)
