@@ -585,3 +585,54 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectExamples: every container image of every example's rendered
+// DaemonSets is an image of its plan, so status can judge it (render and
+// plan must agree on every pinned reference).
+func TestExpectExamples(t *testing.T) {
+	for _, ex := range []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"} {
+		dir := filepath.Join("..", "..", "examples", ex)
+		cfg, err := schema.Load(dir, schema.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := lock.Read(filepath.Join(dir, lock.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, profile := range cfg.ProfileNames() {
+			objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, NoPasswords: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dss []*appsv1.DaemonSet
+			containers := map[string]bool{}
+			for _, o := range objs {
+				if ds, ok := o.Object.(*appsv1.DaemonSet); ok {
+					dss = append(dss, ds)
+					for _, c := range append(ds.Spec.Template.Spec.InitContainers, ds.Spec.Template.Spec.Containers...) {
+						containers[c.Image] = true
+					}
+				}
+			}
+			p, err := plan.Build(cfg, profile, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, err := Expect(p, dss)
+			if err != nil {
+				t.Fatalf("%s --profile %s: %v", ex, profile, err)
+			}
+			if len(exp.Images) != len(containers) || len(exp.DaemonSets) != len(dss) || len(dss) == 0 {
+				t.Errorf("%s --profile %s: %d images for %d distinct container images, %d DaemonSets of %d",
+					ex, profile, len(exp.Images), len(containers), len(exp.DaemonSets), len(dss))
+			}
+			t.Logf("%s --profile %s: %d images in %d DaemonSets", ex, profile, len(exp.Images), len(dss))
+			for _, im := range exp.Images {
+				if !containers[im.Reference] || !slices.Contains(im.Accept, im.Digest) || im.Repository == "" {
+					t.Errorf("%s: %+v", ex, im)
+				}
+			}
+		}
+	}
+}
