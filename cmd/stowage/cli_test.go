@@ -130,7 +130,7 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// TestMissingEnv (cases/auth.yaml missing-env): a password variable that
+// TestMissingEnv: a password variable that
 // is not set fails the render, naming the variable and the environment.
 func TestMissingEnv(t *testing.T) {
 	dir := cliConfigDir(t, append([]string{"harbor.lab.internal/release/notebook:1.1.0"}, cliDefaultImages...),

@@ -26,8 +26,9 @@ import (
 
 // Kinds of functionConfig the function accepts.
 const (
-	// APIVersion and Kind of stowage's own functionConfig: the config of
-	// DESIGN under spec, plus spec.profile naming the profile to render.
+	// APIVersion and Kind of stowage's own functionConfig: the config of a
+	// config directory under spec, plus spec.profile naming the profile to
+	// render.
 	APIVersion = "stowage.dev/v1alpha1"
 	Kind       = "Stowage"
 	// SubmarineAPIVersion and SubmarineKind are the JupyterImagePuller of

@@ -13,7 +13,7 @@ const (
 	hex128 = hex64 + hex64
 )
 
-// TestParseAccepts covers the accept cases of cases/references.yaml and
+// TestParseAccepts covers the accepted reference cases and
 // others of the same kinds: what a reference normalises to (lock key,
 // registry, tag, digest) and that the written spelling is kept.
 func TestParseAccepts(t *testing.T) {
@@ -109,7 +109,7 @@ func TestDockerHubSpellingsShareKey(t *testing.T) {
 	}
 }
 
-// TestParseRejects covers the reject cases of cases/references.yaml and
+// TestParseRejects covers the rejected reference cases and
 // more inputs of each kind of fault. Every error is an *Error naming the
 // image as written, and its message says what is wrong.
 func TestParseRejects(t *testing.T) {

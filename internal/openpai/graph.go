@@ -162,8 +162,8 @@ func Load(version string) (*Graph, error) {
 //
 // The roots are the services that implement the capability. Where the
 // capability needs services that no prerequisite list declares, the extra
-// roots are inferred from the facts in openpai/NOTES.md
-// (implicit_runtime_deps in services-v1.5.0.yaml):
+// roots are inferred from OpenPAI v1.5.0's sources (what each service's
+// pods and the job runtime use at run time):
 //
 //   - job-submission: rest-server, hivedscheduler, openpai-runtime and
 //     device-plugin. openpai-runtime provides the job init container and the

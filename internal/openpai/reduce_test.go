@@ -44,7 +44,7 @@ func errorsOf(err error) []error {
 	return []error{err}
 }
 
-// Case keep-typo (cases/openpai.yaml).
+// Case keep-typo.
 func TestCaseKeepTypo(t *testing.T) {
 	_, err := Reduce(Selection{Version: "v1.5.0", Keep: []string{"rest-sever"}})
 	var ue *UnknownError
@@ -65,7 +65,7 @@ func TestCaseKeepTypo(t *testing.T) {
 	}
 }
 
-// Case drop-required (cases/openpai.yaml).
+// Case drop-required.
 func TestCaseDropRequired(t *testing.T) {
 	_, err := Reduce(Selection{Version: "v1.5.0", Keep: []string{"rest-server"}, Drop: []string{"postgresql"}})
 	var re *RequiredError
@@ -83,7 +83,7 @@ func TestCaseDropRequired(t *testing.T) {
 	}
 }
 
-// Case unsupported-version (cases/openpai.yaml).
+// Case unsupported-version.
 func TestCaseUnsupportedVersion(t *testing.T) {
 	p, err := Reduce(Selection{Version: "v1.8.0"})
 	if p != nil {
@@ -106,7 +106,7 @@ func TestCaseUnsupportedVersion(t *testing.T) {
 	}
 }
 
-// Case minimal-job-submission (cases/openpai.yaml).
+// Case minimal-job-submission.
 func TestCaseMinimalJobSubmission(t *testing.T) {
 	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"job-submission", "webportal"}})
 	if err != nil {

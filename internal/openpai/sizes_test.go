@@ -68,7 +68,7 @@ func TestObservedSize(t *testing.T) {
 	}
 }
 
-// The minimal selection of cases/openpai.yaml, summed by hand from the
+// The minimal job-submission selection, summed by hand from the
 // listing in issue #5381.
 //
 // master, kept (10 images): internal-storage-create 124MB, postgresql 348MB,

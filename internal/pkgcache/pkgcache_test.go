@@ -45,7 +45,7 @@ func assertContains(t *testing.T, msg string, parts ...string) {
 	}
 }
 
-// Case cache-unknown-os (cases/openpai.yaml).
+// Case cache-unknown-os.
 func TestCaseCacheUnknownOS(t *testing.T) {
 	errs := rowErrors(t, Validate([]Row{{Group: "ssh", OS: "ubuntu20.04", Packages: []string{"openssh-client"}}}))
 	if len(errs) != 1 {
@@ -58,7 +58,7 @@ func TestCaseCacheUnknownOS(t *testing.T) {
 	assertContains(t, e.Error(), "ubuntu20.04", "ubuntu16.04", "ubuntu18.04")
 }
 
-// Case cache-fourth-column (cases/openpai.yaml).
+// Case cache-fourth-column.
 func TestCaseCacheFourthColumn(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -87,7 +87,7 @@ func TestCaseCacheFourthColumn(t *testing.T) {
 	}
 }
 
-// Case cache-duplicate-row (cases/openpai.yaml).
+// Case cache-duplicate-row.
 func TestCaseCacheDuplicateRow(t *testing.T) {
 	row := Row{Group: "nfs", OS: "ubuntu18.04", Packages: []string{"nfs-common"}}
 	errs := rowErrors(t, Validate([]Row{row, row}))
@@ -100,7 +100,7 @@ func TestCaseCacheDuplicateRow(t *testing.T) {
 	assertContains(t, errs[0].Error(), `"nfs"`, `"ubuntu18.04"`, "rows[0]", "rows[1]")
 }
 
-// Case cache-bad-package-name (cases/openpai.yaml).
+// Case cache-bad-package-name.
 func TestCaseCacheBadPackageName(t *testing.T) {
 	errs := rowErrors(t, Validate([]Row{{Group: "ssh", OS: "ubuntu18.04", Packages: []string{"openssh client"}}}))
 	if len(errs) != 1 {

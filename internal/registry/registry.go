@@ -25,7 +25,7 @@
 // token exchange where the registry asks for one), as go-containerregistry's
 // Puller does.
 //
-// Multi-arch policy (DESIGN.md, "The lock"): the lock always records what
+// Multi-arch policy (README, "Digests from registries"): the lock always records what
 // the tag points at — the index digest for a multi-arch image, with its
 // children, platforms and sizes — whatever platforms the config asks for; a
 // per-image single platform is pinned by render from the recorded children.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -137,13 +138,13 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				}
 			}
 			taken[name] = true
-			objs = append(objs, r.daemonSet(p, name, g, part, names[c[0]:c[1]], helper, pause, sortedKeys(pullSecrets)))
+			objs = append(objs, r.daemonSet(p, name, g, part, names[c[0]:c[1]], helper, pause, slices.Sorted(maps.Keys(pullSecrets))))
 			for _, it := range part {
 				records[it.pinned] = true
 			}
 		}
 	}
-	objs = append(objs, r.recordsConfigMap(p, sortedKeys(records)))
+	objs = append(objs, r.recordsConfigMap(p, slices.Sorted(maps.Keys(records))))
 	return objs
 }
 
@@ -237,7 +238,7 @@ func groupItems(p *schema.Puller, items []*item) []*group {
 	}
 	var out []*group
 	used := map[string]bool{}
-	for _, k := range sortedKeys(groups) {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
 		sort.SliceStable(g.items, func(i, j int) bool {
 			a, b := g.items[i], g.items[j]

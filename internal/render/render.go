@@ -6,6 +6,8 @@ package render
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,7 +104,7 @@ func Render(in Input) ([]Object, error) {
 	objs := r.run()
 	if len(r.missing) > 0 {
 		var lines []string
-		for _, k := range sortedKeys(r.missing) {
+		for _, k := range slices.Sorted(maps.Keys(r.missing)) {
 			users := uniqueSorted(r.missing[k])
 			lines = append(lines, fmt.Sprintf("%s (used by %s)", k, strings.Join(users, ", ")))
 		}
@@ -166,7 +168,7 @@ func (r *renderer) run() []Object {
 		pp := &r.plan.Pullers[i]
 		objs = append(objs, r.puller(pp, secrets, taken[pp.Puller.Namespace])...)
 	}
-	for _, k := range sortedKeys(secrets) {
+	for _, k := range slices.Sorted(maps.Keys(secrets)) {
 		objs = append(objs, secrets[k])
 	}
 	if r.plan.OpenPAI != nil {
@@ -176,15 +178,6 @@ func (r *renderer) run() []Object {
 		objs = append(objs, r.packageCacheConfigMap())
 	}
 	return objs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func uniqueSorted(ss []string) []string {

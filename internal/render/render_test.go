@@ -184,7 +184,7 @@ profiles: lab: pullers: [{
 }]
 `
 
-// TestAuth covers cases/auth.yaml at the render level: the Secrets and
+// TestAuth covers the credential cases at the render level: the Secrets and
 // imagePullSecrets a credential becomes.
 func TestAuth(t *testing.T) {
 	t.Run("existing-secret", func(t *testing.T) {
@@ -424,7 +424,7 @@ environments: notebook: {
 	}
 }
 
-// TestReferences covers the accept cases of cases/references.yaml at the
+// TestReferences covers the accepted reference cases at the
 // render level: what the rendered images, container names and lock keys
 // are.
 func TestReferences(t *testing.T) {

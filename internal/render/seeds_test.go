@@ -54,7 +54,7 @@ var seedConfigs = func() []seedConfig {
 		return seedConfig{id: id, yaml: envYAML("app="+ref) + profileYAML("app")}
 	}
 	return []seedConfig{
-		// cases/references.yaml
+		// references cases
 		refCase("ref-port-no-tag", "registry.lab.internal:5000/team/app"),
 		refCase("ref-localhost-port-tag", "localhost:5000/svc:1.2"),
 		refCase("ref-tag-and-digest", "busybox:1.31.1@sha256:1f3c66cf0f0e4c4da2f1d7c3f2b7d5b8e6a5c4f3e2d1c0b9a8f7e6d5c4b3a291"),
@@ -91,7 +91,7 @@ profiles:
 		{id: "same-name-two-images",
 			yaml: envYAML("jupyter=apache/submarine:jupyter-notebook-0.7.0") + profileYAML("jupyter"),
 			cue:  "environments: jupyter: image: \"apache/submarine:jupyter-notebook-0.7.0-chinese\"\n"},
-		// cases/auth.yaml
+		// auth cases
 		{id: "password-special-chars", yaml: `environments:
   app:
     image: harbor.lab.internal:5000/team/app:1
@@ -149,7 +149,7 @@ profiles:
     secrets: reference
     pullers: [{name: pre, namespace: ns, environments: [a]}]
 `},
-		// cases/render.yaml
+		// render cases
 		{id: "empty-puller", yaml: "profiles:\n  p:\n    pullers:\n    - {name: notebooks, namespace: submarine, environments: []}\n"},
 		{id: "bad-namespace", yaml: envYAML("app=busybox:1") + "profiles:\n  p:\n    pullers:\n    - {name: notebooks, namespace: Tenant_A, environments: [app]}\n"},
 		{id: "bad-node-selector-key", yaml: `environments:
@@ -191,7 +191,7 @@ profiles:
     - {name: two, namespace: ns, environments: [b, a]}
     - {name: one, namespace: ns, environments: [a, b]}
 `},
-		// cases/openpai.yaml
+		// openpai cases
 		{id: "keep-typo", yaml: "profiles:\n  p:\n    openpai: {version: v1.5.0, keep: [rest-sever], registry: {tag: v1.5.0}}\n"},
 		{id: "drop-required", yaml: "profiles:\n  p:\n    openpai: {version: v1.5.0, keep: [rest-server], drop: [postgresql], registry: {tag: v1.5.0}}\n"},
 		{id: "unsupported-version", yaml: "profiles:\n  p:\n    openpai: {version: v1.8.0, registry: {tag: v1.8.0}}\n"},
@@ -290,7 +290,7 @@ func TestWriteSeedCorpus(t *testing.T) {
 		put(render("FuzzRender"), "example-"+s.name, s.cue, s.yaml, false)
 		put(loader, "example-"+s.name, s.yaml, s.cue, uint8(0|1<<2))
 	}
-	// Container names: the references and names of cases/references.yaml.
+	// Container names: the reference and container-name cases.
 	names := render("FuzzContainerNames")
 	put(names, "docker-hub-spellings",
 		"short", "nvidia/k8s-device-plugin:1.0.0-beta4", "docker", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4",
@@ -308,7 +308,7 @@ func TestWriteSeedCorpus(t *testing.T) {
 	put(names, "same-name-two-images",
 		"jupyter", "apache/submarine:jupyter-notebook-0.7.0", "jupyter", "apache/submarine:jupyter-notebook-0.7.0-chinese",
 		"jupyter-chinese", "apache/submarine:jupyter-notebook-0.7.0-chinese", "localhost:5000/svc:1.2", "localhost:5000/svc:1.2")
-	// Docker config: the credentials of cases/auth.yaml.
+	// Docker config: the credential cases.
 	dcj := render("FuzzDockerConfigJSON")
 	put(dcj, "password-special-chars", "harbor.lab.internal:5000", "robot$ci", []byte("[p~a_s.s>w=o\"r%d;\\"), "")
 	put(dcj, "docker-hub-key", "https://index.docker.io/v1/", "someone", []byte("hub-token"), "")

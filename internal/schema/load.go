@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -763,20 +764,10 @@ func pathString(p cue.Path) string {
 	return b.String()
 }
 
-// sortedKeys returns the keys of m in byte order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 var errNoProfile = errors.New("no such profile")
 
 // ProfileNames returns the profile names of cfg, sorted.
-func (c *Config) ProfileNames() []string { return sortedKeys(c.Profiles) }
+func (c *Config) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
 
 // Profile returns the named profile. An empty name picks the only profile
 // when there is exactly one. The error lists the profiles there are.

@@ -22,10 +22,9 @@ type wantErr struct {
 // TestLoadRejects loads each invalid config directory under
 // testdata/invalid, written as a user would, and checks that the load
 // reports exactly the listed errors, each printed as
-// "file:line:col: field.path: message" with the real file and line. The
-// cases are those of cases/render.yaml, auth.yaml, openpai.yaml and the
-// reference rejects of references.yaml, at the level where a user meets
-// them: the config loader.
+// "file:line:col: field.path: message" with the real file and line: bad
+// renders, auth, OpenPAI selections and references, at the level where a
+// user meets them, the config loader.
 func TestLoadRejects(t *testing.T) {
 	tests := []struct {
 		dir   string

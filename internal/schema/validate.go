@@ -3,7 +3,9 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
+	"github.com/stowage/stowage/internal/spelling"
 )
 
 // MaxPullerName is the longest puller name: a DaemonSet's pods are named
@@ -91,14 +94,14 @@ func validate(c *Config, loc *locator) Errors {
 	add := func(p cue.Path, format string, args ...any) {
 		errs = append(errs, loc.at(p, format, args...))
 	}
-	for _, k := range sortedKeys(c.Images) {
+	for _, k := range slices.Sorted(maps.Keys(c.Images)) {
 		im := c.Images[k]
 		p := path("images", k)
 		checkRef(add, extend(p, "reference"), im.Reference)
 		checkPlatforms(add, p, im.Platforms)
 		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference), im.Reference)
 	}
-	for _, k := range sortedKeys(c.Environments) {
+	for _, k := range slices.Sorted(maps.Keys(c.Environments)) {
 		env := c.Environments[k]
 		p := path("environments", k)
 		if strings.TrimSpace(k) == "" {
@@ -112,7 +115,7 @@ func validate(c *Config, loc *locator) Errors {
 	if len(c.Profiles) == 0 && !c.allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
-	for _, pn := range sortedKeys(c.Profiles) {
+	for _, pn := range slices.Sorted(maps.Keys(c.Profiles)) {
 		errs = append(errs, validateProfile(c, pn, loc)...)
 	}
 	return errs
@@ -165,12 +168,12 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 		}
 		for j, e := range pl.Environments {
 			if _, ok := c.Environments[e]; !ok {
-				add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, sortedKeys(c.Environments)))
+				add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, slices.Sorted(maps.Keys(c.Environments))))
 			}
 		}
 		for j, e := range pl.Images {
 			if _, ok := c.Images[e]; !ok {
-				add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, sortedKeys(c.Images)))
+				add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, slices.Sorted(maps.Keys(c.Images))))
 			}
 		}
 		if len(pl.OpenPAI) > 0 && prof.OpenPAI == nil {
@@ -320,7 +323,7 @@ func checkLabel(add adder, p cue.Path, what, v string) {
 // checkPlacement applies Kubernetes' label and toleration rules
 // (apimachinery util/validation; core/v1 validation of tolerations).
 func checkPlacement(add adder, p cue.Path, sel map[string]string, tols []Toleration) {
-	for _, k := range sortedKeys(sel) {
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			add(extend(p, "nodeSelector", k), "node selector key %q is not a valid label key: %s", k, strings.Join(msgs, "; "))
 		}
@@ -491,7 +494,7 @@ func registryOf(ref string) string {
 func suggest(s string, names []string) string {
 	best, bestD := "", len(s)/2+2
 	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
+		if d := spelling.Distance(s, n); d < bestD {
 			best, bestD = n, d
 		}
 	}
@@ -499,24 +502,4 @@ func suggest(s string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -25,6 +25,8 @@ package site
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,7 +86,7 @@ func (m Mapping) Validate() error {
 	if _, err := parsePrefix(m.Default); err != nil {
 		return err
 	}
-	for _, from := range sortedKeys(m.Registries) {
+	for _, from := range slices.Sorted(maps.Keys(m.Registries)) {
 		if _, err := name.NewRegistry(from, name.StrictValidation); err != nil || strings.ContainsAny(from, "/@") {
 			return &Error{What: fmt.Sprintf("registry %q", from), Reason: "want host[:port]"}
 		}
@@ -112,7 +114,7 @@ func HostComponent(reg name.Registry) string {
 func (m Mapping) Repository(src name.Repository, opts ...name.Option) (name.Repository, error) {
 	p, ok := prefix{}, false
 	reg := src.RegistryStr()
-	for _, from := range sortedKeys(m.Registries) {
+	for _, from := range slices.Sorted(maps.Keys(m.Registries)) {
 		r, err := name.NewRegistry(from)
 		if err == nil && r.RegistryStr() == reg {
 			pp, err := parsePrefix(m.Registries[from])
@@ -192,13 +194,4 @@ func (m Mapping) Check(srcs []name.Repository) error {
 		seen[to.Name()] = n
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -307,7 +308,7 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 		}
 	}
 	rep.Sources.Notes = append(rep.Sources.Notes, c.Notes...)
-	for _, n := range sortedKeys(notes) {
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
 		rep.Sources.Notes = append(rep.Sources.Notes, n)
 	}
 	if len(notes) > 0 || len(c.Notes) > 0 {
@@ -411,7 +412,7 @@ func (p placement) excludes(n *corev1.Node) string {
 		return fmt.Sprintf("the pod template names node %s", p.nodeName)
 	}
 	if ok, err := p.affinity.Match(n); err != nil || !ok {
-		for _, k := range sortedKeys(p.selector) {
+		for _, k := range slices.Sorted(maps.Keys(p.selector)) {
 			if v, has := n.Labels[k]; !has || v != p.selector[k] {
 				return fmt.Sprintf("node lacks the nodeSelector label %s=%s", k, p.selector[k])
 			}
@@ -697,15 +698,6 @@ func (ev *evaluator) notesFor(n *corev1.Node, pods []*corev1.Pod) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // Image returns the summary of the image whose Name or Reference is name,

@@ -1,0 +1,17 @@
+package spelling
+
+import "testing"
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"", "abc", 3}, {"abc", "", 3}, {"enviroments", "environments", 1},
+		{"kitten", "sitting", 3}, {"webportal", "webportal", 0}, {"ab", "ba", 2},
+	} {
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
