@@ -67,7 +67,7 @@ for cmd in "${cmds[@]}"; do
 done
 
 if ((${#missing[@]})); then
-  echo "building ${missing[*]} $version into $dir (cold: minutes each, see above)" >&2
+  echo "building ${missing[*]} $version into $dir (cold on 2 cores: see the top of this script)" >&2
   start=$SECONDS
   # One go build for all of them, so the packages they share compile once
   # and both cores stay busy. It writes into a temporary folder beside the
