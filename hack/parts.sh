@@ -2,7 +2,7 @@
 # The optional heavy parts of `make test`, checked without compiling
 # anything, so that the Makefile decides before `go test` what runs:
 #
-#   hack/parts.sh PART...     PART: registry, kustomize, e2e
+#   hack/parts.sh PART...     PART: registry, kustomize, e2e, node
 #
 # For each PART that is absent it prints ONE line on stdout: what is
 # skipped, why, and how to get it. It exits 0 when every PART named is
@@ -18,6 +18,10 @@
 #              function (internal/fn); STOWAGE_REQUIRE_KUSTOMIZE.
 #   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
 #              module (envtest); STOWAGE_REQUIRE_APISERVER.
+#   node       everything node/parts.sh lists (root, the kubelet and the
+#              other Kubernetes binaries, containerd, runc, CNI plugins,
+#              etcd, docker-registry), for the real-node suite (node/);
+#              STOWAGE_REQUIRE_NODE.
 set -u
 
 absent=0
@@ -61,8 +65,13 @@ for part in "$@"; do
         report e2e STOWAGE_REQUIRE_APISERVER "the e2e/ module against a real kube-apiserver (not compiled): no ${miss[*]} in KUBEBUILDER_ASSETS=${assets:-(unset)}; get them with: apt-get install etcd-server && export KUBEBUILDER_ASSETS=\"\$(hack/kube-apiserver/build.sh | tail -n 1)\" (about 10 minutes cold on 2 cores)"
       fi
       ;;
+    node)
+      if ! msg="$(bash "$(dirname "$0")/../node/parts.sh")"; then
+        report node STOWAGE_REQUIRE_NODE "the real-node suite (node/, not compiled): $msg"
+      fi
+      ;;
     *)
-      echo "usage: $0 PART... (PART: registry, kustomize, e2e)" >&2
+      echo "usage: $0 PART... (PART: registry, kustomize, e2e, node)" >&2
       exit 2
       ;;
   esac

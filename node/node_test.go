@@ -36,7 +36,8 @@ const (
 
 	pullerNS    = "stowage-node"
 	pullerName  = "prepull"
-	tenantNS    = "tenant-b"
+	tenantNS    = "tenant-b" // a tenant of the puller: gets its pull Secret
+	outsideNS   = "outsider" // not a tenant: no copy of the Secret
 	passwordEnv = "NODE_REGISTRY_PASSWORD"
 )
 
@@ -112,6 +113,7 @@ func TestNode(t *testing.T) {
 
 	c.kubectl(t, "create", "namespace", pullerNS)
 	c.kubectl(t, "create", "namespace", tenantNS)
+	c.kubectl(t, "create", "namespace", outsideNS)
 	ctx := context.Background()
 
 	if !t.Run("prepull", func(t *testing.T) {
@@ -208,28 +210,24 @@ func TestNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		pinned := modelRef + "@" + e.Digest
-		// Without credentials: KubeletEnsureSecretPulledImages (on by default
-		// since 1.35) does not let a pod use an image pulled with
-		// credentials it does not present; the kubelet goes to the
-		// registry, which is gone.
-		bare := pod("no-secret", tenantNS, "", pinned)
-		if _, err := c.client.CoreV1().Pods(tenantNS).Create(ctx, bare, metav1.CreateOptions{}); err != nil {
+		secret := c.renderedSecret(t)
+		// A namespace that is not a tenant has no copy of the Secret:
+		// KubeletEnsureSecretPulledImages (on by default since 1.35) does
+		// not let its pod use an image pulled with credentials it does not
+		// present, so the kubelet goes to the registry, which is gone.
+		bare := pod("no-secret", outsideNS, "", pinned)
+		if _, err := c.client.CoreV1().Pods(outsideNS).Create(ctx, bare, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		reason := c.waitPodWaiting(t, tenantNS, bare.Name, []string{"ErrImagePull", "ImagePullBackOff"}, 3*time.Minute)
-		t.Logf("tenant pod without a pull Secret: %s (the image is on the node)", reason)
+		reason := c.waitPodWaiting(t, outsideNS, bare.Name, []string{"ErrImagePull", "ImagePullBackOff"}, 3*time.Minute)
+		t.Logf("a pod outside the tenants, without a pull Secret: %s (the image is on the node)", reason)
 
-		// With a copy of the puller's Secret (same credentials, another
-		// name and namespace) it starts from the node, registry stopped.
-		src, err := c.client.CoreV1().Secrets(pullerNS).Get(ctx, c.renderedSecret(t), metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
+		// The tenant has the Secret stowage rendered for it (same name,
+		// same credentials): its pod starts from the node, registry stopped.
+		if _, err := c.client.CoreV1().Secrets(tenantNS).Get(ctx, secret, metav1.GetOptions{}); err != nil {
+			t.Fatalf("stowage rendered no copy of the pull Secret %s into the tenant %s: %v", secret, tenantNS, err)
 		}
-		cp := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tenant-pull", Namespace: tenantNS}, Type: src.Type, Data: src.Data}
-		if _, err := c.client.CoreV1().Secrets(tenantNS).Create(ctx, cp, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		with := pod("with-secret", tenantNS, cp.Name, pinned)
+		with := pod("with-secret", tenantNS, secret, pinned)
 		if _, err := c.client.CoreV1().Pods(tenantNS).Create(ctx, with, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +254,9 @@ func TestNode(t *testing.T) {
 
 // writeConfig writes the suite's config directory: one profile "node"
 // with one puller of every image, the private one with credentials from
-// $NODE_REGISTRY_PASSWORD, the helper and pause from the plain registry.
+// $NODE_REGISTRY_PASSWORD, serving the tenant namespace tenantNS (which
+// gets a copy of the pull Secret), the helper and pause from the plain
+// registry.
 func writeConfig(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -278,8 +278,9 @@ profiles:
     pullers:
     - name: %s
       namespace: %s
+      tenants: [%s]
       images: [data, multi, model]
-`, dataRef, multiRef, modelRef, privateUser, passwordEnv, helperRef, pauseRef, pullerName, pullerNS)
+`, dataRef, multiRef, modelRef, privateUser, passwordEnv, helperRef, pauseRef, pullerName, pullerNS, tenantNS)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
