@@ -37,17 +37,19 @@ type binaries struct {
 }
 
 // buildBinaries builds them into a temporary folder with the Go toolchain
-// that runs the test.
+// that runs the test: stowage and stowage-helper in the main module (with
+// its own go.mod, as a user builds them), pause in this one.
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	dir := t.TempDir()
 	b := binaries{stowage: filepath.Join(dir, "stowage"), helper: filepath.Join(dir, "stowage-helper"), pause: filepath.Join(dir, "pause")}
-	for _, x := range []struct{ out, pkg string }{
-		{b.stowage, "github.com/stowage/stowage/cmd/stowage"},
-		{b.helper, "github.com/stowage/stowage/cmd/stowage-helper"},
-		{b.pause, "github.com/stowage/stowage/node/cmd/pause"},
+	for _, x := range []struct{ out, dir, pkg string }{
+		{b.stowage, "..", "./cmd/stowage"},
+		{b.helper, "..", "./cmd/stowage-helper"},
+		{b.pause, ".", "./cmd/pause"},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", x.out, x.pkg)
+		cmd.Dir = x.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", x.pkg, err, out)

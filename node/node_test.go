@@ -333,42 +333,57 @@ func (c *cluster) podMatches(t *testing.T, ds *appsv1.DaemonSet, l *lock.Lock) b
 
 // checkOnNode checks that every locked digest is on the node: in
 // containerd's k8s.io namespace as repository@digest, and in the node's
-// status.images.
+// status.images (the kubelet refreshes its image list every 30 s and
+// reports it with the node status, so that one is waited for, at most 2
+// minutes).
 func (c *cluster) checkOnNode(t *testing.T, l *lock.Lock) {
 	t.Helper()
 	images := c.ctrImages(t)
-	node, err := c.client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	status := map[string]bool{}
-	for _, im := range node.Status.Images {
-		for _, n := range im.Names {
-			status[n] = true
-		}
-	}
+	var want []string
 	for _, e := range l.Entries {
-		want := repoOf(t, e.Reference) + "@" + e.Digest
-		if !images[want] {
-			t.Errorf("%s (%s) is not in `ctr -n k8s.io images ls`", want, e.Name)
-		}
-		if !status[want] {
-			t.Errorf("%s (%s) is not in the node's status.images", want, e.Name)
+		ref := repoOf(t, e.Reference) + "@" + e.Digest
+		want = append(want, ref)
+		if !images[ref] {
+			t.Errorf("%s (%s) is not in `ctr -n k8s.io images ls`", ref, e.Name)
 		}
 	}
+	waitFor(t, 2*time.Minute, "every locked digest in the node's status.images", func() (bool, string) {
+		node, err := c.client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		status := map[string]bool{}
+		for _, im := range node.Status.Images {
+			for _, n := range im.Names {
+				status[n] = true
+			}
+		}
+		var missing []string
+		for _, ref := range want {
+			if !status[ref] {
+				missing = append(missing, ref)
+			}
+		}
+		return len(missing) == 0, "missing " + strings.Join(missing, ", ")
+	})
 	if !t.Failed() {
 		t.Logf("all %d locked digests are on the node (ctr -n k8s.io and status.images)", len(l.Entries))
 	}
 }
 
-// checkImageIDs checks that every container of pod runs its locked digest.
+// checkImageIDs checks that every container of pod runs the locked digest
+// of the reference its spec names.
 func (c *cluster) checkImageIDs(t *testing.T, pod *corev1.Pod, l *lock.Lock) {
 	t.Helper()
+	spec := map[string]string{}
+	for _, ct := range pod.Spec.Containers {
+		spec[ct.Name] = ct.Image
+	}
 	for _, st := range pod.Status.ContainerStatuses {
-		ref, _, _ := strings.Cut(st.Image, "@")
+		ref, _, _ := strings.Cut(spec[st.Name], "@")
 		e, err := l.Find(mustParse(t, ref))
 		if err != nil {
-			t.Errorf("container %s runs %s, not in the lock: %v", st.Name, st.Image, err)
+			t.Errorf("container %s runs %s, not in the lock: %v", st.Name, spec[st.Name], err)
 			continue
 		}
 		if !strings.HasSuffix(st.ImageID, "@"+e.Digest) {
@@ -405,6 +420,7 @@ func (c *cluster) checkPulledFromCache(t *testing.T, namespace, podName string, 
 	if len(pulled) > 0 {
 		t.Errorf("the kubelet pulled images, want every one already present:\n%s", strings.Join(pulled, "\n"))
 	}
+	t.Logf("kubelet events of %s/%s: %d images already present on the node, none pulled", namespace, podName, len(present))
 }
 
 // pods lists the pods of namespace.
