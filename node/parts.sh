@@ -44,7 +44,7 @@ if ((${#need_kube[@]} + ${#missing[@]} == 0)); then
   exit 0
 fi
 how=()
-((${#need_kube[@]})) && how+=("${need_kube[*]} in $kube: hack/kube-apiserver/build.sh --node (about 30 minutes cold on 2 cores)")
+((${#need_kube[@]})) && how+=("${need_kube[*]} in $kube: hack/kube-apiserver/build.sh --node (about 25 minutes cold on 2 cores)")
 ((${#missing[@]})) && how+=("${missing[*]}: apt-get install --no-install-recommends ${debs[*]}")
 msg="missing"
 for h in "${how[@]}"; do msg+=" $h;"; done
