@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 )
 
@@ -143,7 +144,7 @@ func TestNode(t *testing.T) {
 	}
 
 	t.Run("bump", func(t *testing.T) {
-		old, err := l.Find(mustParse(t, dataRef))
+		old, err := locked(l, dataRef)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +160,7 @@ func TestNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := l.Find(mustParse(t, dataRef))
+		e, err := locked(l, dataRef)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +192,7 @@ func TestNode(t *testing.T) {
 			"data": dataRef, "multi": multiRef, "model": modelRef,
 		}))
 		for _, ct := range dep.Spec.Template.Spec.Containers {
-			e, err := l.Find(mustParse(t, strings.SplitN(ct.Image, "@", 2)[0]))
+			e, err := locked(l, strings.SplitN(ct.Image, "@", 2)[0])
 			if err != nil || !strings.HasSuffix(ct.Image, "@"+e.Digest) {
 				t.Fatalf("stowage fn did not pin %s to the locked digest (%v)", ct.Image, err)
 			}
@@ -205,7 +206,7 @@ func TestNode(t *testing.T) {
 	})
 
 	t.Run("offline/tenant-private-image", func(t *testing.T) {
-		e, err := l.Find(mustParse(t, modelRef))
+		e, err := locked(l, modelRef)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +382,7 @@ func (c *cluster) checkImageIDs(t *testing.T, pod *corev1.Pod, l *lock.Lock) {
 	}
 	for _, st := range pod.Status.ContainerStatuses {
 		ref, _, _ := strings.Cut(spec[st.Name], "@")
-		e, err := l.Find(mustParse(t, ref))
+		e, err := locked(l, ref)
 		if err != nil {
 			t.Errorf("container %s runs %s, not in the lock: %v", st.Name, spec[st.Name], err)
 			continue
@@ -666,4 +667,18 @@ func randomHex(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// locked returns the lock entry of the image ref names (its lock key, as
+// stowage computes it).
+func locked(l *lock.Lock, ref string) (lock.Entry, error) {
+	r, err := imageref.Parse(ref)
+	if err != nil {
+		return lock.Entry{}, err
+	}
+	e, ok := l.Lookup(r.Key())
+	if !ok {
+		return lock.Entry{}, fmt.Errorf("no lock entry %s", r.Key())
+	}
+	return e, nil
 }
