@@ -59,6 +59,8 @@ type options struct {
 	n, bases               int
 	baseMB, ownMB, bigMB   int
 	md, splice             string
+	jobs                   int
+	onlyStowage            bool
 }
 
 func main() {
@@ -71,6 +73,8 @@ func main() {
 	flag.IntVar(&o.baseMB, "base-mb", 25, "size of a base layer, MB (10^6 bytes)")
 	flag.IntVar(&o.ownMB, "own-mb", 4, "size of each image's own layer, MB")
 	flag.IntVar(&o.bigMB, "big-mb", 1000, "size of the layer streamed for the memory measurement, MB")
+	flag.IntVar(&o.jobs, "jobs", 8, "stowage mirror --jobs")
+	flag.BoolVar(&o.onlyStowage, "only-stowage", false, "time stowage mirror alone (no crane, skopeo or large layer): for trying changes")
 	flag.StringVar(&o.md, "md", "", "write the markdown section here")
 	flag.StringVar(&o.splice, "splice", "", "replace the mirror section of this markdown file (docs/benchmarks.md) with the new one")
 	flag.Parse()
@@ -135,10 +139,11 @@ func image(layers ...v1.Layer) (v1.Image, error) {
 
 // counter is a reverse proxy counting the blob bytes uploaded through it.
 type counter struct {
-	host   string
-	bytes  atomic.Int64
-	posts  atomic.Int64
-	mounts atomic.Int64
+	host     string
+	bytes    atomic.Int64
+	posts    atomic.Int64
+	mounts   atomic.Int64
+	requests atomic.Int64
 }
 
 func startCounter(target string) (*counter, func(), error) {
@@ -150,6 +155,7 @@ func startCounter(target string) (*counter, func(), error) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ErrorLog = log.New(io.Discard, "", 0)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.requests.Add(1)
 		if strings.Contains(r.URL.Path, "/blobs/uploads") {
 			if r.Method == http.MethodPost {
 				c.posts.Add(1)
@@ -178,16 +184,16 @@ func (b *countBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *counter) reset() { c.bytes.Store(0); c.posts.Store(0); c.mounts.Store(0) }
+func (c *counter) reset() { c.bytes.Store(0); c.posts.Store(0); c.mounts.Store(0); c.requests.Store(0) }
 
 // result is one tool's run.
 type result struct {
-	tool, command string
-	wall, cpu     time.Duration
-	maxRSS        int64 // bytes
-	bytes         int64
-	posts, mounts int64
-	err           error
+	tool, command           string
+	wall, cpu               time.Duration
+	maxRSS                  int64 // bytes
+	bytes                   int64
+	posts, mounts, requests int64
+	err                     error
 }
 
 // timed runs a command, returning wall time, CPU (user+system of it and its
@@ -299,7 +305,9 @@ func run(o options) error {
 	var results []result
 	ins := []string{"--insecure-registry", src.Host, "--insecure-registry", proxy.host}
 	// stowage: plan, copy, steady-state rerun.
-	_, _, _, planOut, err := timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--dry-run", "-o", "json"}, ins...)...)
+	proxy.reset()
+	planWall, _, _, planOut, err := timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--dry-run", "-o", "json", "--jobs", fmt.Sprint(o.jobs)}, ins...)...)
+	planRequests := proxy.requests.Load()
 	if err != nil {
 		return err
 	}
@@ -307,13 +315,19 @@ func run(o options) error {
 	if err := json.Unmarshal(planOut, &plan); err != nil {
 		return err
 	}
-	mirrorArgs := append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--quiet"}, ins...)
+	mirrorArgs := append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--quiet", "--jobs", fmt.Sprint(o.jobs)}, ins...)
 	for _, what := range []string{"stowage mirror (empty site)", "stowage mirror (rerun, steady state)"} {
 		proxy.reset()
 		log.Printf("%s", what)
 		wall, cpu, rss, _, err := timed(nil, o.stowage, mirrorArgs...)
-		results = append(results, result{tool: what, command: "stowage mirror DIR --to SITE/stowage --insecure-registry … --quiet",
-			wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), posts: proxy.posts.Load(), mounts: proxy.mounts.Load(), err: err})
+		results = append(results, result{tool: what, command: fmt.Sprintf("stowage mirror DIR --to SITE/stowage --insecure-registry … --quiet --jobs %d", o.jobs),
+			wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), posts: proxy.posts.Load(), mounts: proxy.mounts.Load(), requests: proxy.requests.Load(), err: err})
+	}
+	if o.onlyStowage {
+		for _, r := range results {
+			fmt.Printf("%s: %s, %s CPU, %d requests, %s sent, err %v\n", r.tool, sec(r.wall), sec(r.cpu), r.requests, mb(r.bytes), r.err)
+		}
+		return nil
 	}
 	// crane copy, one image after another.
 	proxy.reset()
@@ -329,7 +343,7 @@ func run(o options) error {
 			cr.err = err
 		}
 	}
-	cr.bytes, cr.posts, cr.mounts = proxy.bytes.Load(), proxy.posts.Load(), proxy.mounts.Load()
+	cr.bytes, cr.posts, cr.mounts, cr.requests = proxy.bytes.Load(), proxy.posts.Load(), proxy.mounts.Load(), proxy.requests.Load()
 	results = append(results, cr)
 	// skopeo sync from a YAML list, with an empty blob cache.
 	if skopeoErr == nil {
@@ -348,7 +362,7 @@ func run(o options) error {
 		os.MkdirAll(home, 0o755)
 		wall, cpu, rss, _, err := timed([]string{"HOME=" + home}, skopeo, "sync", "--src", "yaml", "--dest", "docker", "--dest-tls-verify=false", yml, proxy.host+"/skopeo")
 		results = append(results, result{tool: "skopeo sync (" + skopeoVersion(skopeo) + ")", command: "skopeo sync --src yaml --dest docker --dest-tls-verify=false sync.yaml SITE/skopeo",
-			wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), posts: proxy.posts.Load(), mounts: proxy.mounts.Load(), err: err})
+			wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), posts: proxy.posts.Load(), mounts: proxy.mounts.Load(), requests: proxy.requests.Load(), err: err})
 	}
 	// Memory while a large layer streams.
 	log.Printf("memory: one image with a %d MB layer", o.bigMB)
@@ -375,7 +389,7 @@ func run(o options) error {
 	wall, cpu, rss, _, err := timed(nil, o.stowage, append([]string{"mirror", bigDir, "--to", proxy.host + "/big", "--quiet"}, ins...)...)
 	bigRes := result{tool: fmt.Sprintf("stowage mirror, one %d MB layer", o.bigMB), wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), err: err}
 
-	md := report(o, unique, plan.Bytes, results, bigRes, skopeoErr)
+	md := report(o, unique, plan.Bytes, planWall, planRequests, results, bigRes, skopeoErr)
 	if o.md != "" {
 		if err := os.WriteFile(o.md, []byte(md), 0o644); err != nil {
 			return err
@@ -478,7 +492,7 @@ func sec(d time.Duration) string {
 
 const heading = "## Mirror: `stowage mirror` against a `crane copy` loop and `skopeo sync`"
 
-func report(o options, unique, planned int64, rs []result, big result, skopeoErr error) string {
+func report(o options, unique, planned int64, planWall time.Duration, planRequests int64, rs []result, big result, skopeoErr error) string {
 	var b strings.Builder
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "%s\n\n", heading)
@@ -488,7 +502,7 @@ func report(o options, unique, planned int64, rs []result, big result, skopeoErr
 	fmt.Fprintf(&b, "base layers (%d MB) and a layer of its own (%d MB), bytes from a seeded ChaCha8 stream: %s of unique blobs. Each tool copies\n", o.baseMB, o.ownMB, mb(unique))
 	fmt.Fprintf(&b, "the whole set once into an empty site (a second docker-registry) through the same counting reverse proxy, which counts the\n")
 	fmt.Fprintf(&b, "blob bytes uploaded. One run each (the set takes minutes to copy); CPU is the tool's user plus system time.\n\n")
-	fmt.Fprintf(&b, "| tool | time | CPU | peak memory | blob bytes sent | uploads started (mount asked) | against unique blob bytes |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| tool | time | CPU | peak memory | blob bytes sent | against unique blob bytes | uploads started (mount asked) | requests to the site |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var stowage, rerun, crane, skopeo *result
 	for i := range rs {
 		r := &rs[i]
@@ -506,9 +520,9 @@ func report(o options, unique, planned int64, rs []result, big result, skopeoErr
 		if r.err != nil {
 			status = " — **failed**: " + strings.SplitN(r.err.Error(), "\n", 2)[0]
 		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %d (%d) | %.2f× |\n", r.tool, status, sec(r.wall), sec(r.cpu), mb(r.maxRSS), mb(r.bytes), r.posts, r.mounts, float64(r.bytes)/float64(unique))
+		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %.2f× | %d (%d) | %d |\n", r.tool, status, sec(r.wall), sec(r.cpu), mb(r.maxRSS), mb(r.bytes), float64(r.bytes)/float64(unique), r.posts, r.mounts, r.requests)
 	}
-	fmt.Fprintf(&b, "\n`stowage mirror --dry-run` planned %s of unique blobs to move (the independent sum over the set's manifests: %s).\n\n", mb(planned), mb(unique))
+	fmt.Fprintf(&b, "\n`stowage mirror --dry-run` planned %s of unique blobs to move (the independent sum over the set's manifests: %s) in %s, with %d requests to the site.\n\n", mb(planned), mb(unique), sec(planWall), planRequests)
 	fmt.Fprintf(&b, "Commands:\n\n")
 	for _, r := range rs {
 		if r.command != "" {

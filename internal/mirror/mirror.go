@@ -22,7 +22,8 @@
 //  4. tags, last;
 //
 // and verifies every image at the destination afterwards: the digest its
-// tag (or digest) resolves to there must be the lock's. A rerun plans
+// tag (or digest) resolves to there must be the lock's (an image the plan
+// found present was verified by the plan's own HEAD). A rerun plans
 // again, so it moves only what is missing. A failing image is named with the
 // registry's answer; the other images still complete.
 //

@@ -179,6 +179,11 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 				return
 			}
 		}
+		if pi.Present {
+			// Plan's HEAD found the locked digest under the tag (or
+			// the digest) moments ago: that is the verification.
+			return
+		}
 		id := pi.Digest.String()
 		if pi.Tag != "" {
 			id = pi.Tag

@@ -468,6 +468,9 @@ func (r *Resolver) remoteOptions(authOpt remote.Option) []remote.Option {
 		remote.WithRetryBackoff(remote.Backoff{Duration: r.o.backoff, Factor: 3, Jitter: 0.1, Steps: r.o.attempts}),
 		remote.WithRetryStatusCodes(retryStatusCodes...),
 		remote.WithRetryPredicate(retryable),
+		// go-containerregistry limits a Puller's blob downloads to its
+		// jobs (4 by default); mirror streams WithJobs blobs at once.
+		remote.WithJobs(r.o.jobs),
 	}
 	if r.o.userAgent != "" {
 		opts = append(opts, remote.WithUserAgent(r.o.userAgent))
