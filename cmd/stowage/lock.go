@@ -174,6 +174,13 @@ func (p *progress) finish() {
 // (plan.All), the lock path and the old lock (empty when the file does not
 // exist).
 func lockInputs(dir string, o loadOptions) (*schema.Config, []*plan.Image, string, *lock.Lock, []byte, error) {
+	return lockInputsRepair(dir, o, nil)
+}
+
+// lockInputsRepair is lockInputs that, with warn set (the lock command),
+// drops the lock entries that do not validate, saying so on warn, so that
+// lock resolves them again instead of refusing the file.
+func lockInputsRepair(dir string, o loadOptions, warn io.Writer) (*schema.Config, []*plan.Image, string, *lock.Lock, []byte, error) {
 	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
 	if err != nil {
 		return nil, nil, "", nil, nil, err
@@ -191,9 +198,19 @@ func lockInputs(dir string, o loadOptions) (*schema.Config, []*plan.Image, strin
 	case err != nil:
 		return nil, nil, "", nil, nil, err
 	}
-	old, err := lock.Parse(data, path)
+	if warn == nil {
+		old, err := lock.Parse(data, path)
+		if err != nil {
+			return nil, nil, "", nil, nil, err
+		}
+		return cfg, images, path, old, data, nil
+	}
+	old, dropped, err := lock.ParseRepair(data, path)
 	if err != nil {
 		return nil, nil, "", nil, nil, err
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(warn, "stowage: %v; the entry is dropped and resolved again\n", d)
 	}
 	return cfg, images, path, old, data, nil
 }
@@ -219,7 +236,11 @@ the lock would change (entries missing, unused or out of date).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			_, images, path, old, data, err := lockInputs(dir, o)
+			var warn io.Writer
+			if !check {
+				warn = cmd.ErrOrStderr()
+			}
+			_, images, path, old, data, err := lockInputsRepair(dir, o, warn)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"fmt"
+	"math"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -39,6 +40,13 @@ func IndexEntry(idx v1.ImageIndex) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("index %s: %w", h, err)
 	}
+	return IndexEntryOf(h, im, idx.Image)
+}
+
+// IndexEntryOf is IndexEntry over an index manifest already parsed (im, of
+// digest h), reading each child through child: the index is parsed once,
+// however many children it has.
+func IndexEntryOf(h v1.Hash, im *v1.IndexManifest, child func(v1.Hash) (v1.Image, error)) (Entry, error) {
 	e := Entry{Digest: h.String(), Kind: KindIndex}
 	seen := map[string]bool{}
 	for _, d := range im.Manifests {
@@ -50,7 +58,7 @@ func IndexEntry(idx v1.ImageIndex) (Entry, error) {
 			continue
 		}
 		seen[p] = true
-		img, err := idx.Image(d.Digest)
+		img, err := child(d.Digest)
 		if err != nil {
 			return Entry{}, fmt.Errorf("index %s: child %s (%s): %w", h, d.Digest, p, err)
 		}
@@ -71,8 +79,19 @@ func imageSize(img v1.Image) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("manifest: %w", err)
 	}
+	// Registry values are checked before they reach a lock: every size
+	// at least 0 and the sum without overflow.
+	if m.Config.Size < 0 {
+		return 0, fmt.Errorf("config size %d is negative", m.Config.Size)
+	}
 	size := m.Config.Size
-	for _, l := range m.Layers {
+	for i, l := range m.Layers {
+		if l.Size < 0 {
+			return 0, fmt.Errorf("layer %d size %d is negative", i, l.Size)
+		}
+		if size > math.MaxInt64-l.Size {
+			return 0, fmt.Errorf("layer sizes overflow a 64-bit byte count at layer %d", i)
+		}
 		size += l.Size
 	}
 	return size, nil

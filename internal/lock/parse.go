@@ -41,24 +41,65 @@ func ReadBytes(path string) ([]byte, error) {
 // file, line, entry index and name, and field. The returned lock has its
 // entries sorted by name and their platforms sorted by platform.
 func Parse(data []byte, filename string) (*Lock, error) {
+	l, _, errs, err := parse(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+// ParseRepair is Parse for `stowage lock`, which may replace the entries
+// that do not validate instead of refusing the whole file: when every
+// problem lies inside entries of spec.images, it returns the lock of the
+// valid entries and the problems of the dropped ones (*Error values, for
+// a warning). Any other problem is an error, as in Parse.
+func ParseRepair(data []byte, filename string) (*Lock, []error, error) {
+	_, images, errs, err := parse(data, filename)
+	if err != nil {
+		return nil, nil, err
+	}
+	bad := map[int]bool{}
+	for _, e := range errs {
+		le, ok := e.(*Error)
+		if !ok || le.Index < 0 {
+			return nil, nil, errors.Join(errs...)
+		}
+		bad[le.Index] = true
+	}
+	l := &Lock{}
+	for i, e := range images {
+		if !bad[i] {
+			l.Put(e)
+		}
+	}
+	return l, errs, nil
+}
+
+// parse is Parse's work: the lock of every entry, the entries in file
+// order, the problems found (all *Error), or a fatal error that stops the
+// parse (not YAML, not one document).
+func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 	var doc, extra yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("empty file; want an %s object", ObjectKind)
 		}
-		return nil, &Error{File: filename, Index: -1, Err: err}
+		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
 	}
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, &Error{File: filename, Index: -1, Err: err}
+		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
 	default:
 		line := extra.Line
 		if len(extra.Content) > 0 {
 			line = extra.Content[0].Line
 		}
-		return nil, &Error{File: filename, Line: line, Index: -1, Err: errors.New("more than one YAML document; a lock file holds one")}
+		return nil, nil, nil, &Error{File: filename, Line: line, Index: -1, Err: errors.New("more than one YAML document; a lock file holds one")}
 	}
 
 	p := &parser{file: filename, lines: map[string]int{}, paths: map[int]string{}, strs: map[string]string{}, bad: map[string]bool{}}
@@ -69,14 +110,14 @@ func Parse(data []byte, filename string) (*Lock, error) {
 	if err := strict.Decode(&f); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, &Error{File: filename, Index: -1, Err: err}
+			return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
 		}
 		for _, msg := range te.Errors {
 			p.yamlError(msg)
 		}
 	}
 	if doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.Join(p.errs...)
+		return nil, nil, p.errs, nil
 	}
 	for _, c := range []struct{ path, got, want string }{
 		{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, ObjectKind}, {"spec", "-", "-"},
@@ -113,10 +154,7 @@ func Parse(data []byte, filename string) (*Lock, error) {
 			e.Image = cmp.Or(p.strs[at+".name"], p.strs[at+".reference"])
 		}
 	}
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
-	}
-	return l, nil
+	return l, f.Spec.Images, p.errs, nil
 }
 
 // parser turns paths ("spec.images[0].digest") into file lines and errors.

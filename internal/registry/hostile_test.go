@@ -2,8 +2,11 @@ package registry_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -122,5 +125,86 @@ func TestRedirectLimit(t *testing.T) {
 	}
 	if n := f.Count("GET", "/v2/a/app/manifests/1"); n != registry.MaxRedirects+1 {
 		t.Errorf("%d GETs of the manifest, want %d (the first and 10 redirects, never retried)", n, registry.MaxRedirects+1)
+	}
+}
+
+// serveManifests answers GETs of the given manifest paths with the bodies
+// (media type from each body's mediaType field).
+func serveManifests(f *registrytest.Faults, bodies map[string]string) {
+	for path, body := range bodies {
+		f.Add(registrytest.Rule{Path: path, Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+			var m struct {
+				MediaType string `json:"mediaType"`
+			}
+			json.Unmarshal([]byte(body), &m)
+			w.Header().Set("Content-Type", m.MediaType)
+			w.Header().Set("Docker-Content-Digest", digestOf(body))
+			w.Write([]byte(body))
+		}})
+	}
+}
+
+func digestOf(body string) string {
+	h := sha256.Sum256([]byte(body))
+	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+// TestRegistryValuesValidated: negative sizes, sizes whose sum overflows
+// and a platform variant outside the OCI grammar ("v8/../x") are refused
+// with the image named, before they reach a lock (issue 14: they were
+// written, and every command then refused that lock).
+func TestRegistryValuesValidated(t *testing.T) {
+	const cfg = `{"mediaType":"application/vnd.oci.image.config.v1+json","size":%d,"digest":"sha256:` + "1111111111111111111111111111111111111111111111111111111111111111" + `"}`
+	layer := func(size string) string {
+		return `{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","size":` + size + `,"digest":"sha256:2222222222222222222222222222222222222222222222222222222222222222"}`
+	}
+	manifest := func(cfgSize int, layers ...string) string {
+		return `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":` + fmt.Sprintf(cfg, cfgSize) + `,"layers":[` + strings.Join(layers, ",") + `]}`
+	}
+	child := manifest(10, layer("20"))
+	index := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","size":` +
+		fmt.Sprint(len(child)) + `,"digest":"` + digestOf(child) + `","platform":{"os":"linux","architecture":"arm64","variant":"v8/../x"}}]}`
+	for _, tc := range []struct {
+		name   string
+		bodies map[string]string
+		want   string
+	}{
+		{"negative layer size", map[string]string{"/a/app/manifests/1": manifest(10, layer("-5"))}, "layer 0 size -5 is negative"},
+		{"negative config size", map[string]string{"/a/app/manifests/1": manifest(-1, layer("5"))}, "config size -1 is negative"},
+		{"sizes overflow", map[string]string{"/a/app/manifests/1": manifest(10, layer("9223372036854775000"), layer("9223372036854775000"))}, "overflow"},
+		{"platform variant v8/../x", map[string]string{"/a/app/manifests/1": index, "/a/app/manifests/" + digestOf(child): child}, "the registry's answer cannot be recorded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, f := server(t)
+			serveManifests(f, tc.bodies)
+			r := resolver(t, registry.WithInsecure(h))
+			l, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
+			if err == nil {
+				t.Fatalf("Lock recorded %+v", l.Entries)
+			}
+			if !strings.Contains(err.Error(), `image "`+h+`/a/app:1"`) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v\nwant the image named and %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestIndexChildrenBounded: an index listing more than
+// registry.MaxIndexChildren children is refused before any child is read.
+func TestIndexChildrenBounded(t *testing.T) {
+	var ms []string
+	for i := range registry.MaxIndexChildren + 1 {
+		ms = append(ms, fmt.Sprintf(`{"mediaType":"application/vnd.oci.image.manifest.v1+json","size":1,"digest":"sha256:%064x","platform":{"os":"linux","architecture":"amd64","variant":"v%d"}}`, i, i))
+	}
+	index := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[` + strings.Join(ms, ",") + `]}`
+	h, f := server(t)
+	serveManifests(f, map[string]string{"/a/app/manifests/1": index})
+	r := resolver(t, registry.WithInsecure(h))
+	_, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	if err == nil || !strings.Contains(err.Error(), "the index lists 1001 child manifests, more than the 1000 stowage reads") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(f.Requests()); n > 3 {
+		t.Errorf("%d requests, want the ping and the index only", n)
 	}
 }

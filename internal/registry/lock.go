@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/stowage/stowage/internal/lock"
@@ -88,6 +89,14 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		e.Name, e.Reference = img.Ref.Key(), img.Ref.Written
 		if img.Ref.Digest != "" {
 			e.Digest = img.Ref.Digest
+		}
+		// What a registry answered is checked before it reaches the
+		// lock (sizes, platforms by the OCI grammar, digests), so that a
+		// hostile answer cannot write a lock every command then refuses.
+		if verr := e.Validate(); verr != nil {
+			errs = append(errs, &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy(), Op: "record",
+				Answer: "the registry's answer cannot be recorded: " + r.scrub(strings.ReplaceAll(verr.Error(), "\n", "; ")), Err: verr})
+			continue
 		}
 		if perr := checkPlatforms(e, img); perr != nil {
 			errs = append(errs, perr)
@@ -189,7 +198,7 @@ func (r *Resolver) resolve(ctx context.Context, img *plan.Image, prev *lock.Entr
 			return fail(of)
 		}
 	}
-	e, of := entryOf(d)
+	e, of := r.entryOf(ctx, f, d)
 	if of != nil {
 		return fail(of)
 	}

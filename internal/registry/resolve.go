@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,21 +71,38 @@ func (r *Resolver) get(ctx context.Context, f fetch, id string) (*remote.Descrip
 	return d, nil
 }
 
+// MaxIndexChildren bounds the child manifests of one index: 1,000, about
+// fifty times a real multi-arch image with its attestations.
+const MaxIndexChildren = 1000
+
 // entryOf summarises a fetched manifest for the lock (lock.ManifestEntry or
-// lock.IndexEntry, the functions internal/standin uses too), reading each
-// child of an index once. Name and Reference are left to the caller.
-func entryOf(d *remote.Descriptor) (lock.Entry, *opFailure) {
+// lock.IndexEntryOf, the functions internal/standin uses too). An index is
+// parsed once from the GET's body, and each child with a platform is read
+// with one GET by digest. Name and Reference are left to the caller.
+func (r *Resolver) entryOf(ctx context.Context, f fetch, d *remote.Descriptor) (lock.Entry, *opFailure) {
 	switch {
 	case d.MediaType.IsSchema1():
 		return lock.Entry{}, &opFailure{op: "GET manifest", err: fmt.Errorf("the registry sent a Docker schema 1 manifest (%s), which has no stable digest to pin; push the image again with a current client", d.MediaType)}
 	case d.MediaType.IsIndex():
-		idx, err := d.ImageIndex()
+		im, err := v1.ParseIndexManifest(bytes.NewReader(d.Manifest))
 		if err != nil {
 			return lock.Entry{}, &opFailure{op: "read index", err: err}
 		}
-		// The children are read with the context of the GET that read
-		// the index, through the same Puller.
-		e, err := lock.IndexEntry(idx)
+		if n := len(im.Manifests); n > MaxIndexChildren {
+			return lock.Entry{}, &opFailure{op: "read index", err: fmt.Errorf("the index lists %d child manifests, more than the %d stowage reads", n, MaxIndexChildren)}
+		}
+		var childFail *opFailure
+		e, err := lock.IndexEntryOf(d.Digest, im, func(h v1.Hash) (v1.Image, error) {
+			cd, of := r.get(ctx, f, h.String())
+			if of != nil {
+				childFail = of
+				return nil, of.err
+			}
+			return cd.Image()
+		})
+		if childFail != nil {
+			return lock.Entry{}, childFail
+		}
 		if err != nil {
 			return lock.Entry{}, &opFailure{op: "GET the index's child manifests", err: err}
 		}
@@ -108,7 +126,7 @@ func (r *Resolver) getEntry(ctx context.Context, f fetch, id string) (lock.Entry
 	if fail != nil {
 		return lock.Entry{}, fail
 	}
-	return entryOf(d)
+	return r.entryOf(ctx, f, d)
 }
 
 // refAt is repo with a tag or a digest.
