@@ -55,6 +55,9 @@ type Use struct {
 	Platforms []string
 	// Auth is the use's registry credential from the config, or nil.
 	Auth *schema.Auth
+	// EveryNode is set on a KindOpenPAI use whose image OpenPAI runs on
+	// every node (its role "all" list holds it), not only on Name's role.
+	EveryNode bool
 	// NodeSelector and Tolerations are an environment's own placement;
 	// empty for the other kinds.
 	NodeSelector map[string]string
@@ -310,7 +313,8 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 							fail("OpenPAI image %q: %w", s, err)
 							continue
 						}
-						add(&Use{Profile: name, Kind: KindOpenPAI, Name: role, Ref: ref})
+						add(&Use{Profile: name, Kind: KindOpenPAI, Name: role, Ref: ref,
+							EveryNode: slices.Contains(p.OpenPAI.Images[openpai.RoleAll], s)})
 					}
 				}
 			}

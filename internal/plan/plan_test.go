@@ -172,6 +172,12 @@ func TestBuildOpenPAI(t *testing.T) {
 	var roles []string
 	for _, u := range p.Image(ref.Key()).Uses {
 		roles = append(roles, u.Name)
+		if !u.EveryNode {
+			t.Errorf("%s: a role all image not on every node", u.Ref.Written)
+		}
+	}
+	if u := p.Pullers[0].Uses[0]; u.EveryNode != slices.Contains(all, u.Ref.Written) {
+		t.Errorf("%s: EveryNode %v", u.Ref.Written, u.EveryNode)
 	}
 	if !reflect.DeepEqual(roles, []string{"master", "worker"}) {
 		t.Errorf("%s is used by roles %v", all[0], roles)

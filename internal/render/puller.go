@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
@@ -178,7 +177,7 @@ func (r *renderer) items(pp *plan.Puller) []*item {
 			// plugins, log-manager) have no positive node selector and run
 			// on storage-only and unlabelled nodes too. The group's
 			// de-duplication keeps one of the per-role copies.
-			if !slices.Contains(r.plan.OpenPAI.Images[openpai.RoleAll], u.Ref.Written) {
+			if !u.EveryNode {
 				it.selector = map[string]string{openpaiRoleLabel(u.Name): "true"}
 			}
 		}
