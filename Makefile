@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build test vet fmt golden lock-examples helper bench bench-mirror crane kbld fuzz e2e node kube-node
+.PHONY: build test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -128,3 +128,13 @@ bench-mirror: build crane
 # The static helper binary the pre-pull DaemonSets run.
 helper:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags=-s -o bin/stowage-helper ./cmd/stowage-helper
+
+# The project's helper image, reproducible and multi-arch (linux/amd64,
+# linux/arm64), built with go-containerregistry without Docker
+# (internal/helperimage) and written as an OCI image layout; prints the
+# index digest, the same on every machine with the same Go toolchain.
+# Publish it with .github/workflows/release-helper.yml, or carry it to a
+# site registry like any other image.
+HELPER_REF ?= ghcr.io/stowage/stowage-helper:v0.1.0
+helper-image:
+	$(GO) run ./hack/helperimage -o bin/helper-image -ref $(HELPER_REF)
