@@ -42,8 +42,9 @@ func cliConfigDir(t *testing.T, lockRefs []string, pairs ...string) string {
 	return dir
 }
 
-// cliDefaultImages are the helper and pause images every puller pins.
-var cliDefaultImages = []string{"ghcr.io/stowage/stowage-helper:v0.1.0", "registry.k8s.io/pause:3.10"}
+// cliDefaultImages are the images every puller pins besides its own: the
+// default helper (no pause unless a profile sets helper.pause).
+var cliDefaultImages = []string{"ghcr.io/stowage/stowage-helper:v0.1.0"}
 
 // cliJupyterConfig is a small valid config.
 const cliJupyterConfig = `

@@ -406,7 +406,7 @@ func TestSecretHygiene(t *testing.T) {
 	t.Run("KRM function", func(t *testing.T) {
 		lockYAML := func() string {
 			l := &lock.Lock{}
-			for _, ref := range append(regs.refs, "apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0", "registry.k8s.io/pause:3.10") {
+			for _, ref := range append(regs.refs, "apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0") {
 				e, err := standin.Entry(ref)
 				if err != nil {
 					t.Fatal(err)

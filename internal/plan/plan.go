@@ -181,7 +181,8 @@ type Puller struct {
 	// list sorted).
 	Uses []*Use
 	// Helper and Pause are the puller's uses of the profile's helper and
-	// pause images.
+	// pause images; Pause is nil when the profile sets no helper.pause (the
+	// helper is then the main container too).
 	Helper, Pause *Use
 }
 
@@ -284,7 +285,10 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 		return u
 	}
 	helper := parse(&Use{Kind: KindHelper}, prof.Helper.Image)
-	pause := parse(&Use{Kind: KindPause}, prof.Helper.Pause)
+	var pause *Use // none: the helper waits as the main container
+	if prof.Helper.Pause != "" {
+		pause = parse(&Use{Kind: KindPause}, prof.Helper.Pause)
+	}
 	var all []*Use
 	for i := range prof.Pullers {
 		sp := &prof.Pullers[i]

@@ -36,7 +36,7 @@ const (
 )
 
 // Default container resources: the helper only copies a small file and
-// exits, pause sleeps.
+// exits, or waits for SIGTERM as the main container (as pause would).
 var defaultResources = schema.Resources{
 	Requests: schema.ResourceList{CPU: "1m", Memory: "16Mi"},
 	Limits:   schema.ResourceList{CPU: "50m", Memory: "32Mi"},
@@ -76,7 +76,10 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 		it.pinned, it.digest = it.use.Pinned(), it.use.Pin.Digest
 	}
 	helper := r.pinned(pp.Helper)
-	pause := r.pinned(pp.Pause)
+	var pause string // empty: the helper waits as the main container
+	if pp.Pause != nil {
+		pause = r.pinned(pp.Pause)
+	}
 
 	var objs []Object
 	records := map[string]bool{}
@@ -363,7 +366,19 @@ func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, items []*i
 		SecurityContext: sec,
 		VolumeMounts:    mount,
 	}}
-	pinned := []string{helper, pause}
+	pinned := []string{helper}
+	main := corev1.Container{
+		Name: "wait", Image: helper, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:   []string{HelperBinary, "wait"},
+		Resources: res, SecurityContext: sec,
+	}
+	if pause != "" {
+		pinned = append(pinned, pause)
+		main = corev1.Container{
+			Name: "pause", Image: pause, ImagePullPolicy: corev1.PullIfNotPresent,
+			Resources: res, SecurityContext: sec,
+		}
+	}
 	for i, it := range items {
 		inits = append(inits, corev1.Container{
 			Name:            names[i],
@@ -420,10 +435,7 @@ func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, items []*i
 				},
 				Spec: corev1.PodSpec{
 					InitContainers: inits,
-					Containers: []corev1.Container{{
-						Name: "pause", Image: pause, ImagePullPolicy: corev1.PullIfNotPresent,
-						Resources: res, SecurityContext: sec,
-					}},
+					Containers:     []corev1.Container{main},
 					Volumes: []corev1.Volume{{Name: helperVolume, VolumeSource: corev1.VolumeSource{
 						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit},
 					}}},

@@ -511,8 +511,8 @@ profiles: lab: pullers: [{name: "gpu", namespace: "kube-system", environments: [
 		for _, r := range refs {
 			keys[r.Key()] = true
 		}
-		if len(keys) != 3 { // the device plugin, the helper and pause
-			t.Errorf("Images has %d lock keys, want 3: %v", len(keys), keys)
+		if len(keys) != 2 { // the device plugin and the helper
+			t.Errorf("Images has %d lock keys, want 2: %v", len(keys), keys)
 		}
 		objs := mustRender(t, Input{Config: cfg, Lock: l})
 		if c := pulled(daemonSets(objs)[0]); len(c) != 1 || !slices.Contains(spellings, strings.TrimSuffix(c[0].Image, "@"+e.Digest)) {
@@ -658,8 +658,43 @@ profiles: lab: pullers: [{name: "sidekick", namespace: "tools", environments: ["
 	if !slices.ContainsFunc(p[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == HelperDir }) {
 		t.Errorf("the pulled container does not mount %s", HelperDir)
 	}
-	if main := spec.Containers; len(main) != 1 || main[0].Name != "pause" || len(main[0].Command) != 0 {
-		t.Errorf("main containers = %+v, want pause with its own entrypoint", main)
+	// The main container is the helper image itself, waiting for SIGTERM:
+	// no image besides the helper and the pulled ones.
+	if main := spec.Containers; len(main) != 1 || main[0].Name != "wait" || main[0].Image != spec.InitContainers[0].Image ||
+		!slices.Equal(main[0].Command, []string{HelperBinary, "wait"}) {
+		t.Errorf("main containers = %+v, want wait running %s wait from the helper image %s", main, HelperBinary, spec.InitContainers[0].Image)
+	}
+}
+
+// TestPauseMainContainer: a profile that sets helper.pause (here through
+// the top-level helper) gets that image, pinned, as the main container with
+// its own entrypoint, and it counts in the images hash; without it the
+// helper waits.
+func TestPauseMainContainer(t *testing.T) {
+	const body = `
+environments: sidekick: image: "ghcr.io/example-org/sidekick:1.0"
+profiles: lab: pullers: [{name: "sidekick", namespace: "tools", environments: ["sidekick"]}]
+`
+	plain := loadConfig(t, "cfg/config.cue", body)
+	withPause := loadConfig(t, "cfg/config.cue", body+`helper: pause: "registry.k8s.io/pause:3.10"
+`)
+	if got := withPause.Profiles["lab"].Helper; got.Pause != "registry.k8s.io/pause:3.10" || got.Image != "ghcr.io/stowage/stowage-helper:v0.1.0" {
+		t.Fatalf("effective helper = %+v", got)
+	}
+	a := daemonSets(mustRender(t, Input{Config: plain, Lock: lockFor(t, plain, "")}))[0]
+	l := lockFor(t, withPause, "")
+	b := daemonSets(mustRender(t, Input{Config: withPause, Lock: l}))[0]
+	e, ok := l.Lookup("registry.k8s.io/pause:3.10")
+	if !ok {
+		t.Fatal("the lock for the profile has no pause entry")
+	}
+	main := b.Spec.Template.Spec.Containers
+	if len(main) != 1 || main[0].Name != "pause" || main[0].Image != "registry.k8s.io/pause:3.10@"+e.Digest || len(main[0].Command) != 0 {
+		t.Errorf("main containers = %+v, want pause pinned to %s with its own entrypoint", main, e.Digest)
+	}
+	ha, hb := a.Spec.Template.Annotations[AnnotationImagesHash], b.Spec.Template.Annotations[AnnotationImagesHash]
+	if ha == "" || ha == hb {
+		t.Errorf("images hash %q with pause, %q without: want two different hashes", hb, ha)
 	}
 }
 
@@ -756,7 +791,6 @@ profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["jupyter", "
 	want := []string{
 		`docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`,
 		`ghcr.io/stowage/stowage-helper:v0.1.0 (used by profile "lab" helper.image)`,
-		`registry.k8s.io/pause:3.10 (used by profile "lab" helper.pause)`,
 	}
 	if !slices.Equal(me.Images, want) {
 		t.Errorf("missing = %q, want %q", me.Images, want)

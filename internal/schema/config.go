@@ -18,6 +18,9 @@ type Config struct {
 	Environments map[string]Environment `json:"environments,omitempty"`
 	// Profiles are the deployment profiles keyed by name.
 	Profiles map[string]Profile `json:"profiles"`
+	// Helper is the top-level helper setting as written: the default of
+	// every profile's Helper.
+	Helper Helper `json:"helper,omitempty"`
 
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
@@ -123,10 +126,35 @@ type PackageCacheRow struct {
 }
 
 // Helper names the helper image (its static binary runs in every pulled
-// image) and the pause image (the main container).
+// image, and waits as the main container) and, optionally, a pause image
+// that replaces the waiting helper as the main container.
 type Helper struct {
-	Image string `json:"image"`
-	Pause string `json:"pause"`
+	Image string `json:"image,omitempty"`
+	Pause string `json:"pause,omitempty"`
+}
+
+// DefaultHelperImage is the helper image of a profile that sets none, at
+// the top level or in the profile: the project's own image
+// (internal/helperimage), published by .github/workflows/release-helper.yml.
+const DefaultHelperImage = "ghcr.io/stowage/stowage-helper:v0.1.0"
+
+// applyDefaults turns each profile's settings into the effective ones: a
+// helper field the profile leaves empty takes the top-level helper's, and
+// an image still empty DefaultHelperImage. Pause stays empty when neither
+// sets it (the helper waits as the main container).
+func (c *Config) applyDefaults() {
+	for name, prof := range c.Profiles {
+		if prof.Helper.Image == "" {
+			prof.Helper.Image = c.Helper.Image
+		}
+		if prof.Helper.Image == "" {
+			prof.Helper.Image = DefaultHelperImage
+		}
+		if prof.Helper.Pause == "" {
+			prof.Helper.Pause = c.Helper.Pause
+		}
+		c.Profiles[name] = prof
+	}
 }
 
 // Secret modes of Profile.Secrets.
@@ -145,8 +173,11 @@ type Profile struct {
 	OpenPAI      *OpenPAI          `json:"openpai,omitempty"`
 	PackageCache []PackageCacheRow `json:"packageCache,omitempty"`
 	Secrets      string            `json:"secrets"`
-	Helper       Helper            `json:"helper"`
-	Resources    *Resources        `json:"resources,omitempty"`
+	// Helper is the effective helper setting once loaded: the profile's
+	// own fields, else the top-level Config.Helper's, else
+	// DefaultHelperImage (Pause then stays empty).
+	Helper    Helper     `json:"helper,omitempty"`
+	Resources *Resources `json:"resources,omitempty"`
 }
 
 // Quantity is a Kubernetes quantity string; the files may write an integer

@@ -218,6 +218,7 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
+	cfg.applyDefaults()
 	return &cfg, nil
 }
 

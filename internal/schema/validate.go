@@ -112,6 +112,7 @@ func validate(c *Config, loc *locator) Errors {
 		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), env.Image)
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 	}
+	checkHelper(add, path("helper"), c.Helper)
 	if len(c.Profiles) == 0 && !c.allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
@@ -137,8 +138,7 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 			pn, strings.Join(msgs, "; "))
 	}
 	checkLabel(add, extend(pp, "namespace"), "namespace", prof.Namespace)
-	checkRef(add, extend(pp, "helper", "image"), prof.Helper.Image)
-	checkRef(add, extend(pp, "helper", "pause"), prof.Helper.Pause)
+	checkHelper(add, extend(pp, "helper"), prof.Helper)
 	checkResources(add, extend(pp, "resources"), prof.Resources)
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 
@@ -296,6 +296,16 @@ type adder func(p cue.Path, format string, args ...any)
 func checkRef(add adder, p cue.Path, ref string) {
 	if _, err := imageref.Parse(ref); err != nil {
 		add(p, "%v", err)
+	}
+}
+
+// checkHelper checks the references h sets (before defaults apply).
+func checkHelper(add adder, p cue.Path, h Helper) {
+	if h.Image != "" {
+		checkRef(add, extend(p, "image"), h.Image)
+	}
+	if h.Pause != "" {
+		checkRef(add, extend(p, "pause"), h.Pause)
 	}
 }
 
