@@ -11,11 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
-	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -170,11 +169,7 @@ func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
 // than statusMaxPages pages, or events the credentials may not read, are
 // noted rather than failed.
 func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*status.Cluster, error) {
-	core, err := coreclient.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	apps, err := appsclient.NewForConfig(rc)
+	kc, err := newKubeClient(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +177,8 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 	host := rc.Host
 
 	note, err := pages(ctx, "nodes", func(opts metav1.ListOptions) (string, error) {
-		l, err := core.Nodes().List(ctx, opts)
-		if err != nil {
+		l := &corev1.NodeList{}
+		if err := kc.list(ctx, kc.core, "", "nodes", opts, l); err != nil {
 			return "", err
 		}
 		c.Nodes = append(c.Nodes, l.Items...)
@@ -196,7 +191,7 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 
 	var namespaces []string
 	for _, ds := range exp.DaemonSets {
-		live, err := apps.DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		live, err := kc.daemonSet(ctx, ds.Namespace, ds.Name)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -212,8 +207,8 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 			return nil, fmt.Errorf("DaemonSet %s/%s: selector: %w", ds.Namespace, ds.Name, err)
 		}
 		note, err := pages(ctx, "pods of DaemonSet "+ds.Namespace+"/"+ds.Name, func(opts metav1.ListOptions) (string, error) {
-			l, err := core.Pods(ds.Namespace).List(ctx, opts)
-			if err != nil {
+			l := &corev1.PodList{}
+			if err := kc.list(ctx, kc.core, ds.Namespace, "pods", opts, l); err != nil {
 				return "", err
 			}
 			c.Pods = append(c.Pods, l.Items...)
@@ -226,8 +221,8 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 	}
 	for _, ns := range namespaces {
 		note, err := pages(ctx, "pod events in namespace "+ns, func(opts metav1.ListOptions) (string, error) {
-			l, err := core.Events(ns).List(ctx, opts)
-			if err != nil {
+			l := &corev1.EventList{}
+			if err := kc.list(ctx, kc.core, ns, "events", opts, l); err != nil {
 				return "", err
 			}
 			c.Events = append(c.Events, l.Items...)
