@@ -292,6 +292,23 @@ func TestVetExamples(t *testing.T) {
 	}
 }
 
+// TestVetNamesExternalSecrets: vet says which pull Secrets the user must
+// create and where: the Submarine example's existing Secret, in the
+// puller's namespace and both tenants'.
+func TestVetNamesExternalSecrets(t *testing.T) {
+	stdout, stderr, code := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
+	want := "ok: 1 profile(s), 6 object(s)\n" +
+		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
+		"  profile notebooks: Secret submarine-dockerhub (https://index.docker.io/v1/; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
+	if code != 0 || string(stdout) != want {
+		t.Errorf("exit %d, stderr %s\nstdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	// Nothing to create: no such lines.
+	if stdout, _, _ := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "Secret") {
+		t.Errorf("vet openpai-offline:\n%s", stdout)
+	}
+}
+
 // TestSchemaCommand: `stowage schema` prints the embedded schema as is.
 func TestSchemaCommand(t *testing.T) {
 	stdout, stderr, code := runCLI(t, nil, "schema")

@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -56,15 +60,20 @@ Passwords of the config's credentials are read then.`,
 				return err
 			}
 			n := 0
+			var external []string
 			for _, p := range profiles {
 				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true})
 				if err != nil {
 					return fmt.Errorf("profile %q: %w", p, err)
 				}
 				n += len(objs)
+				if external, err = externalSecrets(cfg, p, l, external); err != nil {
+					return err
+				}
 			}
 			if !remote {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
+				printExternalSecrets(cmd.OutOrStdout(), external)
 				return nil
 			}
 			// The digests the rendered manifests pin: the plan's pins of
@@ -90,6 +99,7 @@ Passwords of the config's credentials are read then.`,
 				return fmt.Errorf("pinned digests missing or unchecked: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist\n", len(profiles), n, len(pins))
+			printExternalSecrets(cmd.OutOrStdout(), external)
 			return nil
 		},
 	}
@@ -98,4 +108,31 @@ Passwords of the config's credentials are read then.`,
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "vet only this profile")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
+}
+
+// externalSecrets appends to lines, for profile, each pull Secret the
+// DaemonSets name but stowage does not render (render.ExternalSecrets),
+// as "profile P: Secret NAME (REGISTRY, USED BY) in NS, NS".
+func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []string) ([]string, error) {
+	p, err := plan.Build(cfg, profile, l)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range render.ExternalSecrets(p) {
+		lines = append(lines, fmt.Sprintf("profile %s: Secret %s (%s; %s) in %s", p.Profiles[0], e.Name, e.Registry,
+			strings.Join(e.UsedBy, ", "), strings.Join(e.Namespaces, ", ")))
+	}
+	return lines, nil
+}
+
+// printExternalSecrets says which Secrets the user must create, after
+// vet's verdict.
+func printExternalSecrets(w io.Writer, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):")
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 }

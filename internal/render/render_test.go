@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -367,9 +368,45 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", tenants: ["
 environments: gpu: {image: "harbor.lab.internal:5000/team/gpu:1", auth: {username: "robot", password: "env:HARBOR"}}
 profiles: lab: {secrets: "reference", pullers: [{name: "notebooks", namespace: "submarine", tenants: ["tenant-a"], environments: ["gpu"]}]}
 `)
-		objs := mustRender(t, Input{Config: cfg, Lock: lockFor(t, cfg, "")})
+		l := lockFor(t, cfg, "")
+		objs := mustRender(t, Input{Config: cfg, Lock: l})
 		if s := secrets(objs); len(s) != 0 {
 			t.Errorf("rendered %d Secrets in reference mode", len(s))
+		}
+		// What the user must create: the name the DaemonSets use, in the
+		// puller's namespace and the tenant's.
+		p, err := plan.Build(cfg, "", l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := pullSecretNames(daemonSets(objs)[0])
+		want := []ExternalSecret{{Name: names[0], Registry: "harbor.lab.internal:5000",
+			Namespaces: []string{"submarine", "tenant-a"}, UsedBy: []string{`environment "gpu"`}}}
+		if got := ExternalSecrets(p); len(names) != 1 || !reflect.DeepEqual(got, want) {
+			t.Errorf("ExternalSecrets = %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("existing Secrets in render mode are external, rendered ones are not", func(t *testing.T) {
+		cfg := loadConfig(t, "cfg/config.cue", `
+environments: {
+	gpu: {image: "harbor.lab.internal:5000/team/gpu:1", auth: {username: "robot", password: "env:HARBOR"}}
+	hub: {image: "team/hub:1", auth: secret: "hub-pull"}
+	hub2: {image: "team/hub2:1", auth: secret: "hub-pull"}
+}
+profiles: lab: pullers: [
+	{name: "notebooks", namespace: "submarine", tenants: ["tenant-b", "tenant-a"], environments: ["gpu", "hub"]},
+	{name: "tools", namespace: "tools", environments: ["hub2"]},
+]
+`)
+		p, err := plan.Build(cfg, "", lockFor(t, cfg, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []ExternalSecret{{Name: "hub-pull", Registry: "https://index.docker.io/v1/",
+			Namespaces: []string{"submarine", "tenant-a", "tenant-b", "tools"}, UsedBy: []string{`environment "hub"`, `environment "hub2"`}}}
+		if got := ExternalSecrets(p); !reflect.DeepEqual(got, want) {
+			t.Errorf("ExternalSecrets = %+v, want %+v", got, want)
 		}
 	})
 

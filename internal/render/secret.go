@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -27,8 +28,7 @@ import (
 func (r *renderer) secret(namespace string, it *item) Object {
 	a := it.use.Auth
 	key := it.use.Ref.AuthKey()
-	sum := sha256.Sum256([]byte(key + "\x00" + a.Username + "\x00" + sourceName(a.Password)))
-	name := "stowage-pull-" + sanitize(it.use.Ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
+	name := PullSecretName(it.use.Ref, a)
 	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
 	if r.prof.Secrets != "render" {
 		return o
@@ -52,6 +52,15 @@ func (r *renderer) secret(namespace string, it *item) Object {
 		Data: map[string][]byte{corev1.DockerConfigJsonKey: data},
 	}
 	return o
+}
+
+// PullSecretName is the name of the pull Secret for a username/password
+// auth a of an image ref: "stowage-pull-<registry>-<8 hex>" (see secret),
+// whether stowage renders it (secrets: render) or only names it (secrets:
+// reference).
+func PullSecretName(ref imageref.Ref, a *schema.Auth) string {
+	sum := sha256.Sum256([]byte(ref.AuthKey() + "\x00" + a.Username + "\x00" + sourceName(a.Password)))
+	return "stowage-pull-" + sanitize(ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
 // sourceName names a password source in messages: "env:NAME" and
