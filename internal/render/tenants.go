@@ -1,6 +1,7 @@
 package render
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -67,7 +68,7 @@ func ExternalSecrets(p *plan.Plan) []ExternalSecret {
 		}
 	}
 	out := make([]ExternalSecret, 0, len(byKey))
-	for _, k := range sortedKeys(byKey) {
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
 		e := *byKey[k]
 		slices.Sort(e.Namespaces)
 		slices.Sort(e.UsedBy)
