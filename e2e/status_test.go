@@ -178,7 +178,7 @@ func TestStatusBinary(t *testing.T) {
 			t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		rep := decodeReport(t, stdout)
-		if !rep.Ready || len(rep.Images) != 5 || !slices.Equal(rep.Nodes, []string{"cpu-1", "gpu-1"}) {
+		if !rep.Ready || len(rep.Images) != 4 || !slices.Equal(rep.Nodes, []string{"cpu-1", "gpu-1"}) {
 			t.Fatalf("report = %s", stdout)
 		}
 		for _, im := range rep.Images {
@@ -208,7 +208,7 @@ func TestStatusBinary(t *testing.T) {
 
 		// The table says the same on a terminal.
 		stdout, _, code = runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig)
-		if code != 0 || !strings.Contains(stdout, "profile notebooks: 5 of 5 image(s) present on every targeted node, 2 node(s)") {
+		if code != 0 || !strings.Contains(stdout, "profile notebooks: 4 of 4 image(s) present on every targeted node, 2 node(s)") {
 			t.Errorf("table, exit %d:\n%s", code, stdout)
 		}
 		t.Logf("stowage status:\n%s", stdout)
