@@ -316,10 +316,13 @@ func TestReduceRejectsBadRegistry(t *testing.T) {
 	}{
 		{Registry{Domain: "https://registry.local"}, "domain"},
 		{Registry{Domain: "registry.local/path"}, "domain"},
+		{Registry{Domain: "-mirror-"}, "domain"},
+		{Registry{Domain: "user@registry.local"}, "domain"},
 		{Registry{Namespace: "OpenPAI"}, "namespace"},
 		{Registry{Namespace: "pai/"}, "namespace"},
 		{Registry{Tag: "v1.5.0 final"}, "tag"},
 		{Registry{Tag: ".hidden"}, "tag"},
+		{Registry{Tag: "v1.5.0@sha256"}, "tag"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.field+" "+tc.reg.Domain+tc.reg.Namespace+tc.reg.Tag, func(t *testing.T) {

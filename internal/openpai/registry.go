@@ -3,9 +3,9 @@ package openpai
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/stowage/stowage/internal/imageref"
 )
 
 // Registry is the registry OpenPAI's own images are pulled from: the
@@ -63,42 +63,27 @@ func (r Registry) Expand(template string) string {
 	return strings.NewReplacer("{prefix}", r.Prefix(), "{tag}", r.Tag).Replace(template)
 }
 
-// The reference grammar of distribution/reference (docker/distribution
-// reference/regexp.go): a domain is dot-separated host components with an
-// optional port; a path component is lowercase alphanumerics joined by
-// ".", "_", "__" or dashes; a tag is [\w][\w.-]{0,127}. They are
-// compiled on first use, not at start-up: most runs (and every run of the
-// KRM function without an OpenPAI profile) never validate a registry.
-var registryGrammar = sync.OnceValue(func() (g struct{ domain, component, tag *regexp.Regexp }) {
-	g.domain = regexp.MustCompile(`^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?$`)
-	g.component = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	g.tag = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
-	return g
-})
-
-// Validate checks r after defaults: Domain must be a host[:port] without
-// scheme or path, Namespace one or more lowercase path components, Tag a
-// valid tag (grammar of distribution/reference). It returns nil or an
-// errors.Join of *RegistryError, one per bad field.
+// Validate checks r after defaults against the reference grammar of
+// internal/imageref (the one stowage parses every image with): Domain must
+// be a registry host[:port] without scheme or path, Namespace one or more
+// lowercase repository path components, Tag a valid tag; each is checked
+// in a reference that varies only it. It returns nil or an errors.Join of
+// *RegistryError, one per bad field.
 func (r Registry) Validate() error {
 	var errs []error
-	g := registryGrammar()
 	bad := func(field, value, msg string) {
 		errs = append(errs, &RegistryError{Field: field, Value: value, Msg: msg})
 	}
-	switch {
+	switch _, err := imageref.Parse(r.Domain + "/x"); {
 	case strings.Contains(r.Domain, "://"):
 		bad("domain", r.Domain, "give the registry host[:port] without a scheme")
-	case !g.domain.MatchString(r.Domain):
+	case err != nil || r.Domain == "" || strings.ContainsAny(r.Domain, "/@"):
 		bad("domain", r.Domain, "not a registry host[:port]")
 	}
-	for _, c := range strings.Split(r.Namespace, "/") {
-		if !g.component.MatchString(c) {
-			bad("namespace", r.Namespace, "not a repository path: use lowercase letters and digits separated by '/', '.', '_' or '-'")
-			break
-		}
+	if _, err := imageref.Parse("registry.example/" + r.Namespace + "/x"); err != nil || r.Namespace == "" || strings.Contains(r.Namespace, "@") {
+		bad("namespace", r.Namespace, "not a repository path: use lowercase letters and digits separated by '/', '.', '_' or '-'")
 	}
-	if !g.tag.MatchString(r.Tag) {
+	if _, err := imageref.Parse("x:" + r.Tag); err != nil || strings.ContainsAny(r.Tag, ":@") {
 		bad("tag", r.Tag, "not an image tag: letters, digits, '_', '.' and '-', starting with a letter, digit or '_', at most 128 characters")
 	}
 	return errors.Join(errs...)
