@@ -30,22 +30,22 @@ const (
 	privateUser = "tenant-robot"
 )
 
-// binaries are the programs the suite builds from source: stowage, the
-// static stowage-helper and the static pause of the test images.
+// binaries are the programs the suite builds from source: stowage and the
+// static pause of the test images (the helper comes in the project's
+// helper image, internal/helperimage).
 type binaries struct {
-	stowage, helper, pause string
+	stowage, pause string
 }
 
 // buildBinaries builds them into a temporary folder with the Go toolchain
-// that runs the test: stowage and stowage-helper in the main module (with
-// its own go.mod, as a user builds them), pause in this one.
+// that runs the test: stowage in the main module (with its own go.mod, as
+// a user builds it), pause in this one.
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	dir := t.TempDir()
-	b := binaries{stowage: filepath.Join(dir, "stowage"), helper: filepath.Join(dir, "stowage-helper"), pause: filepath.Join(dir, "pause")}
+	b := binaries{stowage: filepath.Join(dir, "stowage"), pause: filepath.Join(dir, "pause")}
 	for _, x := range []struct{ out, dir, pkg string }{
 		{b.stowage, "..", "./cmd/stowage"},
-		{b.helper, "..", "./cmd/stowage-helper"},
 		{b.pause, ".", "./cmd/pause"},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", x.out, x.pkg)

@@ -21,13 +21,16 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 )
 
 // The suite's images, as a platform team would list them: a scratch image
 // with no shell, a multi-arch index, a private image behind htpasswd, and
-// the helper and pause images the DaemonSets run.
+// the project's own helper image (internal/helperimage), whose wait mode is
+// every DaemonSet's main container. pause is only containerd's sandbox
+// image.
 const (
 	dataRef   = plainHost + "/tools/scratch-data:1.0"
 	multiRef  = plainHost + "/lib/multi:2.0"
@@ -88,7 +91,12 @@ func TestNode(t *testing.T) {
 	pauseBin := readFile(t, bins.pause)
 	amd64 := v1.Platform{OS: "linux", Architecture: "amd64"}
 	p.push(t, pauseRef, image(t, amd64, []string{"/pause"}, file{"pause", 0o555, pauseBin}))
-	p.push(t, helperRef, image(t, amd64, []string{"/stowage-helper"}, file{"stowage-helper", 0o555, readFile(t, bins.helper)}))
+	// The project's helper image, built as `make helper-image` builds it.
+	helper, err := helperimage.Build(context.Background(), helperimage.Options{ModuleDir: ".."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.pushIndex(t, helperRef, helper)
 	// Workload images hold the static pause as their program and a data
 	// file: no shell, no libc, nothing the DaemonSet could run of theirs.
 	workload := func(what string, p v1.Platform) v1.Image {
@@ -256,8 +264,8 @@ func TestNode(t *testing.T) {
 // writeConfig writes the suite's config directory: one profile "node"
 // with one puller of every image, the private one with credentials from
 // $NODE_REGISTRY_PASSWORD, serving the tenant namespace tenantNS (which
-// gets a copy of the pull Secret), the helper and pause from the plain
-// registry.
+// gets a copy of the pull Secret), the helper image from the plain
+// registry (no helper.pause: the helper waits in the main container).
 func writeConfig(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -275,13 +283,12 @@ profiles:
   node:
     helper:
       image: %q
-      pause: %q
     pullers:
     - name: %s
       namespace: %s
       tenants: [%s]
       images: [data, multi, model]
-`, dataRef, multiRef, modelRef, privateUser, passwordEnv, helperRef, pauseRef, pullerName, pullerNS, tenantNS)
+`, dataRef, multiRef, modelRef, privateUser, passwordEnv, helperRef, pullerName, pullerNS, tenantNS)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
