@@ -276,7 +276,7 @@ func (f *lockFixture) moveTags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Write(context.Background(), ref, nil, img, idx); err != nil {
+		if err := registrytest.Write(context.Background(), r, ref, nil, img, idx); err != nil {
 			t.Fatal(err)
 		}
 	}

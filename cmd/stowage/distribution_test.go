@@ -169,7 +169,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	singleRef, _ := name.ParseReference(single)
-	if err := push.Write(context.Background(), singleRef, nil, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), push, singleRef, nil, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	before := readFile(t, lockPath)
@@ -298,7 +298,7 @@ func TestDistributionBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := push.Write(context.Background(), mustParse(t, app), &authn.AuthConfig{Username: "alice", Password: canary}, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), push, mustParse(t, app), &authn.AuthConfig{Username: "alice", Password: canary}, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	body := filepath.Join(t.TempDir(), "body.md")

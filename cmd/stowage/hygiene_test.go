@@ -296,7 +296,7 @@ func (r *hygieneRegistries) moveApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Write(context.Background(), ref, &authn.AuthConfig{Username: hygieneUser, Password: hygieneCanary}, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), res, ref, &authn.AuthConfig{Username: hygieneUser, Password: hygieneCanary}, img, idx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -263,7 +263,7 @@ the lock would change (entries missing, unused or out of date).`,
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, summary(changes, len(next.Entries)))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
 			return nil
 		},
 	}
@@ -289,23 +289,4 @@ func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, image
 		fmt.Fprintf(stderr, "  %s\n", l)
 	}
 	return errCheckFailed
-}
-
-// summary counts changes for the one-line report of lock.
-func summary(changes []bump.Change, total int) string {
-	if len(changes) == 0 {
-		return fmt.Sprintf("up to date (%d images)", total)
-	}
-	var added, removed, changed int
-	for _, c := range changes {
-		switch {
-		case c.Added():
-			added++
-		case c.Removed():
-			removed++
-		default:
-			changed++
-		}
-	}
-	return fmt.Sprintf("%d added, %d removed, %d changed (%d images)", added, removed, changed, total)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/standin"
 )
 
@@ -153,7 +154,7 @@ func TestBumpOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := push.Write(context.Background(), mustParse(t, app), nil, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), push, mustParse(t, app), nil, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	moved := standinEntry(t, other)

@@ -156,7 +156,7 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 		{s.src.Host + "/bob/tool:2", ociImage(t, base, seedLayer(t, "bob's tool", 10_000)), nil},
 	}
 	for _, w := range writes {
-		if err := push.Write(context.Background(), mustParse(t, w.ref), alice, w.img, w.idx); err != nil {
+		if err := registrytest.Write(context.Background(), push, mustParse(t, w.ref), alice, w.img, w.idx); err != nil {
 			t.Fatal(err)
 		}
 	}

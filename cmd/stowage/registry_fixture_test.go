@@ -60,7 +60,7 @@ func seed(t *testing.T, auth *authn.AuthConfig, refs []string, opts ...registry.
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Write(context.Background(), ref, auth, img, idx); err != nil {
+		if err := registrytest.Write(context.Background(), r, ref, auth, img, idx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -175,3 +175,48 @@ func TestCellEscapes(t *testing.T) {
 		t.Errorf("cell = %q", got)
 	}
 }
+
+// TestStale words what `stowage lock` would change: images the lock lacks,
+// entries nothing uses, a recorded spelling that differs, and a file that
+// is only out of canonical form.
+func TestStale(t *testing.T) {
+	images := images(t, "config")
+	old, _ := locks()
+	// The entry recorded another spelling of the image.
+	e, _ := old.Lookup("docker.io/apache/submarine:jupyter-notebook-0.7.0")
+	e.Reference = "docker.io/apache/submarine:jupyter-notebook-0.7.0"
+	old.Put(e)
+	next := &lock.Lock{}
+	var missing []*plan.Image
+	for _, img := range images {
+		e, ok := old.Lookup(img.Key)
+		if !ok {
+			missing = append(missing, img)
+			continue
+		}
+		e.Reference = img.Ref.Written
+		next.Put(e)
+	}
+	got := Stale(old, next, missing, images, old.Marshal())
+	want := []string{
+		"changed  docker.io/apache/submarine:jupyter-notebook-0.7.0 (recorded as docker.io/apache/submarine:jupyter-notebook-0.7.0, written as apache/submarine:jupyter-notebook-0.7.0)",
+		"missing  docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese (docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese)",
+		"missing  docker.io/library/busybox:1.31.1 (docker.io/library/busybox:1.31.1@sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb)",
+		"unused   quay.io/prometheus/node-exporter:v1.0.0",
+		"missing  registry.lab.internal/stowage-helper:v1 (registry.lab.internal/stowage-helper:v1)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Stale =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The same entries in another form: only the format line.
+	same := Stale(next, next, nil, images, append([]byte("# hand-edited\n"), next.Marshal()...))
+	if !reflect.DeepEqual(same, []string{"format   the file is not in canonical form"}) {
+		t.Errorf("Stale of a non-canonical file = %q", same)
+	}
+	if up := Stale(next, next, nil, images, next.Marshal()); len(up) != 0 {
+		t.Errorf("Stale of an up-to-date lock = %q", up)
+	}
+	if got, want := Summary(Diff(old, next, images), len(next.Entries)), "0 added, 1 removed, 1 changed (3 images)"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}

@@ -144,6 +144,27 @@ func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []s
 	return lines
 }
 
+// Summary is `stowage lock`'s one-line report of changes to a lock of total
+// entries: "up to date (N images)" or "A added, R removed, C changed (N
+// images)".
+func Summary(changes []Change, total int) string {
+	if len(changes) == 0 {
+		return fmt.Sprintf("up to date (%d images)", total)
+	}
+	var added, removed, changed int
+	for _, c := range changes {
+		switch {
+		case c.Added():
+			added++
+		case c.Removed():
+			removed++
+		default:
+			changed++
+		}
+	}
+	return fmt.Sprintf("%d added, %d removed, %d changed (%d images)", added, removed, changed, total)
+}
+
 // normal makes empty and nil platform lists compare equal.
 func normal(e lock.Entry) lock.Entry {
 	if len(e.Platforms) == 0 {

@@ -184,7 +184,7 @@ func TestRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Write(context.Background(), mustRef(t, single), nil, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), r, mustRef(t, single), nil, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	f.Reset()

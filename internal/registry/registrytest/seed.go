@@ -56,7 +56,7 @@ func seedOne(ctx context.Context, r *registry.Resolver, auth *authn.AuthConfig, 
 	if err != nil {
 		return err
 	}
-	return r.Write(ctx, ref, auth, img, idx)
+	return Write(ctx, r, ref, auth, img, idx)
 }
 
 // MirrorPath is the repository path under which a test registry keeps the
