@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/status"
 )
 
 // The suite's images, as a platform team would list them: a scratch image
@@ -131,6 +133,7 @@ func TestNode(t *testing.T) {
 		c.waitDaemonSet(t, pullerNS, pullerName, l, 5*time.Minute)
 		record("apply to DaemonSet Ready, images absent", time.Since(start))
 		c.checkOnNode(t, l)
+		c.checkStatus(t, bins.stowage, cfgDir, l)
 
 		// Again with every image on the node: delete the DaemonSet, wait
 		// for its pod to go, apply the same output.
@@ -180,6 +183,7 @@ func TestNode(t *testing.T) {
 		c.waitDaemonSet(t, pullerNS, pullerName, l, 5*time.Minute)
 		record("bump: apply to the rolled DaemonSet Ready", time.Since(start))
 		c.checkOnNode(t, l)
+		c.checkStatus(t, bins.stowage, cfgDir, l)
 		if !c.ctrImages(t)[repoOf(t, dataRef)+"@"+old.Digest] {
 			t.Errorf("the old digest %s left the node after the bump (image garbage collection is off)", old.Digest)
 		}
@@ -376,6 +380,38 @@ func (c *cluster) checkOnNode(t *testing.T, l *lock.Lock) {
 	})
 	if !t.Failed() {
 		t.Logf("all %d locked digests are on the node (ctr -n k8s.io and status.images)", len(l.Entries))
+	}
+}
+
+// checkStatus runs `stowage status` inside the namespace with the admin
+// kubeconfig: it must exit 0 and report every locked image present on the
+// node, with its locked digest. Its table is logged.
+func (c *cluster) checkStatus(t *testing.T, stowage, cfgDir string, l *lock.Lock) {
+	t.Helper()
+	table := c.ns.run(t, nil, stowage, "status", cfgDir, "--profile", "node", "--kubeconfig", c.kubeconfig)
+	t.Logf("stowage status:\n%s", table)
+	out := c.ns.run(t, nil, stowage, "status", cfgDir, "--profile", "node", "--kubeconfig", c.kubeconfig, "-o", "json")
+	var r status.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("stowage status -o json: %v\n%s", err, out)
+	}
+	if !r.Ready || len(r.Images) != len(l.Entries) {
+		t.Errorf("stowage status: ready %v with %d images, want ready with the %d locked ones:\n%s", r.Ready, len(r.Images), len(l.Entries), out)
+	}
+	for _, im := range r.Images {
+		e, err := locked(l, im.Name)
+		if err != nil {
+			t.Errorf("stowage status reports %s: %v", im.Name, err)
+			continue
+		}
+		if im.State != status.Success || im.Digest != e.Digest || !slices.Equal(im.Nodes, []string{nodeName}) {
+			t.Errorf("stowage status: %s is %s with %s on %v, want success with %s on [%s]", im.Name, im.State, im.Digest, im.Nodes, e.Digest, nodeName)
+		}
+		for _, on := range im.OnNodes {
+			if on.Node == nodeName && on.State != status.Present {
+				t.Errorf("stowage status: %s is %s on %s, want present", im.Name, on.State, on.Node)
+			}
+		}
 	}
 }
 
