@@ -29,10 +29,10 @@ test:
 # testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
 # Longer: make fuzz FUZZTIME=10m.
 FUZZTIME ?= 15s
-FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles
+FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles lock:FuzzParse fn:FuzzResourceList
 fuzz:
 	@mkdir -p bin/fuzz
-	@for pkg in render schema; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./internal/$$pkg || exit 1; done
+	@for pkg in render schema lock fn; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./internal/$$pkg || exit 1; done
 	@for f in $(FUZZERS); do \
 		pkg=$${f%%:*}; name=$${f##*:}; \
 		echo "fuzz ./internal/$$pkg $$name for $(FUZZTIME)"; \

@@ -119,3 +119,18 @@ images:
 		})
 	}
 }
+
+// TestFnInputBounded: a ResourceList larger than --max-input-bytes is
+// refused with exit 1, naming the limit and the flag, before kyaml holds it.
+func TestFnInputBounded(t *testing.T) {
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n", 100) +
+		"functionConfig: {apiVersion: stowage.dev/v1alpha1, kind: Stowage, metadata: {name: n}, spec: {}}\n"
+	_, stderr, code := hygieneRun(t, nil, rl, "fn", "--max-input-bytes", "1000")
+	want := "the ResourceList on stdin is larger than 1000 bytes, the limit of stowage fn; raise it with --max-input-bytes"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+	if _, stderr, _ := hygieneRun(t, nil, rl, "fn"); strings.Contains(stderr, "larger than") {
+		t.Errorf("the default limit refused %d bytes: %s", len(rl), stderr)
+	}
+}

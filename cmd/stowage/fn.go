@@ -1,17 +1,59 @@
 package main
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/stowage/stowage/internal/fn"
 )
 
+// DefaultMaxFnInput bounds the ResourceList fn reads from stdin: 4 MiB,
+// thousands of workloads. kyaml holds every node in memory: a 4 MB
+// ResourceList of small ConfigMaps peaked at 1.1 GB RSS, so the bound keeps
+// the function near 1 GiB (docs/reliability.md).
+const DefaultMaxFnInput = 4 << 20
+
+// cappedReader fails a read past max bytes with a message naming the
+// limit and the flag that raises it.
+type cappedReader struct {
+	r         io.Reader
+	left, max int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, c.err()
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return 0, c.err()
+	}
+	return n, err
+}
+
+func (c *cappedReader) err() error {
+	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of stowage fn; raise it with --max-input-bytes in the exec declaration's args", c.max)
+}
+
 // newFn is `stowage fn`: the KRM function, ResourceList on stdin and
 // stdout, for kustomize's exec functions.
 func newFn(getenv env) *cobra.Command {
 	p := &fn.Processor{Getenv: getenv}
 	c := command.Build(p, command.StandaloneDisabled, true)
+	maxInput := int64(DefaultMaxFnInput)
+	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxFnInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input)")
+	run := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		cmd.SetIn(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput})
+		return run(cmd, args)
+	}
 	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "an environment variable env: password sources may read besides STOWAGE_* ones (repeatable; set it in the exec declaration's args)")
 	c.Use = "fn"
 	c.Short = "Run as a kustomize KRM function (ResourceList on stdin, ResourceList with results on stdout)"

@@ -70,7 +70,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) i
 
 // runContext is run with a context that a signal cancels; commands stop
 // when it is done, leaving every file as it was.
-func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) (code int) {
+	// A panic is a bug, not a usage error: exit 1 with the message rather
+	// than the runtime's exit 2 and trace.
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "stowage: internal error (please report it): %v\n", p)
+			code = exitFailure
+		}
+	}()
 	root := newRoot(getenv)
 	root.SetArgs(args)
 	root.SetIn(stdin)
