@@ -155,8 +155,9 @@ type Rollout struct {
 
 // Sources says how complete the report's sources were.
 type Sources struct {
-	// Complete is false when a note below applies to a state that is not
-	// Present.
+	// Complete is false when a source may have been incomplete: a note
+	// of the reader's (a list cut, events not readable), or a note about a
+	// node or pod where an image is not Present.
 	Complete bool `json:"complete"`
 	// Notes explain each incompleteness.
 	Notes []string `json:"notes,omitempty"`

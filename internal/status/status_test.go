@@ -577,15 +577,17 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 	for _, want := range []string{
 		"profile notebooks: 1 of 4 image(s) present on every targeted node, 3 node(s)",
 		"submarine/jupyter-image-puller 0 0 0 current",
-		"apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
-		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
+		"apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
+		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
 		"apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller ErrImagePull: not found",
 		"apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
-		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 cpu-2 not scheduled submarine/jupyter-image-puller-jupyter-gpu NodeSelector: node lacks the nodeSelector label nvidia.com/gpu.present=true",
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("table lacks the line %q:\n%s", want, a)
 		}
+	}
+	if bytes.Contains(a, []byte("not scheduled")) {
+		t.Errorf("the table lists not-scheduled cells one by one:\n%s", a)
 	}
 }
 

@@ -8,8 +8,9 @@ import (
 )
 
 // WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
-// per image (state, nodes holding it, digest), one line per image and node
-// that is not present, and the notes on incomplete sources. Digests are
+// per image (state, nodes holding it of those targeted, nodes not
+// scheduled, digest), one line per image and node that failed or is
+// pulling, and the notes on incomplete sources. Digests are
 // shortened to 12 hex digits.
 func WriteTable(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -32,20 +33,24 @@ func WriteTable(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%s\t%s\n", d.Namespace, d.Name, d.Desired, d.Updated, d.Ready, tmpl, d.Message)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "IMAGE\tSTATE\tNODES\tDIGEST\tMESSAGE")
+	fmt.Fprintln(tw, "IMAGE\tSTATE\tNODES\tNOT SCHEDULED\tDIGEST\tMESSAGE")
 	for _, im := range rep.Images {
-		targeted := 0
+		targeted, excluded := 0, 0
 		for _, c := range im.OnNodes {
-			if c.State != NotScheduled {
+			if c.State == NotScheduled {
+				excluded++
+			} else {
 				targeted++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", im.Name, im.State, len(im.Nodes), targeted, short(im.Digest), im.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", im.Name, im.State, len(im.Nodes), targeted, excluded, short(im.Digest), im.Message)
 	}
+	// Failed and pulling cells only: a GPU image is not scheduled on every
+	// other node of a large cluster, which -o json lists one by one.
 	var rows []string
 	for _, im := range rep.Images {
 		for _, c := range im.OnNodes {
-			if c.State == Present {
+			if c.State == Present || c.State == NotScheduled {
 				continue
 			}
 			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", im.Name, c.Node, c.State, c.DaemonSet, oneLine(detail(c))))
