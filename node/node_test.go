@@ -37,6 +37,8 @@ const (
 	dataRef   = plainHost + "/tools/scratch-data:1.0"
 	multiRef  = plainHost + "/lib/multi:2.0"
 	modelRef  = privateHost + "/private/model:1.0"
+	otherRef  = privateHost + "/private/other:1.0" // profile "status": its Secret gets a wrong password
+	gpuRef    = plainHost + "/tools/gpu-data:1.0"  // profile "status": only on GPU nodes, which this cluster lacks
 	helperRef = plainHost + "/stowage/stowage-helper:v0.1.0"
 	pauseRef  = plainHost + "/k8s/pause:3.10"
 
@@ -45,6 +47,8 @@ const (
 	tenantNS    = "tenant-b" // a tenant of the puller: gets its pull Secret
 	outsideNS   = "outsider" // not a tenant: no copy of the Secret
 	passwordEnv = "NODE_REGISTRY_PASSWORD"
+	otherEnv    = "NODE_OTHER_PASSWORD" // right for lock and bump, wrong for the status profile's render
+	statusNS    = "status-check"
 )
 
 // measure is one timing the suite prints and README.md quotes.
@@ -85,7 +89,7 @@ func TestNode(t *testing.T) {
 	record("cluster start to node Ready", c.startToReady)
 
 	password := randomHex(t)
-	env := []string{passwordEnv + "=" + password, "DOCKER_CONFIG=" + filepath.Join(c.ns.state, "docker-config")}
+	env := []string{passwordEnv + "=" + password, otherEnv + "=" + password, "DOCKER_CONFIG=" + filepath.Join(c.ns.state, "docker-config")}
 	plain := startRegistry(t, c.ns, plainHost, "")
 	private := startRegistry(t, c.ns, privateHost, password)
 	p := &pusher{ns: c.ns, auth: map[string]authn.Authenticator{privateHost: &authn.Basic{Username: privateUser, Password: password}}}
@@ -108,6 +112,8 @@ func TestNode(t *testing.T) {
 	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
 	p.pushIndex(t, multiRef, index(t, map[string]v1.Image{"linux/amd64": workload("multi amd64", amd64), "linux/arm64": workload("multi arm64", arm64)}))
 	p.push(t, modelRef, workload("model 1", amd64))
+	p.push(t, otherRef, workload("other 1", amd64))
+	p.push(t, gpuRef, workload("gpu 1", amd64))
 
 	cfgDir := writeConfig(t)
 	out := filepath.Join(t.TempDir(), "prepull")
@@ -121,6 +127,7 @@ func TestNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l = only(t, l, dataRef, multiRef, modelRef, helperRef)
 
 	c.kubectl(t, "create", "namespace", pullerNS)
 	c.kubectl(t, "create", "namespace", tenantNS)
@@ -171,6 +178,7 @@ func TestNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		l = only(t, l, dataRef, multiRef, modelRef, helperRef)
 		e, err := locked(l, dataRef)
 		if err != nil {
 			t.Fatal(err)
@@ -187,6 +195,39 @@ func TestNode(t *testing.T) {
 		if !c.ctrImages(t)[repoOf(t, dataRef)+"@"+old.Digest] {
 			t.Errorf("the old digest %s left the node after the bump (image garbage collection is off)", old.Digest)
 		}
+	})
+
+	t.Run("status/failed-and-not-scheduled", func(t *testing.T) {
+		// The status profile rendered with a wrong password for other's
+		// registry, as after a rotation the Secret missed: the kubelet gets
+		// a 401. gpu's DaemonSet selects GPU nodes, and there is none.
+		out := filepath.Join(t.TempDir(), "status")
+		wrong := append(slices.Clone(env), otherEnv+"=wrong-"+randomHex(t))
+		c.ns.run(t, wrong, bins.stowage, "render", cfgDir, "--profile", "status", "-o", out)
+		c.kubectl(t, "create", "namespace", statusNS)
+		c.kubectl(t, "apply", "--server-side", "-k", out)
+		var r status.Report
+		waitFor(t, 3*time.Minute, "stowage status reporting the 401", func() (bool, string) {
+			stdout, stderr, err := c.ns.output(nil, time.Minute, bins.stowage, "status", cfgDir, "--profile", "status", "--kubeconfig", c.kubeconfig, "-o", "json")
+			if err == nil {
+				t.Fatalf("stowage status exited 0 with an image failing:\n%s", stdout)
+			}
+			r = status.Report{}
+			if jerr := json.Unmarshal([]byte(stdout), &r); jerr != nil {
+				return false, fmt.Sprintf("%v: %s", jerr, stderr)
+			}
+			on := onNode(r, otherRef)
+			return on.State == status.Failed && strings.Contains(on.Message, "401"), fmt.Sprintf("%s on the node: %s %s", otherRef, on.State, on.Message)
+		})
+		if r.Ready {
+			t.Errorf("stowage status says ready with an image failing")
+		}
+		if on := onNode(r, gpuRef); on.State != status.NotScheduled {
+			t.Errorf("stowage status: %s is %q on %s (%s), want %q", gpuRef, on.State, nodeName, on.Message, status.NotScheduled)
+		}
+		table, _, _ := c.ns.output(nil, time.Minute, bins.stowage, "status", cfgDir, "--profile", "status", "--kubeconfig", c.kubeconfig)
+		t.Logf("stowage status (exit 1):\n%s", table)
+		c.kubectl(t, "delete", "namespace", statusNS, "--wait=false")
 	})
 
 	// The offline proof: no registry answers from here on.
@@ -269,7 +310,9 @@ func TestNode(t *testing.T) {
 // with one puller of every image, the private one with credentials from
 // $NODE_REGISTRY_PASSWORD, serving the tenant namespace tenantNS (which
 // gets a copy of the pull Secret), the helper image from the plain
-// registry (no helper.pause: the helper waits in the main container).
+// registry (no helper.pause: the helper waits in the main container). A
+// second profile "status" pulls another private image and a GPU-only
+// environment, for stowage status's failure and not-scheduled states.
 func writeConfig(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -283,6 +326,16 @@ func writeConfig(t *testing.T) string {
     auth:
       username: %q
       password: "env:%s"
+  other:
+    reference: %q
+    auth:
+      username: %q
+      password: "env:%s"
+environments:
+  gpu:
+    image: %q
+    nodeSelector:
+      example.com/gpu: "true"
 profiles:
   node:
     helper:
@@ -292,7 +345,15 @@ profiles:
       namespace: %s
       tenants: [%s]
       images: [data, multi, model]
-`, dataRef, multiRef, modelRef, privateUser, passwordEnv, helperRef, pullerName, pullerNS, tenantNS)
+  status:
+    helper:
+      image: %q
+    pullers:
+    - name: status-check
+      namespace: %s
+      images: [other]
+      environments: [gpu]
+`, dataRef, multiRef, modelRef, privateUser, passwordEnv, otherRef, privateUser, otherEnv, gpuRef, helperRef, pullerName, pullerNS, tenantNS, helperRef, statusNS)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -710,6 +771,36 @@ func randomHex(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// only returns the entries of l for refs: the images of profile "node".
+func only(t *testing.T, l *lock.Lock, refs ...string) *lock.Lock {
+	t.Helper()
+	out := &lock.Lock{}
+	for _, r := range refs {
+		e, err := locked(l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Put(e)
+	}
+	return out
+}
+
+// onNode returns the state stowage status reports for the image named ref
+// on the suite's node (the zero value when it reports none).
+func onNode(r status.Report, ref string) status.NodeImage {
+	for _, im := range r.Images {
+		if im.Name != ref {
+			continue
+		}
+		for _, on := range im.OnNodes {
+			if on.Node == nodeName {
+				return on
+			}
+		}
+	}
+	return status.NodeImage{}
 }
 
 // locked returns the lock entry of the image ref names (its lock key, as
