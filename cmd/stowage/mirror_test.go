@@ -31,6 +31,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/schema"
@@ -349,6 +350,42 @@ func TestMirrorDistribution(t *testing.T) {
 	stdout, stderr, code = runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+empty, "--have", filepath.Join(s.dir, lock.FileName), "--dry-run", "-o", "json")
 	if code != 0 || !strings.Contains(string(stdout), `"images": []`) {
 		t.Errorf("--have with the same lock: exit %d, plan %s\n%s", code, stdout, stderr)
+	}
+	// A site lock that lacks app-a and pins app-b at another digest: the
+	// delta bundle holds exactly those two.
+	l, err := lock.Parse(readFile(t, filepath.Join(s.dir, lock.FileName)), "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var site lock.Lock
+	for _, e := range l.Entries {
+		switch {
+		case strings.Contains(e.Name, "app-a"):
+			continue
+		case strings.Contains(e.Name, "app-b"):
+			e.Digest = "sha256:" + strings.Repeat("0", 64)
+		}
+		site.Put(e)
+	}
+	siteLock := filepath.Join(t.TempDir(), "site.lock.yaml")
+	if err := os.WriteFile(siteLock, site.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+empty, "--have", siteLock, "--insecure-registry", s.src.Host)
+	noCanary(t, "delta bundle", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("delta bundle: exit %d\n%s", code, stderr)
+	}
+	imgs, _, err := mirror.BundleImages(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, im := range imgs {
+		names = append(names, im.Name)
+	}
+	if want := []string{s.refs["app-a"], s.refs["app-b"]}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("delta bundle holds %v, want %v", names, want)
 	}
 }
 
