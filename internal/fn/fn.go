@@ -96,6 +96,14 @@ func (s *session) run() {
 	if !ok {
 		return
 	}
+	// VersionedAPIProcessor reads apiVersion and kind with RNode.String,
+	// which keeps the quotes of a quoted scalar (`"apiVersion": "v1"` in a
+	// JSON-style functionConfig gives "\"v1\""): make them plain first.
+	for _, f := range []string{"apiVersion", "kind"} {
+		if n := fc.Field(f); n != nil && n.Value.YNode().Kind == yaml.ScalarNode {
+			n.Value.YNode().Style = 0
+		}
+	}
 	apis := framework.VersionedAPIProcessor{FilterProvider: framework.GVKFilterMap{
 		Kind:          {APIVersion: &api{s: s, l: l, render: s.stowage}},
 		SubmarineKind: {SubmarineAPIVersion: &api{s: s, l: l, render: s.submarine}},
