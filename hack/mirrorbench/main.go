@@ -626,7 +626,7 @@ func skopeoBytes(r *result) string {
 }
 
 // splice replaces the section starting with heading in the file at path
-// (up to the next "## " heading) with md, or inserts md before
+// (up to the next "## " heading or "<!-- " marker) with md, or inserts md before
 // "## Go benchmarks" when the file has no such section.
 func splice(path, md string) error {
 	data, err := os.ReadFile(path)
@@ -636,7 +636,12 @@ func splice(path, md string) error {
 	s := string(data)
 	if i := strings.Index(s, heading); i >= 0 {
 		rest := s[i+len(heading):]
+		// The section ends at the next heading or at hack/perf's marker
+		// of the hand-written part, whichever comes first.
 		j := strings.Index(rest, "\n## ")
+		if k := strings.Index(rest, "\n<!-- "); k >= 0 && (j < 0 || k < j) {
+			j = k
+		}
 		if j < 0 {
 			return os.WriteFile(path, []byte(s[:i]+md), 0o644)
 		}
