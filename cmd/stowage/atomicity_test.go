@@ -333,7 +333,23 @@ func TestAtomicLockRegistryErrorOnLastImage(t *testing.T) {
 					t.Errorf("%s was not resolved before the failure", img)
 				}
 			}
-			f.unchanged(t)
+			if command == "bump" {
+				f.unchanged(t)
+			} else {
+				// lock keeps what it learned: the three that resolved,
+				// not the failing one.
+				l, err := lock.Parse(readFile(t, f.lockPath), f.lockPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, e := range l.Entries {
+					got = append(got, e.Reference)
+				}
+				if len(got) != 3 || strings.Contains(strings.Join(got, " "), "zz-tool") {
+					t.Errorf("lock entries %v, want app, helper and pause", got)
+				}
+			}
 			if got := cliSnapshot(t, out); !maps.Equal(oldOut, got) {
 				t.Errorf("%s changed", out)
 			}

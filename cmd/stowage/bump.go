@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -24,6 +25,7 @@ func newBump(getenv env) *cobra.Command {
 		format    string
 		exitCode  bool
 		renderOut string
+		keepGoing bool
 	)
 	c := &cobra.Command{
 		Use:   "bump [DIR]",
@@ -31,8 +33,10 @@ func newBump(getenv env) *cobra.Command {
 		Long: `Resolve every tag again, for the digest-bump bot: one HEAD per image, and a read
 of the manifest only when its digest changed. Pins (digests written in the
 config) are checked to still exist, never moved. The lock is rewritten
-atomically when an entry changed, and left untouched when any image fails.
-Config files are never rewritten.
+atomically when an entry changed, and left untouched when any image fails
+(all or nothing), unless --keep-going: then the images that resolved are
+bumped, the failed ones keep their old entries, and bump exits 1 naming each
+failure after writing. Config files are never rewritten.
 
 Prints a pull request title and a markdown body: a table of image, tag, old and
 new digest, kind (with a note when it changed), and the environments and pullers
@@ -60,10 +64,11 @@ when something changed, as git diff --exit-code does.`,
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(cmd.Context(), old, images, registry.Refresh)
+			next, lockErr := r.Lock(cmd.Context(), old, images, registry.Refresh)
 			done()
-			if err != nil {
-				return fmt.Errorf("%s not changed: %w", path, err)
+			var failed registry.Errors
+			if lockErr != nil && (!keepGoing || next == nil || !errors.As(lockErr, &failed)) {
+				return fmt.Errorf("%s not changed: %w", path, lockErr)
 			}
 			changes := bump.Diff(old, next, images)
 			out := next.Marshal()
@@ -123,6 +128,9 @@ when something changed, as git diff --exit-code does.`,
 			default:
 				fmt.Fprintf(w, "%s\n\n%s", report.Title, report.Body)
 			}
+			if lockErr != nil {
+				return fmt.Errorf("--keep-going: %w\nthe other images were bumped; the failed ones keep their old entries in %s", lockErr, path)
+			}
 			if exitCode && (len(changes) > 0 || lockChanged || renderChanged) {
 				return errCheckFailed
 			}
@@ -133,6 +141,7 @@ when something changed, as git diff --exit-code does.`,
 	c.Flags().StringVar(&prBody, "pr-body", "", "also write the pull request body (markdown) to this file")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text (title and body) or json (title, branch, body and changes)")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when the lock (or the --render output) changed")
+	c.Flags().BoolVar(&keepGoing, "keep-going", false, "when images fail, still bump the others (the failed keep their old entries) and exit 1 naming the failures")
 	c.Flags().StringVar(&renderOut, "render", "", "also render the profile into this directory with the new digests")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	ro.addFlags(c.Flags())

@@ -269,6 +269,14 @@ func TestDistributionBasicAuth(t *testing.T) {
 		t.Fatalf("lock without a Docker config: exit %d, want 1 with the three images without config credentials:\n%s", code, stderr)
 	}
 
+	// The lock kept what it learned: the image with config credentials.
+	if l, err := lock.Parse(readFile(t, lockPath), lockPath); err != nil || len(l.Entries) != 1 || l.Entries[0].Reference != app {
+		t.Fatalf("lock after the failed run: %v, %+v; want the one entry for %s", err, l, app)
+	}
+	if err := os.Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+
 	// A wrong password: named by its source, never shown.
 	t.Setenv("DOCKER_CONFIG", dockerConfig)
 	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": "wrong-" + canary}, "lock", dir, "--insecure-registry", h)

@@ -228,8 +228,10 @@ func newLock(getenv env) *cobra.Command {
 no entry yet (one GET of its manifest; an index's children once more each), keep
 the entries already there without contacting a registry, and remove the entries
 no profile uses. A reference with a digest written in it is a user pin: checked
-to exist, recorded, never re-resolved. The file is replaced atomically, and left
-untouched when any image fails; every failure is reported.
+to exist, recorded, never re-resolved. The file is replaced atomically. When
+images fail, the lock keeps what this run learned (every entry that resolved) and
+lock exits 1 naming each failure with the registry's answer; run it again to
+resolve the rest (render refuses an image the lock lacks, by name).
 
 With --check, nothing is resolved or written: exit 1, listing the entries, when
 the lock would change (entries missing, unused or out of date).`,
@@ -251,19 +253,28 @@ the lock would change (entries missing, unused or out of date).`,
 			if err != nil {
 				return err
 			}
-			next, err := r.Lock(cmd.Context(), old, images, registry.Fill)
+			next, lockErr := r.Lock(cmd.Context(), old, images, registry.Fill)
 			done()
-			if err != nil {
-				return fmt.Errorf("%s not changed: %w", path, err)
+			var failed registry.Errors
+			if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
+				return fmt.Errorf("%s not changed: %w", path, lockErr)
 			}
+			// Keep what was learned: the entries that resolved are
+			// written even when others failed.
 			changes := bump.Diff(old, next, images)
 			out := next.Marshal()
-			if !bytes.Equal(out, data) {
+			// A run that failed and learned nothing creates no file.
+			learned := lockErr == nil || data != nil || len(next.Entries) > 0
+			if learned && !bytes.Equal(out, data) {
 				if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
 					return err
 				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
+			if lockErr != nil {
+				return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images are missing: run `stowage lock` again to resolve them",
+					lockErr, path, len(next.Entries), len(failed), len(images))
+			}
 			return nil
 		},
 	}

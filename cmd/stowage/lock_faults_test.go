@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,8 +329,10 @@ func startDistributionBehindFaults(t *testing.T) *inProcess {
 	return &inProcess{Host: strings.TrimPrefix(srv.URL, "http://"), Faults: f}
 }
 
-// TestLockReportsEveryFailure fails two images in different ways and
-// expects one message naming both, and no lock written.
+// TestLockReportsEveryFailure fails two images in different ways: lock
+// names both with the registry's answers and exits 1, and the lock keeps
+// what it learned (the helper and pause entries), so that the next run,
+// with the registry healthy again, asks only for the two that failed.
 func TestLockReportsEveryFailure(t *testing.T) {
 	reg := startInProcess(t)
 	h := reg.Host
@@ -342,12 +345,167 @@ func TestLockReportsEveryFailure(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	for _, want := range []string{"2 images failed", `image "` + app + `"`, "404 Not Found", `image "` + tool + `"`, "403 Forbidden", "not changed"} {
+	for _, want := range []string{"2 images failed", `image "` + app + `"`, "404 Not Found", `image "` + tool + `"`, "403 Forbidden",
+		"keeps the 2 entries it has; 2 of 4 images are missing"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if b := readFile(t, filepath.Join(dir, lock.FileName)); b != nil {
-		t.Errorf("a lock was written although two images failed:\n%s", b)
+	lockPath := filepath.Join(dir, lock.FileName)
+	l, err := lock.Parse(readFile(t, lockPath), lockPath)
+	if err != nil {
+		t.Fatalf("the lock written is not valid: %v", err)
+	}
+	var names []string
+	for _, e := range l.Entries {
+		names = append(names, e.Reference)
+		if want, _ := standin.Entry(e.Reference); e.Digest != want.Digest {
+			t.Errorf("%s: digest %s, want %s", e.Reference, e.Digest, want.Digest)
+		}
+	}
+	if want := []string{pause, helper}; !slices.Equal(names, want) {
+		t.Errorf("lock entries %v, want the resolved %v", names, want)
+	}
+	// render refuses what the lock lacks, by name.
+	if _, stderr, code := runCLI(t, nil, "render", dir); code != 1 || !strings.Contains(stderr, app) {
+		t.Errorf("render with the partial lock: exit %d, want 1 naming %s:\n%s", code, app, stderr)
+	}
+
+	reg.Faults.Reset()
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--insecure-registry", h); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	for _, r := range reg.Faults.Requests() {
+		if strings.Contains(r.Path, "/manifests/") && !strings.Contains(r.Path, "/team/") {
+			t.Errorf("the second run asked again for %s %s, which the lock kept", r.Method, r.Path)
+		}
+	}
+	if a, b := reg.Faults.Count("GET", "/team/app/manifests/1.0"), reg.Faults.Count("GET", "/team/tool/manifests/2"); a != 1 || b != 1 {
+		t.Errorf("the second run read the failed tags %d and %d times, want once each: %v", a, b, reg.Faults.Requests())
+	}
+}
+
+// TestBumpKeepGoing: a bump where one image fails changes nothing (all or
+// nothing), unless --keep-going: then the other image is bumped, the failed
+// one keeps its old entry, and bump exits 1 naming it.
+func TestBumpKeepGoing(t *testing.T) {
+	reg := startInProcess(t)
+	h := reg.Host
+	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	seed(t, nil, []string{app, tool, helper, pause}, registry.WithInsecure(h))
+	dir := writeConfig(t, map[string]configImage{"app": {Ref: app}, "tool": {Ref: tool}}, helper, pause)
+	// Old digests (other stand-ins) for both, so that both would move.
+	l := &lock.Lock{}
+	olds := map[string]lock.Entry{}
+	for _, r := range []string{app, tool, helper, pause} {
+		e, err := standin.Entry(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r == app || r == tool {
+			o, err := standin.Entry(r + "-old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Name, o.Reference = e.Name, e.Reference
+			e = o
+			olds[r] = o
+		}
+		l.Put(e)
+	}
+	lockPath := filepath.Join(dir, lock.FileName)
+	if err := os.WriteFile(lockPath, l.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, lockPath)
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/team/app/manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)})
+
+	if _, stderr, code := runCLI(t, nil, "bump", dir, "--insecure-registry", h); code != 1 || !strings.Contains(stderr, "not changed") {
+		t.Fatalf("bump: exit %d, want 1 with the lock not changed: %s", code, stderr)
+	}
+	if !bytes.Equal(readFile(t, lockPath), before) {
+		t.Fatal("bump without --keep-going changed the lock")
+	}
+
+	_, stderr, code := runCLI(t, nil, "bump", dir, "--insecure-registry", h, "--keep-going")
+	if code != 1 || !strings.Contains(stderr, `image "`+app+`"`) || !strings.Contains(stderr, "404 Not Found") {
+		t.Fatalf("bump --keep-going: exit %d, want 1 naming %s: %s", code, app, stderr)
+	}
+	got, err := lock.Parse(readFile(t, lockPath), lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appKey, toolKey := olds[app].Name, olds[tool].Name
+	if e, _ := got.Lookup(appKey); e.Digest != olds[app].Digest {
+		t.Errorf("the failed app has digest %s, want its old %s", e.Digest, olds[app].Digest)
+	}
+	want, _ := standin.Entry(tool)
+	if e, _ := got.Lookup(toolKey); e.Digest != want.Digest || e.Digest == olds[tool].Digest {
+		t.Errorf("tool has digest %s, want the bumped %s", e.Digest, want.Digest)
+	}
+}
+
+// TestDigestHeaderMismatchRefused puts a proxy between stowage and the
+// registry that changes a manifest body under its tag while keeping the
+// registry's Docker-Content-Digest (whitespace appended: still valid JSON,
+// another digest). lock and bump refuse it, naming the image, both digests
+// and the registry, and record nothing from it; on the in-process registry
+// and on Debian's docker-registry.
+func TestDigestHeaderMismatchRefused(t *testing.T) {
+	for _, be := range []struct {
+		name  string
+		start func(t *testing.T) *inProcess
+	}{{"in-process", startInProcess}, {"docker-registry", startDistributionBehindFaults}} {
+		for _, cmd := range []string{"lock", "bump"} {
+			t.Run(be.name+"/"+cmd, func(t *testing.T) {
+				reg := be.start(t)
+				h := reg.Host
+				app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+				seed(t, nil, []string{app, helper, pause}, registry.WithInsecure(h))
+				dir := writeConfig(t, map[string]configImage{"app": {Ref: app}}, helper, pause)
+				l := &lock.Lock{}
+				for _, r := range []string{helper, pause} {
+					e, err := standin.Entry(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					l.Put(e)
+				}
+				real, err := standin.Entry(app)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cmd == "bump" {
+					// An older digest for the app, so that bump reads
+					// the manifest again.
+					old, err := standin.Entry(h + "/team/app:0.9")
+					if err != nil {
+						t.Fatal(err)
+					}
+					old.Name, old.Reference = real.Name, real.Reference
+					l.Put(old)
+				}
+				lockPath := filepath.Join(dir, lock.FileName)
+				if err := os.WriteFile(lockPath, l.Marshal(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				before := readFile(t, lockPath)
+				reg.Faults.Add(registrytest.Rule{Path: "/v2/team/app/manifests/", Fault: registrytest.AlterBody(func(b []byte) []byte {
+					return append(b, ' ')
+				})})
+				_, stderr, code := runCLI(t, nil, cmd, dir, "--insecure-registry", h)
+				if code != 1 {
+					t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+				}
+				for _, want := range []string{`image "` + app + `"`, "Docker-Content-Digest " + real.Digest, "hashes to sha256:", h} {
+					if !strings.Contains(stderr, want) {
+						t.Errorf("stderr lacks %q:\n%s", want, stderr)
+					}
+				}
+				if got := readFile(t, lockPath); !bytes.Equal(got, before) {
+					t.Errorf("the lock changed:\n%s", got)
+				}
+			})
+		}
 	}
 }

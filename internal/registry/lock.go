@@ -30,8 +30,13 @@ const (
 //
 // Every image is tried; the error is Errors, one *ImageError per image
 // that failed (unreachable, unknown, unauthorised, a platform the entry
-// lacks, ...), and the lock is nil then: a caller writes all or nothing.
-// Two images with the same key are a caller's mistake and an error.
+// lacks, ...). The lock is returned with it, holding what was learned:
+// every entry that resolved, and for an image that failed, its old entry
+// when old had one that still fits (same pin, the platforms asked for).
+// It is a valid lock that lacks the failed images without an old entry,
+// which render refuses by name; `stowage lock` writes it, `stowage bump`
+// writes it only with --keep-going. Two images with the same key are a
+// caller's mistake and an error, with a nil lock.
 func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Image, mode Mode) (*lock.Lock, error) {
 	if r == nil {
 		return nil, errNoResolver
@@ -75,6 +80,10 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
+			// Keep what the old lock knew of the image, if it fits.
+			if k, ok := kept(old, images[i]); ok && checkPlatforms(k, images[i]) == nil {
+				entries[i] = k
+			}
 			return
 		}
 		entries[i] = e
@@ -105,7 +114,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		out.Put(e)
 	}
 	if len(errs) > 0 {
-		return nil, errs.sorted()
+		return out, errs.sorted()
 	}
 	return out, nil
 }

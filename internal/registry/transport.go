@@ -200,6 +200,9 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if !registryPath && resp.StatusCode == http.StatusOK {
 		t.secrets.recordTokens(resp)
 	}
+	if registryPath {
+		checkManifestDigest(req, resp)
+	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, ctx: ctx, parent: req.Context(), cancel: cancel, timeout: t.timeout}
 	return resp, nil
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -214,5 +216,30 @@ func Reset() Fault {
 			tc.SetLinger(0)
 		}
 		conn.Close()
+	}
+}
+
+// AlterBody lets the registry answer, then sends its status and headers
+// (Docker-Content-Digest included) with the body changed by alter and
+// Content-Length fixed: a proxy that rewrites a manifest under a tag while
+// keeping the registry's digest header. HEAD answers pass unchanged.
+func AlterBody(alter func([]byte) []byte) Fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if rec.Code == http.StatusOK {
+			body = alter(body)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
 	}
 }
