@@ -19,6 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
+	imageplan "github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -154,16 +155,15 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 			if err != nil {
 				return err
 			}
-			name, prof, err := cfg.Profile(profile)
+			// The profile's image plan reduces the selection; no lock:
+			// only the OpenPAI part is read.
+			pl, err := imageplan.Build(cfg, profile, nil)
 			if err != nil {
 				return err
 			}
-			if prof.OpenPAI == nil {
-				return fmt.Errorf("profile %q has no openpai selection", name)
-			}
-			plan, err := openpai.Reduce(schema.Selection(prof.OpenPAI))
-			if err != nil {
-				return err
+			plan := pl.OpenPAI
+			if plan == nil {
+				return fmt.Errorf("profile %q has no openpai selection", pl.Profiles[0])
 			}
 			rep := report(plan)
 			if l, err := readLockIfAny(dirArg(args)); err != nil {
