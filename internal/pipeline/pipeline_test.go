@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/schema"
+)
+
+const example = "../../examples/submarine-notebooks"
+
+func load(t *testing.T) (*schema.Config, *lock.Lock) {
+	t.Helper()
+	cfg, err := schema.Load(example, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lock.Read(filepath.Join(example, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, l
+}
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+// harborPassword is the password in the Secret of the example's Harbor
+// credential, "" when there is none.
+func harborPassword(t *testing.T, objs []render.Object) string {
+	t.Helper()
+	for _, o := range objs {
+		if s, ok := o.Object.(*corev1.Secret); ok {
+			if b := s.Data[corev1.DockerConfigJsonKey]; bytes.Contains(b, []byte("harbor.submarine.lab.internal:5000")) {
+				return string(b)
+			}
+		}
+	}
+	return ""
+}
+
+// TestRenderExample is `stowage render examples/submarine-notebooks`: the
+// same bytes as the golden file, the Harbor password read from the
+// environment.
+func TestRenderExample(t *testing.T) {
+	cfg, l := load(t)
+	objs, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := render.Encode(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../golden/submarine-notebooks/notebooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("pipeline output differs from golden/submarine-notebooks/notebooks.yaml")
+	}
+	if pw := harborPassword(t, objs); !strings.Contains(pw, `"password":"example-harbor-robot-password"`) {
+		t.Errorf("Harbor Secret %s, want the variable's password", pw)
+	}
+}
+
+// TestRenderPasswords: an unset variable fails naming it; NoPasswords
+// renders a placeholder without reading; the function's rule refuses a
+// variable outside STOWAGE_ and --allow-env by name, and reads one inside.
+func TestRenderPasswords(t *testing.T) {
+	cfg, l := load(t)
+	_, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(nil)})
+	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD is not set") {
+		t.Errorf("unset variable: %v", err)
+	}
+	objs, err := Render(cfg, "", l, Options{Dir: example, NoPasswords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := harborPassword(t, objs); !strings.Contains(pw, `"password":"placeholder"`) {
+		t.Errorf("NoPasswords Secret %s, want the placeholder", pw)
+	}
+	vars := env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw"})
+	_, err = Render(cfg, "", l, Options{Dir: example, Getenv: vars, Function: true})
+	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD may not be read by the KRM function") {
+		t.Errorf("function without --allow-env: %v", err)
+	}
+	objs, err = Render(cfg, "", l, Options{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := harborPassword(t, objs); !strings.Contains(pw, `"password":"pw"`) {
+		t.Errorf("function with --allow-env: Secret %s", pw)
+	}
+}
+
+// TestRenderMissingEntry: a lock without an image's entry fails with
+// render.MissingError naming it, nothing rendered.
+func TestRenderMissingEntry(t *testing.T) {
+	cfg, l := load(t)
+	var kept lock.Lock
+	for _, e := range l.Entries {
+		if e.Name != "docker.io/apache/submarine:jupyter-notebook-0.7.0" {
+			kept.Put(e)
+		}
+	}
+	objs, err := Render(cfg, "", &kept, Options{Dir: example, NoPasswords: true})
+	if objs != nil || err == nil || !strings.Contains(err.Error(), `docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`) {
+		t.Errorf("objs %d, err %v", len(objs), err)
+	}
+}
