@@ -35,6 +35,14 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// partialError is a failure of a command that writes in steps (mirror):
+// stopped says what a stopped run leaves behind, in place of "nothing
+// written".
+type partialError interface {
+	error
+	stopped() string
+}
+
 // checkFailed marks a --check that found differences: the command already
 // said what differs, so main prints nothing more and exits 1.
 var errCheckFailed = errors.New("check failed")
@@ -89,7 +97,12 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case err == nil:
 		return exitOK
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "stowage: %v; stopped, nothing written: %v\n", context.Cause(ctx), err)
+		what := "nothing written"
+		var pe partialError
+		if errors.As(err, &pe) {
+			what = pe.stopped()
+		}
+		fmt.Fprintf(stderr, "stowage: %v; stopped, %s: %v\n", context.Cause(ctx), what, err)
 		return exitFailure
 	case errors.Is(err, errCheckFailed):
 		return exitFailure

@@ -180,6 +180,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	}
 	rep, err := m.Run(ctx, p)
 	bar.finish()
+	if err != nil && ctx.Err() != nil {
+		err = mirrorStopped{err}
+	}
 	if rep != nil {
 		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
 			o.to, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
@@ -499,4 +502,15 @@ func (p *mirrorProgress) finish() {
 		p.bar.Finish()
 		p.bar = nil
 	}
+}
+
+// mirrorStopped is a mirror run stopped by a signal or --deadline.
+type mirrorStopped struct{ error }
+
+func (e mirrorStopped) Unwrap() error { return e.error }
+
+// stopped says what an interrupted mirror leaves: whole blobs and
+// manifests, never a tag on an incomplete image.
+func (mirrorStopped) stopped() string {
+	return "the blobs and manifests copied so far stay, no tag points at an incomplete image; run it again to finish"
 }

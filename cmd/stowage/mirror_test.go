@@ -418,6 +418,25 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 	}
 	args := []string{"mirror", s.dir, "--to", s.proxy.Host + "/site", "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host, "--jobs", "2"}
 	s.proxy.slow.Store(true)
+	// SIGTERM first: the run stops, exit 1, saying what it leaves.
+	term := exec.Command(bin, args...)
+	term.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob")
+	var termOut bytes.Buffer
+	term.Stdout, term.Stderr = &termOut, &termOut
+	if err := term.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for s.proxy.bytes.Load() < 30_000 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	term.Process.Signal(syscall.SIGTERM)
+	term.Wait()
+	if code := term.ProcessState.ExitCode(); code != 1 || !strings.Contains(termOut.String(), "no tag points at an incomplete image") {
+		t.Errorf("SIGTERM: exit %d, want 1 saying what the run leaves:\n%s", code, termOut.String())
+	}
+	noCanary(t, "SIGTERM", termOut.Bytes(), "")
+	s.proxy.bytes.Store(0)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob")
 	var out bytes.Buffer
@@ -425,7 +444,7 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for s.proxy.bytes.Load() < 100_000 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
