@@ -484,3 +484,40 @@ func TestOpenPAIPackageCache(t *testing.T) {
 		t.Errorf("no rows: exit %d, %q; want 1", code, stderr)
 	}
 }
+
+// TestRenderOutputNamedLikeAFormat: `render -o json` is refused with a hint
+// (exit 2) and creates nothing; `-o ./json` is a directory as asked.
+func TestRenderOutputNamedLikeAFormat(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	for _, name := range []string{"json", "YAML", "table"} {
+		_, stderr, code := runCLI(t, nil, "render", dir, "-o", name)
+		if code != 2 || !strings.Contains(stderr, "looks like a format") || !strings.Contains(stderr, "-o ."+string(filepath.Separator)+name) {
+			t.Errorf("render -o %s: exit %d, %q; want 2 with the hint", name, code, stderr)
+		}
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("render -o %s created %s", name, name)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "json")
+	offline := filepath.Join(repoRoot, "examples", "openpai-offline")
+	if _, stderr, code := runCLI(t, nil, "render", offline, "-o", out); code != 0 {
+		t.Errorf("render -o %s (a path): exit %d: %s", out, code, stderr)
+	}
+}
+
+// TestProfileCompletion: shell completion of --profile offers the config's
+// profile names, for every command that has the flag.
+func TestProfileCompletion(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
+	for _, cmd := range [][]string{{"render"}, {"vet"}, {"openpai", "services"}, {"openpai", "package-cache"}} {
+		args := append(append([]string{"__complete"}, cmd...), dir, "--profile", "")
+		stdout, stderr, code := runCLI(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
+		if len(lines) != 2 || lines[0] != "offline" || lines[1] != ":4" {
+			t.Errorf("%v: completion %q, want the profile offline and no file completion (:4)", cmd, stdout)
+		}
+	}
+}

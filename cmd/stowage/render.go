@@ -29,6 +29,11 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 			if check && out == "" {
 				return usageError{fmt.Errorf("--check needs -o DIR, the committed output to compare with")}
 			}
+			if out != "" {
+				if err := checkOutDirName("-o", out); err != nil {
+					return err
+				}
+			}
 			objs, err := renderDir(dirArg(args), o, getenv)
 			if err != nil {
 				return err
