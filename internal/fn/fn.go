@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/schema"
 )
 
 // Kinds of functionConfig the function accepts.
@@ -77,6 +78,10 @@ type session struct {
 	p       *Processor
 	rl      *framework.ResourceList
 	results framework.Results
+	// site is the site registry pin mode rewrites workloads' images to:
+	// the rendered profile's, or the config's top-level one without
+	// profiles; nil for none.
+	site *schema.Site
 }
 
 func (s *session) getenv(k string) (string, bool) {

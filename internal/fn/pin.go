@@ -15,11 +15,15 @@ import (
 
 // pin pins every image of every item that is not local-config
 // (filters.LocalConfigAnnotation) to the lock's digest, keeping the item's
-// spelling: "repo:tag" becomes "repo:tag@sha256:…". The containers are found
+// spelling: "repo:tag" becomes "repo:tag@sha256:…"; with a site registry
+// (the rendered profile's site, or the top-level site of a config without
+// profiles) it becomes the site reference "<site repository>:tag@sha256:…",
+// written digests included. The containers are found
 // at kyaml's yaml.ConventionalContainerPaths (Pod, PodTemplate, Deployment,
 // StatefulSet, DaemonSet, ReplicaSet, Job, CronJob and custom resources of
 // the same shape), with the initContainers and ephemeralContainers beside
-// them. Images that already carry a digest are left as they are. An image the
+// them. Images that already carry a digest are left as they are (without
+// a site). An image the
 // lock lacks, or that does not parse, is an error result naming the item,
 // its file and the field path.
 func (s *session) pin(l *lock.Lock) {
@@ -60,12 +64,21 @@ func (s *session) pinContainer(item, c *yaml.RNode, field string, l *lock.Lock) 
 	}
 	p := plan.PinOf(ref, nil, l)
 	switch {
-	case p.Why == plan.PinWritten:
+	case p.Why == plan.PinWritten && s.site == nil:
 		return
 	case len(p.Errs) > 0:
 		s.errorf(item, field, "image %q has no entry %q in %s; run `stowage lock` or add it", written, ref.Key(), lock.FileName)
 		return
 	}
-	img.YNode().Value = ref.Pin(p.Digest)
+	pinned := ref.Pin(p.Digest)
+	if s.site != nil {
+		at, err := plan.SiteReference(s.site, ref)
+		if err != nil {
+			s.errorf(item, field, "image %q: %v", written, err)
+			return
+		}
+		pinned = at + "@" + p.Digest
+	}
+	img.YNode().Value = pinned
 	img.YNode().Style = 0
 }

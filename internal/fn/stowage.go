@@ -34,6 +34,12 @@ func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 		s.configErrors(fc, "spec.", err)
 		return nil
 	}
+	if cfg.Site != nil && cfg.Site.Registry != "" {
+		s.site = cfg.Site
+	}
+	if _, prof, err := cfg.Profile(profile); err == nil {
+		s.site = prof.Site
+	}
 	if len(cfg.Profiles) == 0 {
 		if profile != "" {
 			s.errorf(fc, "spec.profile", "profile %q is named but spec has no profiles", profile)

@@ -62,9 +62,10 @@ type Use struct {
 	// empty for the other kinds.
 	NodeSelector map[string]string
 	Tolerations  []schema.Toleration
-	// Site is the reference the site registry serves this use under. It is
-	// empty until site references exist: then render emits Site (pinned to
-	// Pin.Digest) instead of Ref, and the lock stays keyed by Ref.
+	// Site is the reference the site registry serves this use under
+	// (SiteReference: the site repository with Ref's tag, no digest), or
+	// empty when the profile has no site. Render emits Site pinned to
+	// Pin.Digest instead of Ref; the lock stays keyed by Ref.
 	Site string
 	// Pin is the digest this use pins, and why.
 	Pin Pin
@@ -122,14 +123,19 @@ type Pin struct {
 	Errs []error
 }
 
-// Pinned is the use's reference as written with its pinned digest after
-// '@' ("busybox:1.31.1@sha256:…"); with no digest, "sha256:missing" stands
-// in for it.
+// Pinned is the use's reference as written, or its Site reference when
+// the profile has a site, with its pinned digest after '@'
+// ("busybox:1.31.1@sha256:…"); with no digest, "sha256:missing" stands in
+// for it.
 func (u *Use) Pinned() string {
-	if u.Pin.Digest == "" {
-		return u.Ref.Pin("sha256:missing")
+	d := u.Pin.Digest
+	if d == "" {
+		d = "sha256:missing"
 	}
-	return u.Ref.Pin(u.Pin.Digest)
+	if u.Site != "" {
+		return u.Site + "@" + d
+	}
+	return u.Ref.Pin(d)
 }
 
 // Key is the use's lock key (imageref.Ref.Key).
@@ -343,9 +349,38 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	}
 	for _, u := range all {
 		u.Pin = pin(u, l)
+		if prof.Site != nil {
+			if u.Site, err = SiteReference(prof.Site, u.Ref); err != nil {
+				fail("%s: %w", u.UsedBy(), err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	p.Images, _ = images(all, l)
 	return p, nil
+}
+
+// SiteReference returns ref as the site registry s serves it, without a
+// digest: the site repository (site.Mapping.Repository, the one rule
+// mirror shares) and ref's tag when it has one ("latest" when it was
+// written with neither tag nor digest). With s nil it returns ref as
+// written, digest removed. Errors are the mapping's (*site.Error).
+func SiteReference(s *schema.Site, ref imageref.Ref) (string, error) {
+	if s == nil {
+		base, _, _ := strings.Cut(ref.Written, "@")
+		return base, nil
+	}
+	repo, err := s.Mapping().Repository(ref.Repository)
+	if err != nil {
+		return "", err
+	}
+	out := repo.Name()
+	if ref.Tag != "" {
+		out += ":" + ref.Tag
+	}
+	return out, nil
 }
 
 // All returns the plan of every profile of cfg: Images over all of them,

@@ -2,13 +2,16 @@ package render
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
+	stplan "github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -31,7 +34,8 @@ const (
 // Keys: services.list and dropped.list (one service a line, sorted),
 // paictl.command ("./paictl.py service start -n …" in start order, each
 // service after its prerequisites), images.<role>.list for master, worker
-// and all (references as OpenPAI pulls them, by tag), and bytes.csv (per
+// and all (references as OpenPAI pulls them, by tag, at the site registry
+// when the profile has one), and bytes.csv (per
 // role: full, reduced and saved bytes from the sizes observed in OpenPAI
 // issue #5381, and how many images have no observed size).
 func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
@@ -42,7 +46,7 @@ func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
 		"bytes.csv":      BytesTable(plan),
 	}
 	for _, role := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
-		data["images."+string(role)+".list"] = lines(plan.Images[role])
+		data["images."+string(role)+".list"] = lines(r.siteRefs(plan.Images[role]))
 	}
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -56,6 +60,29 @@ func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
 		Data: data,
 	}
 	return Object{Kind: "ConfigMap", Namespace: r.prof.Namespace, Name: OpenPAIConfigMap, Object: cm}
+}
+
+// siteRefs returns refs (by tag) as the profile's site registry serves
+// them, sorted; as they are without a site. A reference that does not
+// parse or map is an error (the plan reports the same one first).
+func (r *renderer) siteRefs(refs []string) []string {
+	if r.prof.Site == nil {
+		return refs
+	}
+	out := make([]string, 0, len(refs))
+	for _, s := range refs {
+		ref, err := imageref.Parse(s)
+		if err == nil {
+			s, err = stplan.SiteReference(r.prof.Site, ref)
+		}
+		if err != nil {
+			r.fail("OpenPAI image %q: %v", s, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // BytesTable renders plan's per-role sizes as comma-separated lines with a

@@ -117,7 +117,7 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 						if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
 							// Only literal passwords can differ under one name.
 							r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
-								it.use.UsedBy(), it.use.Ref.AuthKey(), a.Username, ns)
+								it.use.UsedBy(), pullRef(it.use).AuthKey(), a.Username, ns)
 						}
 						secrets[id] = s
 					}

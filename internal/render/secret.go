@@ -14,11 +14,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
 )
 
+// pullRef is the reference the node pulls u by: its site reference when
+// the profile has a site, else the reference as written.
+func pullRef(u *plan.Use) imageref.Ref {
+	if u.Site != "" {
+		if ref, err := imageref.Parse(u.Site); err == nil {
+			return ref
+		}
+	}
+	return u.Ref
+}
+
 // secret returns the pull Secret for an item's username/password auth in
-// namespace. Its name is "stowage-pull-<registry>-<8 hex>", the hex being
+// namespace, for the registry the node pulls from (the site registry when
+// the profile has one). Its name is "stowage-pull-<registry>-<8 hex>", the hex being
 // sha256 over registry, username and password source ("env:NAME",
 // "file:path", or the words "a literal password" — never the password
 // itself), so each distinct credential gets a distinct, stable name and no
@@ -27,8 +40,9 @@ import (
 // Input.Passwords and the profile renders Secrets.
 func (r *renderer) secret(namespace string, it *item) Object {
 	a := it.use.Auth
-	key := it.use.Ref.AuthKey()
-	name := PullSecretName(it.use.Ref, a)
+	from := pullRef(it.use)
+	key := from.AuthKey()
+	name := PullSecretName(from, a)
 	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
 	if r.prof.Secrets != "render" {
 		return o

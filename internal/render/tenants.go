@@ -47,14 +47,14 @@ func ExternalSecrets(p *plan.Plan) []ExternalSecret {
 			case a.Secret != "":
 				name = a.Secret
 			case p.Profile.Secrets == schema.SecretsReference:
-				name = PullSecretName(u.Ref, a)
+				name = PullSecretName(pullRef(u), a)
 			default:
 				continue // rendered
 			}
-			key := name + "\x00" + u.Ref.AuthKey()
+			key := name + "\x00" + pullRef(u).AuthKey()
 			e := byKey[key]
 			if e == nil {
-				e = &ExternalSecret{Name: name, Registry: u.Ref.AuthKey()}
+				e = &ExternalSecret{Name: name, Registry: pullRef(u).AuthKey()}
 				byKey[key] = e
 			}
 			for _, ns := range secretNamespaces(pp.Puller) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/stowage/stowage/internal/site"
 )
 
 // Config is a config directory after unification with #Config and validation.
@@ -21,6 +23,9 @@ type Config struct {
 	// Helper is the top-level helper setting as written: the default of
 	// every profile's Helper.
 	Helper Helper `json:"helper,omitempty"`
+	// Site is the top-level site registry as written: the default of every
+	// profile's Site; nil when not set.
+	Site *Site `json:"site,omitempty"`
 
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
@@ -138,6 +143,41 @@ type Helper struct {
 // (internal/helperimage), published by .github/workflows/release-helper.yml.
 const DefaultHelperImage = "ghcr.io/stowage/stowage-helper:v0.1.0"
 
+// Site names a site registry: Registry is the default prefix
+// "host[:port][/path]", Registries maps a source registry host[:port] to a
+// prefix of its own. site.Mapping holds the rule.
+type Site struct {
+	Registry   string            `json:"registry,omitempty"`
+	Registries map[string]string `json:"registries,omitempty"`
+}
+
+// Mapping returns s as the site package's mapping (the one rule that
+// render and mirror share).
+func (s *Site) Mapping() site.Mapping {
+	return site.Mapping{Default: s.Registry, Registries: s.Registries}
+}
+
+// effectiveSite merges a profile's own site over the top-level one, field
+// by field (Registries as a whole); nil when neither is set.
+func effectiveSite(top, own *Site) *Site {
+	if top == nil && own == nil {
+		return nil
+	}
+	var out Site
+	if top != nil {
+		out = *top
+	}
+	if own != nil {
+		if own.Registry != "" {
+			out.Registry = own.Registry
+		}
+		if own.Registries != nil {
+			out.Registries = own.Registries
+		}
+	}
+	return &out
+}
+
 // applyDefaults turns each profile's settings into the effective ones: a
 // helper field the profile leaves empty takes the top-level helper's, and
 // an image still empty DefaultHelperImage. Pause stays empty when neither
@@ -153,6 +193,7 @@ func (c *Config) applyDefaults() {
 		if prof.Helper.Pause == "" {
 			prof.Helper.Pause = c.Helper.Pause
 		}
+		prof.Site = effectiveSite(c.Site, prof.Site)
 		c.Profiles[name] = prof
 	}
 }
@@ -176,7 +217,11 @@ type Profile struct {
 	// Helper is the effective helper setting once loaded: the profile's
 	// own fields, else the top-level Config.Helper's, else
 	// DefaultHelperImage (Pause then stays empty).
-	Helper    Helper     `json:"helper,omitempty"`
+	Helper Helper `json:"helper,omitempty"`
+	// Site is the effective site registry once loaded: the profile's own
+	// fields, else the top-level Config.Site's; nil when neither sets one
+	// (references are then emitted as written).
+	Site      *Site      `json:"site,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -18,6 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
+	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/spelling"
 )
 
@@ -113,6 +115,7 @@ func validate(c *Config, loc *locator) Errors {
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 	}
 	checkHelper(add, path("helper"), c.Helper)
+	checkSite(add, path("site"), c.Site)
 	if len(c.Profiles) == 0 && !c.allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
@@ -139,6 +142,9 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 	}
 	checkLabel(add, extend(pp, "namespace"), "namespace", prof.Namespace)
 	checkHelper(add, extend(pp, "helper"), prof.Helper)
+	if checkSite(add, extend(pp, "site"), prof.Site) {
+		checkSiteCollisions(add, c, pn, pp)
+	}
 	checkResources(add, extend(pp, "resources"), prof.Resources)
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 
@@ -307,6 +313,97 @@ func checkHelper(add adder, p cue.Path, h Helper) {
 	if h.Pause != "" {
 		checkRef(add, extend(p, "pause"), h.Pause)
 	}
+}
+
+// checkSite checks the prefixes s sets (before defaults apply) and reports
+// whether they are all valid.
+func checkSite(add adder, p cue.Path, s *Site) bool {
+	if s == nil {
+		return true
+	}
+	ok := true
+	if s.Registry != "" {
+		if err := (site.Mapping{Default: s.Registry}).Validate(); err != nil {
+			add(extend(p, "registry"), "%v", err)
+			ok = false
+		}
+	}
+	for _, from := range slices.Sorted(maps.Keys(s.Registries)) {
+		if err := (site.Mapping{Default: s.Registries[from], Registries: map[string]string{from: s.Registries[from]}}).Validate(); err != nil {
+			add(extend(p, "registries", from), "%v", err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// checkSiteCollisions checks profile pn's effective site (its own fields
+// over the top-level ones): it needs a default prefix, and no two source
+// repositories of the profile's images may map to one site repository.
+// Errors are located at the field that decides: the profile's own site
+// field when it sets it, else the top-level one.
+func checkSiteCollisions(add adder, c *Config, pn string, pp cue.Path) {
+	prof := c.Profiles[pn]
+	eff := effectiveSite(c.Site, prof.Site)
+	if eff == nil {
+		return
+	}
+	at := func(field string) cue.Path {
+		if prof.Site != nil && (field == "registry" && prof.Site.Registry != "" || field == "registries" && prof.Site.Registries != nil) {
+			return extend(pp, "site", field)
+		}
+		if c.Site != nil {
+			return path("site", field)
+		}
+		return extend(pp, "site")
+	}
+	if eff.Registry == "" {
+		add(at("registry"), "profile %q: site.registry is required with a site: the default prefix (host[:port][/path]) for registries not in site.registries", pn)
+		return
+	}
+	if eff.Mapping().Validate() != nil {
+		return // a bad top-level prefix, reported at its field
+	}
+	var written []string
+	for _, pl := range prof.Pullers {
+		for _, e := range pl.Environments {
+			written = append(written, c.Environments[e].Image)
+		}
+		for _, k := range pl.Images {
+			written = append(written, c.Images[k].Reference)
+		}
+	}
+	if len(prof.Pullers) > 0 {
+		written = append(written, firstNonEmpty(prof.Helper.Image, c.Helper.Image, DefaultHelperImage))
+		if pause := firstNonEmpty(prof.Helper.Pause, c.Helper.Pause); pause != "" {
+			written = append(written, pause)
+		}
+	}
+	if prof.OpenPAI != nil {
+		if plan, err := openpai.Reduce(Selection(prof.OpenPAI)); err == nil {
+			for _, role := range slices.Sorted(maps.Keys(plan.Images)) {
+				written = append(written, plan.Images[role]...)
+			}
+		}
+	}
+	var repos []name.Repository
+	for _, w := range written {
+		if ref, err := imageref.Parse(w); err == nil {
+			repos = append(repos, ref.Repository)
+		}
+	}
+	if err := eff.Mapping().Check(repos); err != nil {
+		add(at("registries"), "profile %q: %v", pn, err)
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func checkPlatforms(add adder, p cue.Path, platforms []string) {

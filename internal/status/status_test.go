@@ -195,11 +195,12 @@ func imageStatus(t *testing.T, rep *Report, prefix string) ImageStatus {
 	return found[0]
 }
 
+// The example's images as its site registry (Harbor) serves them.
 const (
-	jupyter = "apache/submarine:jupyter-notebook-0.7.0"
-	chinese = "apache/submarine:jupyter-notebook-0.7.0-chinese"
-	gpu     = "harbor.submarine.lab.internal:5000/"
-	helper  = "ghcr.io/stowage/stowage-helper"
+	jupyter = "harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0"
+	chinese = "harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese"
+	gpu     = "harbor.submarine.lab.internal:5000/apache/"
+	helper  = "harbor.submarine.lab.internal:5000/mirror/ghcr.io/stowage/stowage-helper"
 )
 
 func TestExpectSubmarine(t *testing.T) {
@@ -210,16 +211,19 @@ func TestExpectSubmarine(t *testing.T) {
 	}
 	// The helper image is also every DaemonSet's main container (its wait
 	// mode): one image for two containers.
-	want := []string{jupyter + "-chinese", jupyter, helper + ":v0.1.0", gpu + "apache/submarine:jupyter-notebook-gpu-0.7.0"}
+	want := []string{gpu + "submarine:jupyter-notebook-gpu-0.7.0", jupyter + "-chinese", jupyter, helper + ":v0.1.0"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("images = %q, want %q", names, want)
 	}
 	// The chinese image is pinned to its index: the lock's children count.
 	for _, im := range exp.Images {
-		e, ok := l.Lookup(mustKey(t, im.Reference))
-		if !ok {
-			t.Fatalf("%s: no lock entry", im.Name)
+		// The lock is keyed by the original references; the images are
+		// named at the site registry: find the entry by its digest.
+		i := slices.IndexFunc(l.Entries, func(e lock.Entry) bool { return e.Digest == im.Digest })
+		if i < 0 {
+			t.Fatalf("%s: no lock entry with digest %s", im.Name, im.Digest)
 		}
+		e := l.Entries[i]
 		wantAccept := []string{e.Digest}
 		for _, p := range e.Platforms {
 			wantAccept = append(wantAccept, p.Digest)
@@ -362,7 +366,7 @@ func TestEvaluate(t *testing.T) {
 		},
 		check: func(t *testing.T, rep *Report) {
 			c := cell(t, rep, jupyter, "cpu-1")
-			if c.State != Pulling || c.Reason != "Pulling" || !strings.HasPrefix(c.Message, `Pulling image "apache/submarine:jupyter-notebook-0.7.0@sha256:`) {
+			if c.State != Pulling || c.Reason != "Pulling" || !strings.HasPrefix(c.Message, `Pulling image "`+jupyter+`@sha256:`) {
 				t.Errorf("jupyter on cpu-1 = %+v", c)
 			}
 			if c := cell(t, rep, chinese, "cpu-1"); c.State != Pulling || c.Reason != "PodInitializing" {
@@ -577,10 +581,10 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 	for _, want := range []string{
 		"profile notebooks: 1 of 4 image(s) present on every targeted node, 3 node(s)",
 		"submarine/jupyter-image-puller 0 0 0 current",
-		"apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
 		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
-		"apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller ErrImagePull: not found",
-		"apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller ErrImagePull: not found",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("table lacks the line %q:\n%s", want, a)

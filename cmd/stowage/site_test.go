@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// renderedImages returns every image a rendered stream names, each with
+// where: the image field of every container, init container and ephemeral
+// container of every workload (kyaml's conventional container paths), and
+// every line of every images*.list key of every ConfigMap.
+func renderedImages(t *testing.T, out []byte) map[string]string {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(out), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, n := range nodes {
+		obj := n.GetKind() + "/" + n.GetName()
+		for _, path := range yaml.ConventionalContainerPaths {
+			spec := path[:len(path)-1]
+			for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+				cs, err := n.Pipe(yaml.Lookup(append(append([]string{}, spec...), list)...))
+				if err != nil || cs == nil {
+					continue
+				}
+				elems, _ := cs.Elements()
+				for _, c := range elems {
+					img, _ := c.Pipe(yaml.Lookup("image"))
+					if img == nil {
+						t.Errorf("%s: a container without an image", obj)
+						continue
+					}
+					images[yaml.GetValue(img)] = obj + " " + list
+				}
+			}
+		}
+		if n.GetKind() != "ConfigMap" {
+			continue
+		}
+		for k, v := range n.GetDataMap() {
+			if !strings.HasPrefix(k, "images") || !strings.HasSuffix(k, ".list") {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimSpace(v), "\n") {
+				if line != "" {
+					images[line] = obj + " " + k
+				}
+			}
+		}
+	}
+	return images
+}
+
+// TestOpenPAIOfflineOnSite is the issue's done-when check: `stowage render
+// examples/openpai-offline` names no image outside the site registry, in
+// any image field or image list it renders.
+func TestOpenPAIOfflineOnSite(t *testing.T) {
+	out, stderr, code := runCLI(t, nil, "render", filepath.Join(repoRoot, "examples", "openpai-offline"))
+	if code != 0 {
+		t.Fatalf("render exit %d: %s", code, stderr)
+	}
+	images := renderedImages(t, out)
+	if len(images) < 20 {
+		t.Fatalf("found %d images in the output; the walk is broken", len(images))
+	}
+	const site = "registry.pai.lab.internal:5000/"
+	var mirrored, own int
+	for img, where := range images {
+		if !strings.HasPrefix(img, site) {
+			t.Errorf("%s names %s, outside the site registry %s", where, img, site)
+		}
+		switch {
+		case strings.HasPrefix(img, site+"mirror/docker.io/"):
+			mirrored++
+		case strings.HasPrefix(img, site+"openpai/"), strings.HasPrefix(img, site+"stowage/"):
+			own++
+		default:
+			t.Errorf("%s names %s: neither mirrored under %smirror/docker.io/ nor the site's own", where, img, site)
+		}
+	}
+	if mirrored == 0 || own == 0 {
+		t.Errorf("%d mirrored and %d site images; want both", mirrored, own)
+	}
+	// The Docker Hub images keep repository, tag and the lock's digest.
+	const fc = site + "mirror/docker.io/frameworkcontroller/frameworkcontroller:v0.9.0"
+	if _, ok := images[fc]; !ok {
+		t.Errorf("images.*.list lacks %s", fc)
+	}
+	found := false
+	for img := range images {
+		if strings.HasPrefix(img, fc+"@sha256:") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no DaemonSet pulls %s@sha256:…", fc)
+	}
+}
