@@ -294,12 +294,13 @@ func TestVetExamples(t *testing.T) {
 
 // TestVetNamesExternalSecrets: vet says which pull Secrets the user must
 // create and where: the Submarine example's existing Secret, in the
-// puller's namespace and both tenants'.
+// puller's namespace and both tenants', for the registry the nodes pull
+// from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
 	stdout, stderr, code := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
 	want := "ok: 1 profile(s), 6 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
-		"  profile notebooks: Secret submarine-dockerhub (https://index.docker.io/v1/; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
+		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
 	if code != 0 || string(stdout) != want {
 		t.Errorf("exit %d, stderr %s\nstdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
 	}
