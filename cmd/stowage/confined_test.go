@@ -134,3 +134,20 @@ func TestFnInputBounded(t *testing.T) {
 		t.Errorf("the default limit refused %d bytes: %s", len(rl), stderr)
 	}
 }
+
+// TestConfigLimitsByFlag: the config limits are set on the command line
+// and named with their flag when hit.
+func TestConfigLimitsByFlag(t *testing.T) {
+	dir := cliValidDir(t)
+	_, stderr, code := runCLI(t, nil, "vet", dir, "--max-config-nodes", "10")
+	if code != 1 || !strings.Contains(stderr, "syntax nodes by this file, the limit of a config; raise it with --max-config-nodes") {
+		t.Errorf("exit %d, %s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, nil, "vet", dir, "--max-config-bytes", "10")
+	if code != 1 || !strings.Contains(stderr, "raise it with --max-config-bytes") {
+		t.Errorf("exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Errorf("the defaults again: exit %d, %s", code, stderr)
+	}
+}

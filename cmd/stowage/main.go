@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/version"
 )
 
@@ -127,7 +128,14 @@ func newRoot(getenv env) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	var verbose bool
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
+	var lim schema.Limits
+	root.PersistentFlags().Int64Var(&lim.Bytes, "max-config-bytes", schema.DefaultLimits.Bytes, "refuse a config whose files hold more bytes than this together")
+	root.PersistentFlags().IntVar(&lim.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
+	root.PersistentFlags().DurationVar(&lim.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		// The limits come from the command line only: a config cannot
+		// raise them.
+		schema.SetLimits(lim)
 		if verbose {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
 		}

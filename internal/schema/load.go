@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -57,7 +59,7 @@ type File struct {
 // when it stays inside dir and refused with a message when it leads out; a
 // config-named entry that is not a regular file (a FIFO, a device, a
 // directory) is refused too, never skipped silently. Each file may hold at
-// most confined.Config.Max bytes, and all of them together MaxConfigBytes.
+// most confined.Config.Max bytes, and all of them together Limits.Bytes.
 func ReadDir(dir string) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -76,8 +78,8 @@ func ReadDir(dir string) ([]File, error) {
 			return nil, err
 		}
 		total += int64(len(data))
-		if total > MaxConfigBytes {
-			return nil, fmt.Errorf("%s: the config files hold more than %d bytes together, the limit of a config (at %s)", dir, MaxConfigBytes, p)
+		if lim := currentLimits().Bytes; total > lim {
+			return nil, Errors{{File: p, Msg: fmt.Sprintf("the config files hold more than %d bytes together by this file, the limit of a config; raise it with --max-config-bytes", lim)}}
 		}
 		files = append(files, File{Name: p, Data: data})
 	}
@@ -87,9 +89,75 @@ func ReadDir(dir string) ([]File, error) {
 	return files, nil
 }
 
-// MaxConfigBytes bounds the bytes of all the files of one config together:
-// 16 MiB, about a thousand times a large real config.
-const MaxConfigBytes = 16 << 20
+// Limits bound what one config may cost to load; a config cannot raise
+// them, only the command line can (--max-config-bytes, --max-config-nodes,
+// --config-timeout).
+type Limits struct {
+	// Bytes bounds the bytes of all the files of one config together.
+	Bytes int64
+	// Nodes bounds the syntax nodes of all the files together (a field,
+	// a value, a list element each count).
+	Nodes int
+	// Time bounds the evaluation of the config with the schema.
+	Time time.Duration
+}
+
+// DefaultLimits are the limits unless SetLimits changes them: 4 MiB, a
+// million syntax nodes and 30 s, each far above a large real config (the
+// 2,000-image test config is about 200 KB) and below what exhausts a CI
+// runner (a 10 MB YAML config took 42 s; a comprehension bomb 5.2 GB).
+var DefaultLimits = Limits{Bytes: 4 << 20, Nodes: 1_000_000, Time: 30 * time.Second}
+
+var limits atomic.Pointer[Limits]
+
+// SetLimits replaces the limits of every later load; zero fields keep
+// DefaultLimits'.
+func SetLimits(l Limits) {
+	d := DefaultLimits
+	if l.Bytes > 0 {
+		d.Bytes = l.Bytes
+	}
+	if l.Nodes > 0 {
+		d.Nodes = l.Nodes
+	}
+	if l.Time > 0 {
+		d.Time = l.Time
+	}
+	limits.Store(&d)
+}
+
+func currentLimits() Limits {
+	if l := limits.Load(); l != nil {
+		return *l
+	}
+	return DefaultLimits
+}
+
+// timed runs load under the time limit. On time out it returns an error at
+// file naming the limit and its flag; the evaluation, which CUE cannot
+// cancel, is abandoned and ends with the process.
+func timed(file string, load func() (*Config, error)) (*Config, error) {
+	type result struct {
+		cfg *Config
+		err error
+	}
+	lim := currentLimits().Time
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() { done <- r }()
+		defer recoverCUE(file, &r.cfg, &r.err)
+		r.cfg, r.err = load()
+	}()
+	timer := time.NewTimer(lim)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.cfg, r.err
+	case <-timer.C:
+		return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", lim)}}
+	}
+}
 
 func isConfigFile(n string) bool {
 	switch filepath.Ext(n) {
@@ -120,13 +188,14 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	defer func() { err = redactErrors(err, files) }()
-	defer recoverCUE(files[0].Name, &cfg, &err)
-	ctx := cuecontext.New()
-	user, errs := buildUser(ctx, files)
-	if len(errs) > 0 {
-		return nil, errs.sorted()
-	}
-	return finish(ctx, dir, files[0].Name, user, opts)
+	return timed(files[0].Name, func() (*Config, error) {
+		ctx := cuecontext.New()
+		user, errs := buildUser(ctx, files)
+		if len(errs) > 0 {
+			return nil, errs.sorted()
+		}
+		return finish(ctx, dir, files[0].Name, user, opts)
+	})
 }
 
 // LoadEmbedded validates a config that is one field of a YAML document —
@@ -135,7 +204,13 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 // ("spec"); the fields in drop are removed from it first (they belong to
 // the document, not the config, e.g. "profile"). Positions name file and
 // the document's own lines; paths are relative to field.
-func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *Config, err error) {
+//
+// The evaluation has the same time limit as LoadFiles (Limits.Time).
+func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*Config, error) {
+	return timed(file, func() (*Config, error) { return loadEmbedded(dir, file, data, field, drop, opts) })
+}
+
+func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *Config, err error) {
 	defer func() { err = redactErrors(err, []File{{Name: file, Data: data}}) }()
 	defer recoverCUE(file, &cfg, &err)
 	f, err := extractYAML(file, data)
@@ -257,79 +332,73 @@ func recoverCUE(file string, cfg **Config, err *error) {
 	}
 }
 
-// buildUser compiles every file and unifies them. CUE files are built as
-// one instance (so they may refer to each other); YAML and JSON files are
-// data unified on top. Only syntax errors are returned here: conflicts
-// between files and with the schema are left in the value for finish to
-// report, all at once and located.
+// buildUser compiles every file and unifies them in one build: the .cue
+// files, and the YAML and JSON files as data files, are the syntax of one
+// build.Instance, so CUE unifies them in one evaluation (unifying file by
+// file made n files cost n evaluations of a growing value: 2,000 small
+// files took 51 s). CUE files may refer to each other's fields and import
+// CUE's builtin packages ("strings", "list", ...); every .cue file must
+// declare the same package (or none). Positions keep the file names as the
+// caller gave them. Only syntax errors and the limits are returned here:
+// conflicts between files and with the schema are left in the value for
+// finish to report, all at once and located.
+//
+// Why not cue/load with an overlay: load looks for a module root
+// (cue.mod) by walking up the parent directories and reads what it finds
+// there, which is a read outside the config directory that
+// internal/confined exists to prevent; it takes .yaml and .json files only
+// as explicit file arguments, not as the files of a package directory; and
+// the files here are already read, bounded and confined. A build.Instance
+// given the parsed syntax is what load itself hands to the evaluator.
 func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 	var errs Errors
-	var cueFiles []File
-	vals := []cue.Value{}
+	inst := build.NewContext().NewInstance("", nil)
+	first := ""
+	nodes := 0
 	for _, f := range files {
+		var af *ast.File
+		var err error
 		switch filepath.Ext(f.Name) {
 		case ".cue":
-			cueFiles = append(cueFiles, f)
+			af, err = parser.ParseFile(f.Name, f.Data, parser.ParseComments)
+			if err != nil {
+				errs = append(errs, fromCUEList(err, f.Name)...)
+				continue
+			}
+			pkg := af.PackageName()
+			if first == "" {
+				first = f.Name
+				inst.PkgName = pkg
+			} else if pkg != inst.PkgName {
+				e := &Error{File: f.Name, Msg: fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)}
+				for _, d := range af.Decls {
+					if pc, ok := d.(*ast.Package); ok && pc.Pos().IsValid() {
+						e.Line, e.Column = pc.Pos().Line(), pc.Pos().Column()
+					}
+				}
+				errs = append(errs, e)
+				continue
+			}
 		case ".yaml", ".yml":
-			af, err := extractYAML(f.Name, f.Data)
+			af, err = extractYAML(f.Name, f.Data)
 			if err != nil {
 				errs = append(errs, decodeErrors(err, f.Name)...)
 				continue
 			}
-			vals = append(vals, ctx.BuildFile(af))
 		case ".json":
 			expr, err := cuejson.Extract(f.Name, f.Data)
 			if err != nil {
 				errs = append(errs, fromCUEList(err, f.Name)...)
 				continue
 			}
-			vals = append(vals, ctx.BuildExpr(expr))
+			af = &ast.File{Filename: f.Name, Decls: []ast.Decl{&ast.EmbedDecl{Expr: expr}}}
 		default:
 			errs = append(errs, &Error{File: f.Name, Msg: "not a .cue, .yaml or .json file"})
-		}
-	}
-	if len(cueFiles) > 0 {
-		v, cerrs := buildCUE(ctx, cueFiles)
-		errs = append(errs, cerrs...)
-		vals = append([]cue.Value{v}, vals...)
-	}
-	if len(errs) > 0 {
-		return cue.Value{}, errs
-	}
-	user := ctx.CompileString("{}")
-	for _, v := range vals {
-		user = user.Unify(v)
-	}
-	return user, nil
-}
-
-// buildCUE parses the .cue files and builds them as one instance, so that
-// they may refer to each other's fields and import CUE's builtin packages
-// ("strings", "list", ...). Every file must declare the same package (or
-// none). Positions keep the file names as the caller gave them.
-func buildCUE(ctx *cue.Context, files []File) (cue.Value, Errors) {
-	var errs Errors
-	inst := build.NewContext().NewInstance("", nil)
-	first := ""
-	for _, f := range files {
-		af, err := parser.ParseFile(f.Name, f.Data, parser.ParseComments)
-		if err != nil {
-			errs = append(errs, fromCUEList(err, f.Name)...)
 			continue
 		}
-		pkg := af.PackageName()
-		if first == "" {
-			first = f.Name
-			inst.PkgName = pkg
-		} else if pkg != inst.PkgName {
-			e := &Error{File: f.Name, Msg: fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)}
-			for _, d := range af.Decls {
-				if pc, ok := d.(*ast.Package); ok && pc.Pos().IsValid() {
-					e.Line, e.Column = pc.Pos().Line(), pc.Pos().Column()
-				}
-			}
-			errs = append(errs, e)
-			continue
+		nodes += countNodes(af)
+		if lim := currentLimits().Nodes; nodes > lim {
+			return cue.Value{}, append(errs, &Error{File: f.Name, Msg: fmt.Sprintf("the config holds more than %d syntax nodes by this file, the limit of a config; raise it with --max-config-nodes", lim)})
 		}
 		if err := inst.AddSyntax(af); err != nil {
 			errs = append(errs, fromCUEList(err, f.Name)...)
@@ -339,6 +408,13 @@ func buildCUE(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		return cue.Value{}, errs
 	}
 	return ctx.BuildInstance(inst), nil
+}
+
+// countNodes counts the syntax nodes of f.
+func countNodes(f *ast.File) int {
+	n := 0
+	ast.Walk(f, func(ast.Node) bool { n++; return true }, nil)
+	return n
 }
 
 // locator turns CUE paths into file positions, looking them up in the user's
@@ -357,7 +433,7 @@ type locator struct {
 func (l *locator) at(path cue.Path, format string, args ...any) *Error {
 	e := &Error{Path: pathString(path), Msg: fmt.Sprintf(format, args...)}
 	sels := path.Selectors()
-	for n := len(sels); n >= 0; n-- {
+	for n := len(sels); n >= 1; n-- { // the root is every file at once: no place of its own
 		v := l.user.LookupPath(cue.MakePath(sels[:n]...))
 		if !v.Exists() {
 			continue

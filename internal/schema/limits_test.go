@@ -1,0 +1,107 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// manyFiles is a valid config of n YAML files, each one environment, and
+// a CUE file with a profile pulling them all; one is the same content as a
+// single YAML file.
+func manyFiles(n int) (many, one []File) {
+	var all strings.Builder
+	var names []string
+	for i := range n {
+		body := fmt.Sprintf("environments:\n  e%04d:\n    image: registry.example/team/app-%04d:1.0\n", i, i)
+		many = append(many, File{Name: fmt.Sprintf("cfg/env-%04d.yaml", i), Data: []byte(body)})
+		if i == 0 {
+			all.WriteString("environments:\n")
+		}
+		fmt.Fprintf(&all, "  e%04d:\n    image: registry.example/team/app-%04d:1.0\n", i, i)
+		names = append(names, fmt.Sprintf("%q", fmt.Sprintf("e%04d", i)))
+	}
+	profile := File{Name: "cfg/site.cue", Data: []byte("package stowage\nprofiles: p: pullers: [{name: \"pre\", namespace: \"ns\", environments: [" + strings.Join(names, ", ") + "]}]\n")}
+	many = append(many, profile)
+	one = []File{{Name: "cfg/all.yaml", Data: []byte(all.String())}, profile}
+	return many, one
+}
+
+// TestManyFilesOneBuild: 2,000 config files load into the same config as
+// one file of the same content (BenchmarkManyFiles times both).
+func TestManyFilesOneBuild(t *testing.T) {
+	many, one := manyFiles(2000)
+	a, err := LoadFiles("cfg", many, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadFiles("cfg", one, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Environments) != 2000 || len(b.Environments) != 2000 || a.Environments["e1999"].Image != b.Environments["e1999"].Image {
+		t.Errorf("environments: %d from 2,000 files, %d from one", len(a.Environments), len(b.Environments))
+	}
+}
+
+// BenchmarkManyFiles: a 2,000-file config beside one file of the same
+// total size; the goal is about the same time (issue 14: 51 s and 1.35 GB
+// when files were unified one at a time).
+func BenchmarkManyFiles(b *testing.B) {
+	many, one := manyFiles(2000)
+	for _, bc := range []struct {
+		name  string
+		files []File
+	}{{"2000-files", many}, {"one-file", one}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := LoadFiles("cfg", bc.files, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestLimits: a config past each limit is refused with an error naming
+// the file, the limit and the flag that raises it; a config cannot raise
+// a limit.
+func TestLimits(t *testing.T) {
+	t.Cleanup(func() { SetLimits(DefaultLimits) })
+	many, _ := manyFiles(50)
+
+	SetLimits(Limits{Nodes: 500})
+	_, err := LoadFiles("cfg", many, Options{})
+	if err == nil || !strings.Contains(err.Error(), "syntax nodes by this file, the limit of a config; raise it with --max-config-nodes") || !strings.HasPrefix(err.Error(), "cfg/") {
+		t.Errorf("node limit: %v", err)
+	}
+
+	SetLimits(Limits{Time: 200 * time.Millisecond})
+	bomb := []File{{Name: "cfg/bomb.cue", Data: []byte("package stowage\n_n: [for a in list.Range(0, 3000, 1) for b in list.Range(0, 3000, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
+	bomb[0].Data = []byte(strings.Replace(string(bomb[0].Data), "package stowage\n", "package stowage\nimport \"list\"\n", 1))
+	start := time.Now()
+	_, err = LoadFiles("cfg", bomb, Options{})
+	if err == nil || !strings.Contains(err.Error(), "cfg/bomb.cue: evaluating the config took more than 200ms, the limit of a config; raise it with --config-timeout") {
+		t.Errorf("time limit: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the load returned after %v", d)
+	}
+
+	SetLimits(Limits{Bytes: 1000})
+	dir := t.TempDir()
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.yaml", i)), []byte(strings.Repeat("# padding\n", 30)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = ReadDir(dir)
+	want := filepath.Join(dir, "f3.yaml") + ": the config files hold more than 1000 bytes together by this file, the limit of a config; raise it with --max-config-bytes"
+	if err == nil || err.Error() != want {
+		t.Errorf("byte limit: %v\nwant %s", err, want)
+	}
+}
