@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/version"
 )
 
@@ -42,6 +44,9 @@ type registryOptions struct {
 	retries        int
 	quiet          bool
 	trustedRealms  []string
+	// site, when set (lock --via-site), reads every image at the site
+	// registry it maps it to.
+	site *site.Mapping
 }
 
 func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
@@ -87,6 +92,9 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.
 	}
 	if o.caFile != "" {
 		opts = append(opts, registry.WithCAFile(o.caFile))
+	}
+	if o.site != nil {
+		opts = append(opts, registry.WithSite(*o.site))
 	}
 	for _, m := range o.mirrors {
 		from, to, ok := strings.Cut(m, "=")
@@ -217,9 +225,10 @@ func lockInputsRepair(dir string, o loadOptions, warn io.Writer) (*schema.Config
 
 func newLock(getenv env) *cobra.Command {
 	var (
-		o     loadOptions
-		ro    registryOptions
-		check bool
+		o       loadOptions
+		ro      registryOptions
+		check   bool
+		viaSite bool
 	)
 	c := &cobra.Command{
 		Use:   "lock [DIR]",
@@ -234,7 +243,13 @@ lock exits 1 naming each failure with the registry's answer; run it again to
 resolve the rest (render refuses an image the lock lacks, by name).
 
 With --check, nothing is resolved or written: exit 1, listing the entries, when
-the lock would change (entries missing, unused or out of date).`,
+the lock would change (entries missing, unused or out of date).
+
+With --via-site, every image is read at the config's site registry (its site
+field, mapped by the rule render uses), for example on the site once stowage
+mirror filled it; the lock keeps the original names, so it is the same lock the
+connected side writes. --mirror REGISTRY=HOST[:PORT][/PATH] is the same
+vocabulary for one registry, as in site.registries.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
@@ -242,12 +257,19 @@ the lock would change (entries missing, unused or out of date).`,
 			if !check {
 				warn = cmd.ErrOrStderr()
 			}
-			_, images, path, old, data, err := lockInputsRepair(dir, o, warn)
+			cfg, images, path, old, data, err := lockInputsRepair(dir, o, warn)
 			if err != nil {
 				return err
 			}
 			if check {
 				return lockCheck(cmd.ErrOrStderr(), path, old, data, images)
+			}
+			if viaSite {
+				m, err := configSite(cfg)
+				if err != nil {
+					return err
+				}
+				ro.site = &m
 			}
 			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
 			if err != nil {
@@ -279,9 +301,31 @@ the lock would change (entries missing, unused or out of date).`,
 		},
 	}
 	c.Flags().BoolVar(&check, "check", false, "only report whether the lock would change; exit 1 if so")
+	c.Flags().BoolVar(&viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	ro.addFlags(c.Flags())
 	return c
+}
+
+// configSite returns the one site registry cfg's profiles name (their
+// effective site fields). Errors: no profile names one, or two profiles
+// name different ones (lock the config once per site then, with --mirror).
+func configSite(cfg *schema.Config) (site.Mapping, error) {
+	var found *schema.Site
+	for _, name := range cfg.ProfileNames() {
+		s := cfg.Profiles[name].Site
+		if s == nil {
+			continue
+		}
+		if found != nil && !reflect.DeepEqual(found, s) {
+			return site.Mapping{}, fmt.Errorf("--via-site: the profiles name different site registries (%s and %s); give the mapping with --mirror instead", found.Registry, s.Registry)
+		}
+		found = s
+	}
+	if found == nil {
+		return site.Mapping{}, errors.New("--via-site: no profile of the config names a site registry (the site field)")
+	}
+	return found.Mapping(), nil
 }
 
 // lockCheck reports, without the network, whether `stowage lock` would

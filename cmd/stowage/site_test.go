@@ -2,12 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/site"
 )
 
 // renderedImages returns every image a rendered stream names, each with
@@ -101,5 +109,52 @@ func TestOpenPAIOfflineOnSite(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no DaemonSet pulls %s@sha256:…", fc)
+	}
+}
+
+// TestLockViaSite: on the site, `stowage lock --via-site` reads every image
+// of examples/openpai-offline at the site registry its site field names
+// (here a docker-registry seeded, under the same mapping, with the
+// stand-ins) and writes byte for byte the committed lock, keyed by the
+// original references: one lock serves the connected side and the site.
+func TestLockViaSite(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	example := filepath.Join(repoRoot, "examples", "openpai-offline")
+	work := copyConfig(t, example)
+	sitePath := filepath.Join(work, "site.cue")
+	src := string(readFile(t, sitePath))
+	const written = `site: registry: "registry.pai.lab.internal:5000/mirror"`
+	if !strings.Contains(src, written) {
+		t.Fatalf("site.cue lacks %s", written)
+	}
+	if err := os.WriteFile(sitePath, []byte(strings.Replace(src, written, `site: registry: "`+d.Host+`/site"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schema.Load(work, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := registrytest.PlanFor(cfg, d.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := mustResolver(t, registry.WithInsecure(d.Host), registry.WithSite(site.Mapping{Default: d.Host + "/site"}))
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	// The images exist only at their site repositories (the test contacts
+	// no other host): a lock that resolves read them there.
+	if _, stderr, code := runCLI(t, nil, "lock", work, "--via-site", "--insecure-registry", d.Host); code != 0 {
+		t.Fatalf("lock --via-site exit %d:\n%s", code, stderr)
+	}
+	got := readFile(t, filepath.Join(work, lock.FileName))
+	want := readFile(t, filepath.Join(example, lock.FileName))
+	if !bytes.Equal(got, want) {
+		t.Errorf("lock --via-site differs from the committed lock:\n%s", firstDiff(want, got))
+	}
+	// A config without a site: a clear error.
+	plain := copyConfig(t, filepath.Join(repoRoot, "examples", "gitops-flux", "config"))
+	if _, stderr, code := runCLI(t, nil, "lock", plain, "--via-site"); code != 1 || !strings.Contains(stderr, "no profile of the config names a site registry") {
+		t.Errorf("lock --via-site without a site: exit %d, stderr %s", code, stderr)
 	}
 }

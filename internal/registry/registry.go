@@ -65,6 +65,7 @@ import (
 
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/internal/site"
 )
 
 // Defaults of the options.
@@ -115,6 +116,7 @@ type options struct {
 	maxRetryAfter  time.Duration
 	insecure       map[string]bool
 	mirrors        map[string]mirror
+	site           *site.Mapping
 	caFile         string
 	keychain       authn.Keychain
 	passwords      func(source string) ([]byte, error)
@@ -237,6 +239,22 @@ func WithMirror(from, to string) Option {
 			}
 		}
 		o.mirrors[reg.RegistryStr()] = mirror{host: host, prefix: prefix}
+		return nil
+	}
+}
+
+// WithSite resolves every reference at its site registry as m maps it
+// (site.Mapping.Repository: the rule render and mirror use), for example on
+// the site itself once `stowage mirror` filled it. A WithMirror for a
+// registry takes precedence over m. Lock entries keep the original names.
+// As with WithMirror, the config's credentials are never sent to a
+// repository m moves elsewhere. Errors: m's prefixes do not parse.
+func WithSite(m site.Mapping) Option {
+	return func(o *options) error {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		o.site = &m
 		return nil
 	}
 }
@@ -417,6 +435,13 @@ func (r *Resolver) locate(repo name.Repository) (target, error) {
 		if m.prefix != "" {
 			path = m.prefix + "/" + path
 		}
+	} else if r.o.site != nil {
+		to, err := r.o.site.Repository(repo)
+		if err != nil {
+			return target{}, err
+		}
+		mirrored = to.RegistryStr() != host || to.RepositoryStr() != path
+		host, path = to.RegistryStr(), to.RepositoryStr()
 	}
 	var opts []name.Option
 	if r.o.insecure[host] {
