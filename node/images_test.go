@@ -28,6 +28,7 @@ const (
 	plainHost   = "127.0.0.1:5000" // plain HTTP, anonymous
 	privateHost = "127.0.0.1:5001" // plain HTTP, htpasswd basic auth
 	privateUser = "tenant-robot"
+	siteHost    = "127.0.0.1:5002" // plain HTTP, anonymous: the site registry stowage mirror fills
 )
 
 // binaries are the programs the suite builds from source: stowage and the

@@ -49,6 +49,7 @@ const (
 	passwordEnv = "NODE_REGISTRY_PASSWORD"
 	otherEnv    = "NODE_OTHER_PASSWORD" // right for lock and bump, wrong for the status profile's render
 	statusNS    = "status-check"
+	siteNS      = "site-check"
 )
 
 // measure is one timing the suite prints and README.md quotes.
@@ -85,13 +86,14 @@ func TestNode(t *testing.T) {
 	}
 
 	bins := buildBinaries(t)
-	c := startCluster(t, pauseRef, []string{plainHost, privateHost})
+	c := startCluster(t, pauseRef, []string{plainHost, privateHost, siteHost})
 	record("cluster start to node Ready", c.startToReady)
 
 	password := randomHex(t)
 	env := []string{passwordEnv + "=" + password, otherEnv + "=" + password, "DOCKER_CONFIG=" + filepath.Join(c.ns.state, "docker-config")}
 	plain := startRegistry(t, c.ns, plainHost, "")
 	private := startRegistry(t, c.ns, privateHost, password)
+	site := startRegistry(t, c.ns, siteHost, "")
 	p := &pusher{ns: c.ns, auth: map[string]authn.Authenticator{privateHost: &authn.Basic{Username: privateUser, Password: password}}}
 
 	pauseBin := readFile(t, bins.pause)
@@ -120,7 +122,7 @@ func TestNode(t *testing.T) {
 	stowage := func(args ...string) string {
 		return c.ns.run(t, env, bins.stowage, args...)
 	}
-	insecure := []string{"--insecure-registry", plainHost, "--insecure-registry", privateHost}
+	insecure := []string{"--insecure-registry", plainHost, "--insecure-registry", privateHost, "--insecure-registry", siteHost}
 	stowage(append([]string{"lock", cfgDir}, insecure...)...)
 	stowage("render", cfgDir, "--profile", "node", "-o", out)
 	l, err := lock.Read(filepath.Join(cfgDir, lock.FileName))
@@ -230,14 +232,42 @@ func TestNode(t *testing.T) {
 		c.kubectl(t, "delete", "namespace", statusNS, "--wait=false")
 	})
 
-	// The offline proof: no registry answers from here on.
-	plain.proc.stop(10 * time.Second)
-	private.proc.stop(10 * time.Second)
-	for _, r := range []*registry{plain, private} {
-		if r.reachable(c.ns) {
-			t.Fatalf("the registry on %s still answers after it was stopped", r.host)
+	t.Run("site", func(t *testing.T) {
+		// `stowage mirror` copies the site profile's images to the site
+		// registry; then the source registries stop, and the site profile,
+		// rendered with site references, is applied: its DaemonSet can only
+		// pull from the site.
+		c.ns.run(t, env, bins.stowage, append([]string{"mirror", cfgDir, "--profile", "site", "--to", siteHost + "/site"}, insecure...)...)
+		stopRegistries(t, c.ns, plain, private)
+		out := filepath.Join(t.TempDir(), "site")
+		c.ns.run(t, env, bins.stowage, "render", cfgDir, "--profile", "site", "-o", out)
+		c.kubectl(t, "create", "namespace", siteNS)
+		c.kubectl(t, "apply", "--server-side", "-k", out)
+		ds, err := c.client.AppsV1().DaemonSets(siteNS).Get(ctx, "site-images", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		spec := ds.Spec.Template.Spec
+		for _, ct := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+			if !strings.HasPrefix(ct.Image, siteHost+"/site/") {
+				t.Errorf("the site DaemonSet's container %s pulls %s, not from %s", ct.Name, ct.Image, siteHost+"/site")
+			}
+		}
+		c.waitDaemonSet(t, siteNS, "site-images", l, 3*time.Minute)
+		images := c.ctrImages(t)
+		for _, ct := range spec.InitContainers {
+			repo, digest, _ := strings.Cut(ct.Image, "@")
+			if !images[repoOf(t, repo)+"@"+digest] {
+				t.Errorf("%s is not on the node under the site's name", ct.Image)
+			}
+		}
+		if !t.Failed() {
+			t.Logf("with the source registries stopped, the site DaemonSet pulled its %d init containers' images from %s, e.g. %s", len(spec.InitContainers), siteHost, spec.InitContainers[len(spec.InitContainers)-1].Image)
+		}
+	})
+
+	// The offline proof: no registry answers from here on.
+	stopRegistries(t, c.ns, plain, private, site)
 
 	t.Run("offline/pinned-workload", func(t *testing.T) {
 		secret := c.renderedSecret(t)
@@ -353,7 +383,16 @@ profiles:
       namespace: %s
       images: [other]
       environments: [gpu]
-`, dataRef, multiRef, modelRef, privateUser, passwordEnv, otherRef, privateUser, otherEnv, gpuRef, helperRef, pullerName, pullerNS, tenantNS, helperRef, statusNS)
+  site:
+    helper:
+      image: %q
+    site:
+      registry: %q
+    pullers:
+    - name: site-images
+      namespace: %s
+      images: [data, multi]
+`, dataRef, multiRef, modelRef, privateUser, passwordEnv, otherRef, privateUser, otherEnv, gpuRef, helperRef, pullerName, pullerNS, tenantNS, helperRef, statusNS, helperRef, siteHost+"/site", siteNS)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -801,6 +840,18 @@ func onNode(r status.Report, ref string) status.NodeImage {
 		}
 	}
 	return status.NodeImage{}
+}
+
+// stopRegistries stops the registries and checks that nothing answers on
+// their addresses any more.
+func stopRegistries(t *testing.T, ns *namespace, rs ...*registry) {
+	t.Helper()
+	for _, r := range rs {
+		r.proc.stop(10 * time.Second)
+		if r.reachable(ns) {
+			t.Fatalf("the registry on %s still answers after it was stopped", r.host)
+		}
+	}
 }
 
 // locked returns the lock entry of the image ref names (its lock key, as
