@@ -105,3 +105,32 @@ func TestLimits(t *testing.T) {
 		t.Errorf("byte limit: %v\nwant %s", err, want)
 	}
 }
+
+// TestEncodingOneRule: a byte order mark is dropped alike from .json,
+// .yaml and .cue files; bytes that are not UTF-8 are one error naming the
+// file once, with the line and column, whatever the kind of file.
+func TestEncodingOneRule(t *testing.T) {
+	_, one := manyFiles(1)
+	bom := "\xef\xbb\xbf"
+	for _, f := range []File{
+		{Name: "cfg/x.json", Data: []byte(bom + `{"images": {"z": {"reference": "busybox:1"}}}`)},
+		{Name: "cfg/x.yaml", Data: []byte(bom + "images: {z: {reference: \"busybox:1\"}}\n")},
+		{Name: "cfg/x.cue", Data: []byte(bom + "package stowage\nimages: z: reference: \"busybox:1\"\n")},
+	} {
+		cfg, err := LoadFiles("cfg", append([]File{f}, one...), Options{})
+		if err != nil || cfg.Images["z"].Reference != "busybox:1" {
+			t.Errorf("%s with a BOM: %v", f.Name, err)
+		}
+	}
+	for _, f := range []File{
+		{Name: "cfg/x.json", Data: []byte("{\"images\":\n {\"z\": {\"reference\": \"caf\xe9:1\"}}}")},
+		{Name: "cfg/x.yaml", Data: []byte("images:\n  z: {reference: \"caf\xe9:1\"}\n")},
+		{Name: "cfg/x.cue", Data: []byte("package stowage\nimages: z: reference: \"caf\xe9:1\"\n")},
+	} {
+		_, err := LoadFiles("cfg", append([]File{f}, one...), Options{})
+		want := f.Name + ":2:"
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), ": not valid UTF-8") || strings.Count(err.Error(), f.Name) != 1 {
+			t.Errorf("%s not UTF-8: %v; want one error starting %q", f.Name, err, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -356,6 +358,14 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 	first := ""
 	nodes := 0
 	for _, f := range files {
+		// One rule for every kind of file: a leading UTF-8 byte order
+		// mark is dropped, and bytes that are not UTF-8 are an error at
+		// their line, the file named once.
+		f.Data = bytes.TrimPrefix(f.Data, []byte("\xef\xbb\xbf"))
+		if e := checkUTF8(f); e != nil {
+			errs = append(errs, e)
+			continue
+		}
 		var af *ast.File
 		var err error
 		switch filepath.Ext(f.Name) {
@@ -408,6 +418,27 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		return cue.Value{}, errs
 	}
 	return ctx.BuildInstance(inst), nil
+}
+
+// checkUTF8 is an error at the first byte of f that is not UTF-8, or nil.
+func checkUTF8(f File) *Error {
+	if utf8.Valid(f.Data) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(f.Data); {
+		r, size := utf8.DecodeRune(f.Data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return &Error{File: f.Name, Line: line, Column: col, Msg: "not valid UTF-8 (a config file must be UTF-8 text)"}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return nil
 }
 
 // countNodes counts the syntax nodes of f.
