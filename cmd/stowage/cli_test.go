@@ -522,3 +522,67 @@ func TestProfileCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderCheckDiff: render --check shows a unified diff of a changed
+// file (the committed lines against the rendered ones), bounded, and when
+// the directory holds a file stowage did not write, advice that works
+// (move it out first) instead of a render command that would be refused.
+func TestRenderCheckDiff(t *testing.T) {
+	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
+	committed := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
+	out := filepath.Join(t.TempDir(), "prepull")
+	if err := os.CopyFS(out, os.DirFS(committed)); err != nil {
+		t.Fatal(err)
+	}
+	name := "daemonset-submarine-notebook-images.yaml"
+	orig := readFile(t, filepath.Join(out, name))
+	changed := strings.Replace(string(orig), "imagePullPolicy: IfNotPresent", "imagePullPolicy: Always", 1)
+	if changed == string(orig) {
+		t.Fatal("the example has no imagePullPolicy to change")
+	}
+	if err := os.WriteFile(filepath.Join(out, name), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{"changed " + name, "(committed)", "(rendered now)", "@@ ", "-        imagePullPolicy: Always", "+        imagePullPolicy: IfNotPresent", "Run `stowage render"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "\n"); n > checkDiffTotalLines+20 {
+		t.Errorf("%d lines of output, want at most about %d", n, checkDiffTotalLines)
+	}
+
+	if err := os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runCLI(t, nil, "render", config, "-o", out, "--check")
+	if code != 1 || !strings.Contains(stderr, "extra notes.txt") || !strings.Contains(stderr, "Move those files out of "+out) {
+		t.Errorf("with a foreign file: exit %d, want 1 with advice to move it out first:\n%s", code, stderr)
+	}
+}
+
+// TestWrongDirectoryNamed: run on rendered output or on a kustomization,
+// the commands that read a config directory say what the directory is, in
+// one message, instead of CUE conflicts.
+func TestWrongDirectoryNamed(t *testing.T) {
+	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
+	kustomization := filepath.Join(repoRoot, "examples", "gitops-argo", "prepull")
+	for _, cmd := range [][]string{{"render"}, {"vet"}, {"lock", "--check"}, {"openpai", "services"}} {
+		for dir, want := range map[string]string{rendered: "is the output of `stowage render -o`", kustomization: "is a kustomization (kustomization.yaml)"} {
+			args := append(append([]string{}, cmd[0]), dir)
+			if len(cmd) > 1 && cmd[0] == "openpai" {
+				args = []string{"openpai", "services", dir}
+			} else {
+				args = append(args, cmd[1:]...)
+			}
+			_, stderr, code := runCLI(t, nil, args...)
+			if code != 1 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, %q; want 1 and one line saying it %s", args, code, stderr, want)
+			}
+		}
+	}
+}

@@ -132,13 +132,14 @@ func newRoot(getenv env) *cobra.Command {
 	root.PersistentFlags().Int64Var(&lim.Bytes, "max-config-bytes", schema.DefaultLimits.Bytes, "refuse a config whose files hold more bytes than this together")
 	root.PersistentFlags().IntVar(&lim.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
 	root.PersistentFlags().DurationVar(&lim.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them.
 		schema.SetLimits(lim)
 		if verbose {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
 		}
+		return preRunConfigDir(cmd, args)
 	}
 	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv))
 	registerCompletions(root)

@@ -56,9 +56,24 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 					return err
 				}
 				if len(diff) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is stale; run `stowage render %s -o %s` and commit the result:\n", out, dirArg(args), out)
+					stderr := cmd.ErrOrStderr()
+					fmt.Fprintf(stderr, "stowage: %s is stale:\n", out)
 					for _, d := range diff {
-						fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", d)
+						fmt.Fprintf(stderr, "  %s\n", d)
+					}
+					secrets := map[string]bool{}
+					for _, o := range objs {
+						if o.Kind == "Secret" {
+							secrets[o.FileName()] = true
+						}
+					}
+					writeCheckDiff(stderr, out, diff, files, secrets)
+					// Advice that works: render -o refuses a directory
+					// holding files stowage did not write.
+					if err := output.CheckDir(out); err != nil {
+						fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s -o %s` and commit the result.\n", err, out, dirArg(args), out)
+					} else {
+						fmt.Fprintf(stderr, "Run `stowage render %s -o %s` and commit the result.\n", dirArg(args), out)
 					}
 					return errCheckFailed
 				}
