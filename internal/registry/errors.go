@@ -133,8 +133,11 @@ func answer(f *opFailure, img *plan.Image, t target) string {
 	s, st := failure(f, img, t), f.st
 	if st != nil {
 		st.mu.Lock()
-		n, ra, withheld := st.attempts, st.retryAfter, st.withheld
+		n, ra, withheld, tlsc := st.attempts, st.retryAfter, st.withheld, st.tlsCause
 		st.mu.Unlock()
+		if tlsc != "" {
+			s += " (HTTPS was tried first and failed: TLS: " + tlsc + ")"
+		}
 		if withheld != "" {
 			s += fmt.Sprintf(" (the registry asked for a token from %s, which is not its own host, so no credentials were sent there; trust it with --trust-token-realm %s)", withheld, withheld)
 		}

@@ -3,6 +3,8 @@ package registry
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +56,34 @@ type opState struct {
 	host       string // the registry contacted, host[:port]
 	withheld   string // a token realm host that was not sent credentials
 	redirects  int    // redirect answers so far
+	tlsCause   string // why HTTPS failed to an insecure registry
+}
+
+// tlsCause words a TLS failure, or "" when err is none.
+func tlsCause(err error) string {
+	var (
+		ua  x509.UnknownAuthorityError
+		hn  x509.HostnameError
+		ci  x509.CertificateInvalidError
+		rec tls.RecordHeaderError
+		ae  *tls.AlertError
+		cve *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &ua):
+		return "the certificate is signed by an unknown authority (--ca-file)"
+	case errors.As(err, &hn):
+		return hn.Error()
+	case errors.As(err, &ci):
+		return ci.Error()
+	case errors.As(err, &cve):
+		return cve.Error()
+	case errors.As(err, &rec):
+		return "the server does not speak TLS"
+	case errors.As(err, &ae):
+		return ae.Error()
+	}
+	return ""
 }
 
 // MaxRedirects is how many redirect answers one operation (a HEAD or GET
@@ -161,6 +191,16 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	ctx, cancel := context.WithTimeoutCause(req.Context(), t.timeout, &TimeoutError{After: t.timeout})
 	resp, err := t.inner.RoundTrip(req.WithContext(ctx))
+	if err != nil && st != nil && req.URL.Scheme == "https" && t.insecure[req.URL.Host] {
+		// An insecure registry is tried with HTTPS first; keep why that
+		// failed, so that the plain-HTTP answer that follows is not the
+		// whole story.
+		if cause := tlsCause(err); cause != "" {
+			st.mu.Lock()
+			st.tlsCause = cause
+			st.mu.Unlock()
+		}
+	}
 	if err != nil {
 		cause := context.Cause(ctx)
 		cancel()
