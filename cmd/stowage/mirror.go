@@ -79,8 +79,8 @@ lock already pins at the same digest (a delta bundle).`,
 			if o.format != "table" && o.format != "json" {
 				return usageError{fmt.Errorf("-o %q: want table or json", o.format)}
 			}
-			if o.to == "" {
-				return usageError{errors.New("--to is required: the site registry HOST[:PORT][/PREFIX] or oci:PATH")}
+			if o.to == "" && o.from != "" {
+				return usageError{errors.New("--to is required with --from: the site registry HOST[:PORT][/PREFIX]")}
 			}
 			if o.from != "" && !strings.HasPrefix(o.from, ociPrefix) {
 				return usageError{fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", o.from)}
@@ -98,7 +98,7 @@ lock already pins at the same digest (a delta bundle).`,
 	}
 	fs := c.Flags()
 	fs.StringArrayVarP(&o.profiles, "profile", "p", nil, "profile whose images to copy (repeatable; default every profile)")
-	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle")
+	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: the config's site registry, its site field)")
 	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
@@ -118,6 +118,9 @@ lock already pins at the same digest (a delta bundle).`,
 type mirrorInput struct {
 	images []mirror.Image
 	lock   []byte
+	// site is the config's site registry (its site field), the
+	// destination when --to is not given; nil when the config names none.
+	site *site.Mapping
 	// roles are the lock keys of each OpenPAI role's images (the role
 	// "all" images with each), for bytes per role; empty without OpenPAI.
 	roles map[openpai.Role]map[string]bool
@@ -149,10 +152,17 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	}
 	done()
 	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
-	if strings.HasPrefix(o.to, ociPrefix) {
+	switch {
+	case strings.HasPrefix(o.to, ociPrefix):
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
-	} else {
+	case o.to != "":
 		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
+	case in.site != nil:
+		// The config's site registry, mapped as render names the images.
+		opts = append(opts, mirror.WithToSite(*in.site))
+		o.to = in.site.Default
+	default:
+		return usageError{errors.New("--to is required: the config names no site registry (its site field); give HOST[:PORT][/PREFIX] or oci:PATH")}
 	}
 	if o.from != "" {
 		opts = append(opts, mirror.WithFromLayout(strings.TrimPrefix(o.from, ociPrefix)))
@@ -215,6 +225,9 @@ func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
 		return in, err
 	}
 	in.lock = data
+	if m, err := configSite(cfg); err == nil {
+		in.site = &m
+	}
 	profiles := o.profiles
 	if len(profiles) == 0 {
 		profiles = cfg.ProfileNames()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,7 @@ func TestOpenPAIOfflineOnSite(t *testing.T) {
 // (here a docker-registry seeded, under the same mapping, with the
 // stand-ins) and writes byte for byte the committed lock, keyed by the
 // original references: one lock serves the connected side and the site.
+// `stowage mirror` without --to plans against the same site registry.
 func TestLockViaSite(t *testing.T) {
 	d := registrytest.Start(t, registrytest.Options{})
 	example := filepath.Join(repoRoot, "examples", "openpai-offline")
@@ -152,9 +154,30 @@ func TestLockViaSite(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("lock --via-site differs from the committed lock:\n%s", firstDiff(want, got))
 	}
+	// mirror without --to goes to the config's site registry, mapped as
+	// render names the images: everything seeded there is present, so the
+	// dry run contacts no source.
+	stdout, stderr, code := runCLI(t, nil, "mirror", work, "--dry-run", "--insecure-registry", d.Host)
+	if code != 0 {
+		t.Fatalf("mirror --dry-run without --to: exit %d:\n%s", code, stderr)
+	}
+	n := len(p.Refs)
+	if want := fmt.Sprintf("%d images: %d present, 0 missing", n, n); !strings.Contains(string(stdout), want) {
+		t.Errorf("mirror --dry-run without --to lacks %q:\n%s", want, stdout)
+	}
+	if want := d.Host + "/site/docker.io/frameworkcontroller/frameworkcontroller:v0.9.0"; !strings.Contains(string(stdout), want) {
+		t.Errorf("mirror --dry-run names no destination %s:\n%s", want, stdout)
+	}
 	// A config without a site: a clear error.
-	plain := copyConfig(t, filepath.Join(repoRoot, "examples", "gitops-flux", "config"))
+	flux := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
+	plain := copyConfig(t, flux)
+	if err := os.WriteFile(filepath.Join(plain, lock.FileName), readFile(t, filepath.Join(flux, lock.FileName)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, stderr, code := runCLI(t, nil, "lock", plain, "--via-site"); code != 1 || !strings.Contains(stderr, "no profile of the config names a site registry") {
 		t.Errorf("lock --via-site without a site: exit %d, stderr %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "mirror", plain, "--dry-run"); code != 2 || !strings.Contains(stderr, "the config names no site registry") {
+		t.Errorf("mirror without --to nor a site: exit %d, stderr %s", code, stderr)
 	}
 }
