@@ -2,6 +2,8 @@ package fn
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -39,6 +41,16 @@ func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 	}
 	if _, prof, err := cfg.Profile(profile); err == nil {
 		s.site = prof.Site
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Images)) {
+		if hint := portAsPath(cfg.Images[k].Reference); hint != "" {
+			s.warnf(fc, "spec.images."+k+".reference", "%s", hint)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Environments)) {
+		if hint := portAsPath(cfg.Environments[k].Image); hint != "" {
+			s.warnf(fc, "spec.environments."+k+".image", "%s", hint)
+		}
 	}
 	if len(cfg.Profiles) == 0 {
 		if profile != "" {

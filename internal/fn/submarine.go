@@ -32,6 +32,10 @@ type JupyterSpec struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// RefreshHours is hours between checks, written as a string ('2').
 	RefreshHours any `json:"refreshHours,omitempty"`
+	// RecordsName names the records ConfigMap (stowage's addition; the
+	// design's name is submarine-image-pull-operator-records). Default:
+	// <metadata.name>-records.
+	RecordsName string `json:"recordsName,omitempty"`
 }
 
 // JupyterImage is one environment of a JupyterImagePuller.
@@ -54,33 +58,31 @@ type JupyterAuth struct {
 // with the schema, and renders it: one puller named after the object, in
 // its namespace ("default" when unset), with one environment per image.
 func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
-	str, err := fc.String()
-	if err != nil {
-		s.errorf(fc, "", "cannot read the functionConfig: %v", err)
-		return nil
-	}
-	var jip JupyterImagePuller
-	if err := sigsyaml.UnmarshalStrict([]byte(str), &jip); err != nil {
-		s.errorf(fc, "", "%s: %v", SubmarineKind, err)
-		return nil
-	}
+	// Every problem at once: a field of the wrong type does not stop the
+	// checks of the others.
+	jip, bad := s.decodeJupyter(fc)
+	ok := len(bad) == 0
 	allowInline := jip.Metadata.Annotations[AllowInlinePasswordsAnnotation] == "true"
 	ns := jip.Metadata.Namespace
 	if ns == "" {
 		ns = "default"
 	}
 	if len(jip.Spec.Images) == 0 {
-		s.errorf(fc, "spec.images", "%s %q lists no images", SubmarineKind, jip.Metadata.Name)
+		if ok {
+			s.errorf(fc, "spec.images", "%s %q lists no images", SubmarineKind, jip.Metadata.Name)
+		}
 		return nil
 	}
 
 	envs := map[string]any{}
 	var order []string
 	first := map[string]int{}
-	ok := true
 	for i, im := range jip.Spec.Images {
 		field := fmt.Sprintf("spec.images[%d]", i)
 		if im.Name == "" {
+			if bad[field+".name"] {
+				continue
+			}
 			s.errorf(fc, field+".name", "image %q needs a name (the environment name)", im.Image)
 			ok = false
 			continue
@@ -139,6 +141,9 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 	if jip.Spec.RefreshHours != nil {
 		puller["refreshHours"] = jip.Spec.RefreshHours
 	}
+	if jip.Spec.RecordsName != "" {
+		puller["recordsName"] = jip.Spec.RecordsName
+	}
 	conf := map[string]any{
 		"environments": envs,
 		"profiles":     map[string]any{jip.Metadata.Name: map[string]any{"pullers": []any{puller}}},
@@ -190,7 +195,7 @@ func submarineField(path string, first map[string]int) string {
 			return "metadata.name"
 		case f == "namespace":
 			return "metadata.namespace"
-		case strings.HasPrefix(f, "nodeSelector"), f == "refreshHours":
+		case strings.HasPrefix(f, "nodeSelector"), f == "refreshHours", f == "recordsName":
 			return "spec." + f
 		}
 	}

@@ -506,6 +506,9 @@ func quantity(q schema.Quantity) resource.Quantity { return resource.MustParse(s
 
 func (r *renderer) recordsConfigMap(p *schema.Puller, pinned []string) Object {
 	name := p.Name + "-records"
+	if p.RecordsName != "" {
+		name = p.RecordsName
+	}
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -103,6 +103,9 @@ type Puller struct {
 	// RefreshHours is the bump interval in hours; "2" and 2 both decode to 2,
 	// and 0 means unset.
 	RefreshHours Hours `json:"refreshHours,omitempty"`
+	// RecordsName is the name of the records ConfigMap; "" means
+	// <Name>-records.
+	RecordsName string `json:"recordsName,omitempty"`
 }
 
 // OpenPAI is the OpenPAI service selection of a profile.

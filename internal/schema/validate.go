@@ -191,6 +191,11 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 				add(extend(p, "priorityClassName"), "%q is not a valid PriorityClass name: %s", pl.PriorityClassName, strings.Join(msgs, "; "))
 			}
 		}
+		if pl.RecordsName != "" {
+			if msgs := validation.IsDNS1123Subdomain(pl.RecordsName); len(msgs) > 0 {
+				add(extend(p, "recordsName"), "%q is not a valid ConfigMap name: %s", pl.RecordsName, strings.Join(msgs, "; "))
+			}
+		}
 		checkResources(add, extend(p, "resources"), pl.Resources)
 		checkRequestsWithinLimits(add, pp, &p, prof.Resources, pl.Resources)
 	}
