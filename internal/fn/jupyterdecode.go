@@ -78,7 +78,9 @@ func (d *jupyterDecoder) image(n *yaml.RNode, field string) JupyterImage {
 	if hint := portAsPath(im.Image); hint != "" {
 		d.s.warnf(d.fc, field+".image", "%s", hint)
 	}
-	if a := f["auth"]; a != nil {
+	if a := f["auth"]; a != nil && a.YNode().Kind == yaml.ScalarNode && a.YNode().Tag != yaml.NodeTagNull {
+		d.errorf(field+".auth", "a single value where a mapping is expected: write auth: {secret: NAME} for an existing Secret, or auth: {username: USER, password: env:VARIABLE}")
+	} else if a != nil {
 		af := d.fields(a, field+".auth", []string{"username", "password", "email", "secret"})
 		im.Auth = &JupyterAuth{
 			Username: d.str(af["username"], field+".auth.username"),
@@ -153,7 +155,8 @@ func (d *jupyterDecoder) errorf(field, format string, args ...any) {
 	d.s.errorf(d.fc, field, format, args...)
 }
 
-// kindName names the YAML kind of n the way a user reads it.
+// kindName names the YAML kind of n the way a user reads it. It never
+// shows the value: a misplaced one may be a password.
 func kindName(n *yaml.RNode) string {
 	switch n.YNode().Kind {
 	case yaml.SequenceNode:
@@ -163,7 +166,7 @@ func kindName(n *yaml.RNode) string {
 	case yaml.AliasNode:
 		return "an alias"
 	}
-	return fmt.Sprintf("the value %q", n.YNode().Value)
+	return "a single value"
 }
 
 func join(field, k string) string {
