@@ -598,3 +598,28 @@ func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
 		t.Errorf("roles %+v, plan bytes %d", rep.Roles, rep.Bytes)
 	}
 }
+
+// TestMirrorToConfigSite: without --to, the images go to the site
+// registry the config names (site.registry), mapped by the same rule.
+func TestMirrorToConfigSite(t *testing.T) {
+	s := newMirrorSetup(t, nil)
+	cfgSite := fmt.Sprintf("site:\n  registry: %q\n", s.proxy.Host+"/cfgsite")
+	if err := os.WriteFile(filepath.Join(s.dir, "site.yaml"), []byte(cfgSite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := s.dryRun(t, "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host)
+	if plan.Destination != s.proxy.Host+"/cfgsite" || plan.Missing != 7 {
+		t.Fatalf("plan to %s with %d missing, want %s and 7", plan.Destination, plan.Missing, s.proxy.Host+"/cfgsite")
+	}
+	for _, im := range plan.Images {
+		if !strings.HasPrefix(im.Destination, s.proxy.Host+"/cfgsite/"+strings.ReplaceAll(s.src.Host, ":", "_")+"/") {
+			t.Errorf("%s goes to %s", im.Name, im.Destination)
+		}
+	}
+	stdout, stderr, code := runCLI(t, s.env, "mirror", s.dir, "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host)
+	noCanary(t, "mirror to the config's site", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s.verifyAt(t, s.site.Host, "/cfgsite")
+}
