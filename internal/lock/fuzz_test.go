@@ -21,6 +21,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nspec:\n  images:\n  - {name: a, size: -5}\n"))
 	f.Add([]byte(""))
+	f.Add([]byte("~\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Parse(data, "stowage.lock.yaml")
 		l2, err2 := Parse(data, "stowage.lock.yaml")

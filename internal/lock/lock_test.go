@@ -240,11 +240,11 @@ func TestParseErrors(t *testing.T) {
 			data: "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\n",
 		},
 		{
-			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "cannot unmarshal !!str `busybox` into []lock.Entry",
+			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "cannot unmarshal !!str (value not shown) into []lock.Entry",
 			data: strings.TrimSuffix(header, "\n") + " busybox\n",
 		},
 		{
-			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "cannot unmarshal !!str `busybox...` into lock.Entry",
+			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "cannot unmarshal !!str (value not shown) into lock.Entry",
 			data: header + "  - busybox:1.31.1\n",
 		},
 		{
@@ -264,7 +264,7 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "name: docker.io/library/busybox:1.31.1", "name: null", 1),
 		},
 		{
-			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "cannot unmarshal !!str `12` into int64",
+			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "cannot unmarshal !!str (value not shown) into int64",
 			data: header + busybox + "    size: \"12\"\n",
 		},
 		{
@@ -302,6 +302,22 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "empty file", index: -1, msg: "empty file",
 			data: "",
+		},
+		{
+			name: "null document", index: -1, line: 1, msg: "not an ImageLock object",
+			data: "~\n",
+		},
+		{
+			name: "document marker only", index: -1, line: 2, msg: "not an ImageLock object",
+			data: "---\n",
+		},
+		{
+			name: "tagged null", index: -1, line: 1, msg: "not an ImageLock object",
+			data: "!!null\n",
+		},
+		{
+			name: "a list", index: -1, line: 2, msg: "not an ImageLock object",
+			data: "# a list\n- a\n",
 		},
 		{
 			name: "two documents", index: -1, line: 3, msg: "more than one YAML document",

@@ -116,8 +116,15 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 			p.yamlError(msg)
 		}
 	}
-	if doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil, p.errs, nil
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		// A null document (~, ---, !!null) or a scalar or list: not a lock,
+		// and never an empty one, which would leave every image unpinned.
+		line := doc.Line
+		if len(doc.Content) > 0 {
+			line = doc.Content[0].Line
+		}
+		return nil, nil, []error{&Error{File: filename, Line: line, Index: -1,
+			Err: fmt.Errorf("not an %s object: a lock file holds one YAML mapping (apiVersion, kind, spec)", ObjectKind)}}, nil
 	}
 	for _, c := range []struct{ path, got, want string }{
 		{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, ObjectKind}, {"spec", "-", "-"},
@@ -214,7 +221,7 @@ func (p *parser) yamlError(msg string) {
 	}
 	path := p.paths[n]
 	p.bad[path] = true
-	p.errs = append(p.errs, p.at(path, n, errors.New(text)))
+	p.errs = append(p.errs, p.at(path, n, errors.New(unquote(text))))
 }
 
 // fail records err at path, on the line of path or of its closest parent.
@@ -256,4 +263,20 @@ func (p *parser) covered(path string) bool {
 // parent strips the last ".field" or "[i]" of path.
 func parent(path string) string {
 	return path[:max(strings.LastIndexAny(path, ".["), 0)]
+}
+
+// unquote drops the excerpt of the offending value that yaml.v3 puts
+// between backquotes in a type error ("cannot unmarshal !!str `abc` into
+// int64"): a lock may be a link to a file that must not be quoted, so
+// messages name the value's type and place, never its text.
+func unquote(msg string) string {
+	before, rest, ok := strings.Cut(msg, "`")
+	if !ok {
+		return msg
+	}
+	_, after, ok := strings.Cut(rest, "`")
+	if !ok {
+		return before + "(value not shown)"
+	}
+	return before + "(value not shown)" + after
 }
