@@ -59,13 +59,14 @@ type opState struct {
 	tlsCause   string // why HTTPS failed to an insecure registry
 }
 
-// tlsCause words a TLS failure, or "" when err is none.
+// tlsCause words a TLS failure, or "" when err is none. A server that
+// answers in plain HTTP (tls.RecordHeaderError) is what an insecure
+// registry is expected to be: no cause.
 func tlsCause(err error) string {
 	var (
 		ua  x509.UnknownAuthorityError
 		hn  x509.HostnameError
 		ci  x509.CertificateInvalidError
-		rec tls.RecordHeaderError
 		ae  *tls.AlertError
 		cve *tls.CertificateVerificationError
 	)
@@ -78,8 +79,6 @@ func tlsCause(err error) string {
 		return ci.Error()
 	case errors.As(err, &cve):
 		return cve.Error()
-	case errors.As(err, &rec):
-		return "the server does not speak TLS"
 	case errors.As(err, &ae):
 		return ae.Error()
 	}
