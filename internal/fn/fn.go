@@ -41,6 +41,13 @@ const (
 	// AllowInlinePasswordsAnnotation, set to "true" on a JupyterImagePuller,
 	// accepts its inline auth.password values (with a warning each).
 	AllowInlinePasswordsAnnotation = "stowage.dev/allow-inline-passwords"
+
+	// HelperImageAnnotation, HelperPauseAnnotation and SiteRegistryAnnotation
+	// on a JupyterImagePuller (whose spec has no such fields) set the
+	// config's helper.image, helper.pause and site.registry.
+	HelperImageAnnotation  = "stowage.dev/helper-image"
+	HelperPauseAnnotation  = "stowage.dev/helper-pause"
+	SiteRegistryAnnotation = "stowage.dev/site-registry"
 )
 
 // Processor is the stowage KRM function. Getenv reads the password sources

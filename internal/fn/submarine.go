@@ -148,6 +148,19 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 		"environments": envs,
 		"profiles":     map[string]any{jip.Metadata.Name: map[string]any{"pullers": []any{puller}}},
 	}
+	// The design's spec has no helper or site: annotations set them.
+	helper := map[string]any{}
+	for key, ann := range map[string]string{"image": HelperImageAnnotation, "pause": HelperPauseAnnotation} {
+		if v, ok := jip.Metadata.Annotations[ann]; ok {
+			helper[key] = v
+		}
+	}
+	if len(helper) > 0 {
+		conf["helper"] = helper
+	}
+	if v, ok := jip.Metadata.Annotations[SiteRegistryAnnotation]; ok {
+		conf["site"] = map[string]any{"registry": v}
+	}
 	data, err := sigsyaml.Marshal(conf)
 	if err != nil {
 		s.errorf(fc, "", "%v", err)
@@ -179,6 +192,12 @@ func isSource(p string) bool {
 // JupyterImagePuller field it came from.
 func submarineField(path string, first map[string]int) string {
 	switch {
+	case path == "helper.image":
+		return "metadata.annotations." + HelperImageAnnotation
+	case path == "helper.pause":
+		return "metadata.annotations." + HelperPauseAnnotation
+	case path == "site.registry" || strings.HasPrefix(path, "profiles.") && strings.HasSuffix(path, ".site.registry"):
+		return "metadata.annotations." + SiteRegistryAnnotation
 	case strings.HasPrefix(path, "environments."):
 		rest := strings.TrimPrefix(path, "environments.")
 		for name, i := range first {
