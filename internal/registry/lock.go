@@ -68,7 +68,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		mu   sync.Mutex
 		errs Errors
 	)
-	r.each(ctx, len(work), func(ctx context.Context, j int) {
+	r.each(ctx, len(work), func(j int) string { return images[work[j]].Ref.Written }, func(ctx context.Context, j int) {
 		i := work[j]
 		prev, has := old.Lookup(images[i].Ref.Key())
 		var prevp *lock.Entry
@@ -247,7 +247,7 @@ func (r *Resolver) Verify(ctx context.Context, pins []Pin) error {
 		mu   sync.Mutex
 		errs Errors
 	)
-	r.each(ctx, len(pins), func(ctx context.Context, i int) {
+	r.each(ctx, len(pins), func(i int) string { return pins[i].Image.Ref.Written }, func(ctx context.Context, i int) {
 		p := pins[i]
 		img := p.Image
 		t, err := r.locate(img.Ref.Repository)
@@ -270,8 +270,10 @@ func (r *Resolver) Verify(ctx context.Context, pins []Pin) error {
 }
 
 // each runs do(i) for i in [0, n) on at most jobs goroutines, telling the
-// progress reporter.
-func (r *Resolver) each(ctx context.Context, n int, do func(ctx context.Context, i int)) {
+// progress reporter (with name(i), the reference worked on, when it wants
+// names).
+func (r *Resolver) each(ctx context.Context, n int, name func(i int) string, do func(ctx context.Context, i int)) {
+	named, _ := r.o.progress.(ProgressNames)
 	if r.o.progress != nil {
 		r.o.progress.Start(n)
 	}
@@ -283,7 +285,13 @@ func (r *Resolver) each(ctx context.Context, n int, do func(ctx context.Context,
 	for range min(r.o.jobs, n) {
 		wg.Go(func() {
 			for i := range next {
+				if named != nil {
+					named.Begin(name(i))
+				}
 				do(ctx, i)
+				if named != nil {
+					named.End(name(i))
+				}
 				if r.o.progress != nil {
 					r.o.progress.Done()
 				}

@@ -104,6 +104,15 @@ type Progress interface {
 	Done()
 }
 
+// ProgressNames is a Progress that is also told which reference a worker
+// takes up (Begin) and finishes (End, just before Done), so that it can
+// show what is pending. Optional: a Progress without these methods gets
+// Start and Done only.
+type ProgressNames interface {
+	Begin(ref string)
+	End(ref string)
+}
+
 // Option configures a Resolver.
 type Option func(*options) error
 
