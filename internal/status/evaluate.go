@@ -111,6 +111,9 @@ type ImageStatus struct {
 	Nodes []string `json:"nodes"`
 	// Reference is the pinned reference as the DaemonSets name it.
 	Reference string `json:"reference"`
+	// Source is the reference as the config wrote it; it differs from Name
+	// when a site registry maps the image.
+	Source string `json:"source"`
 	// OnNodes is the image's state on every node, sorted by node.
 	OnNodes []NodeImage `json:"onNodes"`
 }
@@ -254,7 +257,7 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 		}
 	}
 	for _, img := range exp.Images {
-		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Nodes: []string{}, OnNodes: []NodeImage{}}
+		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{}}
 		var targeted, present int
 		var firstFail *NodeImage
 		for _, n := range rep.Nodes {
@@ -701,8 +704,8 @@ func (ev *evaluator) notesFor(n *corev1.Node, pods []*corev1.Pod) []string {
 	return out
 }
 
-// Image returns the summary of the image whose Name or Reference is name,
-// or nil. With ImageStatus.On it reads one cell of the matrix from a report
+// Image returns the summary of the image whose Name, Reference or Source
+// (the config's spelling) is name, or nil. With ImageStatus.On it reads one cell of the matrix from a report
 // decoded from `stowage status -o json`, as a test on a real node does:
 //
 //	var rep status.Report
@@ -710,7 +713,7 @@ func (ev *evaluator) notesFor(n *corev1.Node, pods []*corev1.Pod) []string {
 //	cell := rep.Image("registry.lab:5000/team/app:1").On("node-1")
 func (r *Report) Image(name string) *ImageStatus {
 	for i := range r.Images {
-		if r.Images[i].Name == name || r.Images[i].Reference == name {
+		if r.Images[i].Name == name || r.Images[i].Reference == name || r.Images[i].Source == name {
 			return &r.Images[i]
 		}
 	}

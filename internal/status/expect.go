@@ -39,6 +39,9 @@ type Image struct {
 	// Repository is the normalised repository (imageref.RepositoryName) the
 	// node must hold the digest under.
 	Repository string
+	// Source is the reference as the config wrote it, before any site
+	// mapping: "apache/submarine:jupyter-notebook-0.7.0".
+	Source string
 }
 
 // Expected is what a rendered profile should put on the nodes.
@@ -114,7 +117,7 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 			}
 			name, _, _ := strings.Cut(c.Image, "@")
 			im := Image{Reference: c.Image, Name: name, Digest: ref.Digest, Accept: []string{ref.Digest},
-				Repository: imageref.RepositoryName(ref.Repository)}
+				Repository: imageref.RepositoryName(ref.Repository), Source: pn.use.Ref.Written}
 			if e := pn.img.Entry; e != nil && e.Kind == lock.KindIndex && pn.use.Pin.Why == plan.PinIndex && e.Digest == ref.Digest {
 				for _, pl := range e.Platforms {
 					im.Accept = append(im.Accept, pl.Digest)
