@@ -52,6 +52,7 @@ func newFn(getenv env) *cobra.Command {
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cmd.SetIn(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput})
+		p.Stderr = cmd.ErrOrStderr()
 		return run(cmd, args)
 	}
 	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "an environment variable env: password sources may read besides STOWAGE_* ones (repeatable; set it in the exec declaration's args)")
@@ -66,8 +67,14 @@ generators with the annotation
       args: [fn]
 
 and build with: kustomize build --enable-alpha-plugins --enable-exec
-Without --enable-exec kustomize skips the function silently, and
-'kubectl kustomize' always skips exec functions.
+With --enable-alpha-plugins alone kustomize skips the function silently
+(exit 0, images unpinned); without it the build fails with "external
+plugins disabled". 'kubectl kustomize' has no --enable-exec: it fails, or
+skips silently with --enable-alpha-plugins.
+
+Warnings and errors are written to stderr as file:line: field: message
+lines as well as into the results; the annotation stowage.dev/strict: "true"
+on the functionConfig makes warnings errors.
 
 functionConfig kinds: stowage.dev/v1alpha1 Stowage (spec: the config, plus
 spec.profile) and org.apache.submarine/v1 JupyterImagePuller. Digests come from

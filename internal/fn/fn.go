@@ -12,6 +12,7 @@ package fn
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -61,6 +62,9 @@ type Processor struct {
 	// starting with STOWAGE_ (creds.ReadFunction); it comes from the
 	// command line (--allow-env), never from the functionConfig.
 	AllowEnv []string
+	// Stderr receives the warning and error results as
+	// `file:line: field: message` lines; nil writes none.
+	Stderr io.Writer
 }
 
 // Process implements framework.ResourceListProcessor: validate the
@@ -71,7 +75,9 @@ func (p *Processor) Process(rl *framework.ResourceList) error {
 	s := &session{p: p, rl: rl}
 	s.run()
 	rl.Results = append(rl.Results, s.results...)
+	strict(rl.FunctionConfig, rl.Results)
 	sortResults(rl.Results)
+	p.report(p.Stderr, rl.FunctionConfig, rl.Results)
 	for _, r := range rl.Results {
 		if r.Severity == framework.Error {
 			return rl.Results

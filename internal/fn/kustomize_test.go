@@ -3,6 +3,7 @@ package fn_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,18 +110,41 @@ func TestKustomizeBuild(t *testing.T) {
 	}
 }
 
-// TestKustomizeSkipsWithoutExec documents the kustomize v5.8.2 behaviour the
-// GitOps docs warn about: with --enable-alpha-plugins but without
-// --enable-exec the function is skipped silently — exit 0, no DaemonSet,
-// images left unpinned. (Without either flag the build fails outright.)
-func TestKustomizeSkipsWithoutExec(t *testing.T) {
+// TestKustomizeFlags asserts what README.md's table says kustomize v5.8.2
+// does with an exec function for each set of flags: no flags or
+// --enable-exec alone fail with "external plugins disabled";
+// --enable-alpha-plugins alone skips the function silently (exit 0, no
+// DaemonSet, images left unpinned); both run it.
+func TestKustomizeFlags(t *testing.T) {
 	kustomize := kustomizeBin(t)
-	out, stderr, err := build(t, kustomize, stowagePath(t), "../../examples/gitops-argo/prepull", "--enable-alpha-plugins")
-	if err != nil {
-		t.Fatalf("kustomize build without --enable-exec failed (it used to skip silently): %v\n%s", err, stderr)
-	}
-	if bytes.Contains(out, []byte("kind: DaemonSet")) || bytes.Contains(out, []byte("@sha256:")) {
-		t.Errorf("the function ran without --enable-exec; the docs and check.sh say it is skipped:\n%s", out)
+	path := stowagePath(t)
+	const dir = "../../examples/gitops-argo/prepull"
+	const disabled = "Error: external plugins disabled; unable to load external plugin 'Stowage'\n"
+	for _, tc := range []struct {
+		flags   []string
+		fail    bool
+		stderr  string
+		renders bool
+	}{
+		{nil, true, disabled, false},
+		{[]string{"--enable-exec"}, true, disabled, false},
+		{[]string{"--enable-alpha-plugins"}, false, "", false},
+		{execFlags, false, "", true},
+	} {
+		out, stderr, err := build(t, kustomize, path, dir, tc.flags...)
+		if (err != nil) != tc.fail {
+			t.Errorf("kustomize build %v: error %v, want failure %v\n%s", tc.flags, err, tc.fail, stderr)
+		}
+		if stderr != tc.stderr {
+			t.Errorf("kustomize build %v: stderr %q, want %q", tc.flags, stderr, tc.stderr)
+		}
+		ran := bytes.Contains(out, []byte("kind: DaemonSet")) || bytes.Contains(out, []byte("@sha256:"))
+		if ran != tc.renders {
+			t.Errorf("kustomize build %v: function ran = %v, want %v", tc.flags, ran, tc.renders)
+		}
+		if !tc.fail && !bytes.Contains(out, []byte("kind: Deployment")) {
+			t.Errorf("kustomize build %v: the kustomization's own workload is missing:\n%s", tc.flags, out)
+		}
 	}
 }
 
@@ -154,5 +178,76 @@ func TestKustomizeFunctionError(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("kustomize's stderr does not show %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// copyEdited copies the files of src into a fresh directory, passing each
+// through edit (by file name), and returns the directory.
+func copyEdited(t *testing.T, src string, edit func(name string, b []byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), edit(e.Name(), b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestKustomizeShowsWarnings: a warning result reaches the kustomize user
+// on stderr as `file:line: warning: field: message` while the build
+// succeeds; with stowage.dev/strict: "true" on the functionConfig the same
+// warning fails the build.
+func TestKustomizeShowsWarnings(t *testing.T) {
+	kustomize := kustomizeBin(t)
+	path := stowagePath(t)
+	const spare = "    spare:\n      image: xxx.harbor.com/5000/apache/submarine:x\n"
+	withSpare := func(strict bool) func(string, []byte) []byte {
+		return func(name string, b []byte) []byte {
+			if name != "stowage.yaml" {
+				return b
+			}
+			b = bytes.Replace(b, []byte("  environments:\n"), []byte("  environments:\n"+spare), 1)
+			if strict {
+				b = bytes.Replace(b, []byte("  annotations:\n"), []byte("  annotations:\n    stowage.dev/strict: \"true\"\n"), 1)
+			}
+			return b
+		}
+	}
+	dir := copyEdited(t, "../../examples/gitops-argo/prepull", withSpare(false))
+	src, err := os.ReadFile(filepath.Join(dir, "stowage.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 1 + strings.Count(string(src[:bytes.Index(src, []byte("      image: xxx"))]), "\n")
+	const msg = `spec.environments.spare.image: image "xxx.harbor.com/5000/apache/submarine:x": "5000" is read as the first part of the repository path on registry xxx.harbor.com; if 5000 is the registry's port, write xxx.harbor.com:5000/apache/submarine:x`
+	want := fmt.Sprintf("stowage.yaml:%d: warning: %s\n", line, msg)
+	out, stderr, err := build(t, kustomize, path, dir, execFlags...)
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, stderr)
+	}
+	if !bytes.Contains(out, []byte("kind: DaemonSet")) {
+		t.Errorf("no DaemonSet in the build:\n%s", out)
+	}
+	if stderr != want {
+		t.Errorf("kustomize's stderr:\n%s\nwant exactly:\n%s", stderr, want)
+	}
+
+	dir = copyEdited(t, "../../examples/gitops-argo/prepull", withSpare(true))
+	out, stderr, err = build(t, kustomize, path, dir, execFlags...)
+	if err == nil {
+		t.Fatalf("kustomize build succeeded with stowage.dev/strict and a warning:\n%s", out)
+	}
+	want = fmt.Sprintf("stowage.yaml:%d: %s (an error because of stowage.dev/strict: \"true\")\n", line+1, msg)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("kustomize's stderr does not hold\n%s\ngot:\n%s", want, stderr)
 	}
 }
