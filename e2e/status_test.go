@@ -171,6 +171,9 @@ func TestStatusBinary(t *testing.T) {
 	}
 
 	const gpuImage = "harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0"
+	// The Docker Hub notebook as the example's site registry (its Harbor)
+	// serves it.
+	const jupyterImage = "harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0"
 
 	t.Run("all present", func(t *testing.T) {
 		stdout, stderr, code := runStowage(t, bin, "status", dir, "--profile", "notebooks", "--kubeconfig", kubeconfig, "-o", "json")
@@ -267,7 +270,7 @@ func TestStatusBinary(t *testing.T) {
 			t.Errorf("GPU image = %+v, on gpu-1 %+v", im, cell)
 		}
 		// The main DaemonSet's images are unaffected.
-		if im := rep.Image("apache/submarine:jupyter-notebook-0.7.0"); im.State != status.Success {
+		if im := rep.Image(jupyterImage); im.State != status.Success {
 			t.Errorf("jupyter = %+v", im)
 		}
 		stdout, _, _ = runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig)
@@ -289,7 +292,7 @@ func TestStatusBinary(t *testing.T) {
 		if code != 1 { // the 401 of the case before
 			t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		cell := decodeReport(t, stdout).Image("apache/submarine:jupyter-notebook-0.7.0").On("cpu-2")
+		cell := decodeReport(t, stdout).Image(jupyterImage).On("cpu-2")
 		if cell == nil || cell.State != status.NotScheduled || cell.Reason != "Taint" ||
 			cell.Message != "taint node.kubernetes.io/not-ready:NoSchedule not tolerated" {
 			t.Errorf("jupyter on the new node = %+v", cell)
@@ -305,7 +308,7 @@ func TestStatusBinary(t *testing.T) {
 			t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		rep := decodeReport(t, stdout)
-		im := rep.Image("apache/submarine:jupyter-notebook-0.7.0")
+		im := rep.Image(jupyterImage)
 		if cell := im.On("cpu-2"); cell == nil || cell.State != status.Pulling || cell.Reason != "NoPod" ||
 			im.State != status.InProgress || im.Message != "present on 2 of 3 targeted node(s)" {
 			t.Errorf("jupyter = %+v", im)
