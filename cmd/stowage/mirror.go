@@ -380,7 +380,7 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 	failed := map[string]bool{}
 	for _, e := range p.Errors {
 		rep.Errors = append(rep.Errors, e.Error())
-		failed[e.Name] = true
+		failed[e.Key] = true
 	}
 	for _, pi := range p.Images {
 		if failed[pi.Name] {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
-	"strings"
 	"syscall"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,81 +13,17 @@ import (
 	"github.com/stowage/stowage/internal/registry"
 )
 
-// ImageError is one image that could not be planned, copied or verified.
-// Its message names the image, where it failed, what was asked and the
-// answer; no credential is ever part of it.
-type ImageError struct {
-	// Image is the reference as the config wrote it.
-	Image string
-	// Name is its lock key.
-	Name string
-	// Where is the registry (host[:port]) or "oci:PATH" that answered.
-	Where string
-	// Op is what was asked: "GET manifest sha256:…", "upload blob sha256:…".
-	Op string
-	// Answer is the answer or the failure, in words, scrubbed of
-	// passwords.
-	Answer string
-	// Err is the underlying error, for errors.Is and errors.As.
-	Err error
-}
+// ImageError is one image that could not be planned, copied or verified:
+// registry.ImageError with Key the lock key, Where the registry
+// (host[:port]) or "oci:PATH" that answered, Op what was asked ("GET
+// manifest sha256:…", "upload blob sha256:…") and Answer the answer in
+// words, scrubbed of passwords. Its message is
+// `image "<written>" (<key>): <where>: <op>: <answer>`.
+type ImageError = registry.ImageError
 
-// Error formats the failure as
-// `image "<written>" (<name>): <where>: <op>: <answer>`.
-func (e *ImageError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "image %q", e.Image)
-	if e.Name != "" && e.Name != e.Image {
-		fmt.Fprintf(&b, " (%s)", e.Name)
-	}
-	b.WriteString(": ")
-	if e.Where != "" {
-		b.WriteString(e.Where + ": ")
-	}
-	if e.Op != "" {
-		b.WriteString(e.Op + ": ")
-	}
-	b.WriteString(e.Answer)
-	return b.String()
-}
-
-// Unwrap returns the underlying error.
-func (e *ImageError) Unwrap() error { return e.Err }
-
-// Errors are the failed images of a run, sorted by name: all of them.
-type Errors []*ImageError
-
-// Error is the one failure's message, or "N images failed:" and one
-// indented line per image.
-func (es Errors) Error() string {
-	if len(es) == 1 {
-		return es[0].Error()
-	}
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = "  " + e.Error()
-	}
-	return fmt.Sprintf("%d images failed:\n%s", len(es), strings.Join(lines, "\n"))
-}
-
-// Unwrap returns the failures, for errors.As.
-func (es Errors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
-
-func (es Errors) sorted() Errors {
-	sort.SliceStable(es, func(i, j int) bool {
-		if es[i].Name != es[j].Name {
-			return es[i].Name < es[j].Name
-		}
-		return es[i].Image < es[j].Image
-	})
-	return es
-}
+// Errors are the failed images of a run, sorted by lock key: all of them
+// (registry.Errors).
+type Errors = registry.Errors
 
 // failure is a failed operation before it is tied to an image.
 type failure struct {
@@ -100,7 +34,7 @@ type failure struct {
 func (f *failure) imageError(img Image, r *registry.Resolver) *ImageError {
 	return &ImageError{
 		Image:  img.written(),
-		Name:   img.Name,
+		Key:    img.Name,
 		Where:  f.where,
 		Op:     f.op,
 		Answer: r.Scrub(answer(f.err) + credentialNote(f.err, img)),

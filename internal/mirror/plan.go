@@ -424,7 +424,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			p.tags = append(p.tags, pi)
 		}
 	}
-	p.Errors.sorted()
+	p.Errors.Sorted()
 	if err := checkCtx(ctx); err != nil {
 		return p, err
 	}

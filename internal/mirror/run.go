@@ -215,7 +215,7 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		return rep, err
 	}
 	rep.Bytes = bytes
-	rep.Errors.sorted()
+	rep.Errors.Sorted()
 	if len(rep.Errors) > 0 {
 		return rep, rep.Errors
 	}

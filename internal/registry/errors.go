@@ -30,6 +30,10 @@ type ImageError struct {
 	// Registry is the registry contacted, host[:port] (a mirror when one
 	// is configured); empty when none was.
 	Registry string
+	// Where is where the failure happened when that is said as is, with
+	// no "registry" before it: a host[:port] or "oci:PATH" (the mirror
+	// command's copies); usually empty.
+	Where string
 	// Op is what was asked: "HEAD tag 1.31.1", "GET digest sha256:…".
 	Op string
 	// Answer is the registry's answer or the failure, in words.
@@ -40,7 +44,7 @@ type ImageError struct {
 }
 
 // Error formats the failure as
-// `image "<written>" (<key>; used by <uses>): registry <host>: <op>: <answer>`,
+// `image "<written>" (<key>; used by <uses>): registry <host>: <where>: <op>: <answer>`,
 // leaving out the parts that are empty.
 func (e *ImageError) Error() string {
 	var b strings.Builder
@@ -58,6 +62,9 @@ func (e *ImageError) Error() string {
 	b.WriteString(": ")
 	if e.Registry != "" {
 		fmt.Fprintf(&b, "registry %s: ", e.Registry)
+	}
+	if e.Where != "" {
+		b.WriteString(e.Where + ": ")
 	}
 	if e.Op != "" {
 		fmt.Fprintf(&b, "%s: ", e.Op)
@@ -95,7 +102,9 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-func (es Errors) sorted() Errors {
+// Sorted orders es in place by lock key, then by the reference as
+// written, and returns it.
+func (es Errors) Sorted() Errors {
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].Key != es[j].Key {
 			return es[i].Key < es[j].Key

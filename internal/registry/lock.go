@@ -114,7 +114,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		out.Put(e)
 	}
 	if len(errs) > 0 {
-		return out, errs.sorted()
+		return out, errs.Sorted()
 	}
 	return out, nil
 }
@@ -155,7 +155,7 @@ func Pending(old *lock.Lock, images []*plan.Image) (*lock.Lock, []*plan.Image, e
 		out.Put(e)
 	}
 	if len(errs) > 0 {
-		return nil, nil, errs.sorted()
+		return nil, nil, errs.Sorted()
 	}
 	return out, missing, nil
 }
@@ -264,7 +264,7 @@ func (r *Resolver) Verify(ctx context.Context, pins []Pin) error {
 		}
 	})
 	if len(errs) > 0 {
-		return errs.sorted()
+		return errs.Sorted()
 	}
 	return nil
 }
