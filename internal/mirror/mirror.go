@@ -46,7 +46,6 @@ package mirror
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -132,11 +131,12 @@ func WithResolver(r *registry.Resolver) Option {
 	return func(o *options) error { o.resolver = r; return nil }
 }
 
-// WithJobs sets how many operations run at once (default DefaultJobs).
+// WithJobs sets how many operations run at once (default DefaultJobs); n
+// must be at least 1 (registry.CheckJobs).
 func WithJobs(n int) Option {
 	return func(o *options) error {
-		if n < 1 {
-			return fmt.Errorf("jobs must be at least 1, got %d", n)
+		if err := registry.CheckJobs(n); err != nil {
+			return err
 		}
 		o.jobs = n
 		return nil

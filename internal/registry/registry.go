@@ -145,12 +145,21 @@ type mirror struct {
 // DefaultJobs); n must be at least 1.
 func WithJobs(n int) Option {
 	return func(o *options) error {
-		if n < 1 {
-			return fmt.Errorf("jobs must be at least 1, got %d", n)
+		if err := CheckJobs(n); err != nil {
+			return err
 		}
 		o.jobs = n
 		return nil
 	}
+}
+
+// CheckJobs is the rule for a number of operations run at once, here and
+// in internal/mirror: nil for n >= 1, else an error naming n.
+func CheckJobs(n int) error {
+	if n < 1 {
+		return fmt.Errorf("jobs must be at least 1, got %d", n)
+	}
+	return nil
 }
 
 // WithRequestTimeout bounds each HTTP attempt, from sending the request to
