@@ -55,17 +55,7 @@ func answer(err error) string {
 	case errors.As(err, &run):
 		return run.Error()
 	case errors.As(err, &terr):
-		s := fmt.Sprintf("%d %s", terr.StatusCode, http.StatusText(terr.StatusCode))
-		for i, d := range terr.Errors {
-			sep := "; "
-			if i == 0 {
-				sep = ": "
-			}
-			s += sep + string(d.Code)
-			if d.Message != "" {
-				s += " " + d.Message
-			}
-		}
+		s := registry.StatusWords(terr)
 		switch terr.StatusCode {
 		case http.StatusTooManyRequests:
 			s += " (rate limited; retried as go-containerregistry's backoff allows)"

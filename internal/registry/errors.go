@@ -201,22 +201,12 @@ func failure(f *opFailure, img *plan.Image, t target) string {
 
 // statusAnswer words an HTTP error answer.
 func statusAnswer(e *transport.Error, id string, img *plan.Image, t target) string {
-	s := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	s := StatusWords(e)
 	if len(e.Errors) == 0 {
 		// An answer that is not the registry error format (a proxy's
 		// page): transport.Error keeps it only in its message.
 		if _, raw, ok := strings.Cut(e.Error(), http.StatusText(e.StatusCode)+": "); ok {
 			s += ": " + excerpt(raw, 200)
-		}
-	}
-	for i, d := range e.Errors {
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		s += sep + string(d.Code)
-		if d.Message != "" {
-			s += " " + d.Message
 		}
 	}
 	switch e.StatusCode {
@@ -231,6 +221,24 @@ func statusAnswer(e *transport.Error, id string, img *plan.Image, t target) stri
 			s += " (the digest does not exist in this repository)"
 		} else {
 			s += " (no such repository or tag)"
+		}
+	}
+	return s
+}
+
+// StatusWords is an HTTP error answer in words: "<code> <status text>",
+// then the registry's error codes with their messages, as
+// ": CODE message; CODE message" (nothing when it sent none).
+func StatusWords(e *transport.Error) string {
+	s := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	for i, d := range e.Errors {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		s += sep + string(d.Code)
+		if d.Message != "" {
+			s += " " + d.Message
 		}
 	}
 	return s
