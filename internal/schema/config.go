@@ -26,6 +26,12 @@ type Config struct {
 	// Site is the top-level site registry as written: the default of every
 	// profile's Site; nil when not set.
 	Site *Site `json:"site,omitempty"`
+	// Secrets is the top-level secrets mode as written: the default of
+	// every profile's Secrets; "" when not set.
+	Secrets string `json:"secrets,omitempty"`
+	// Resources is the top-level resources as written: the default of
+	// every profile's Resources, field by field; nil when not set.
+	Resources *Resources `json:"resources,omitempty"`
 
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
@@ -184,7 +190,8 @@ func effectiveSite(top, own *Site) *Site {
 // applyDefaults turns each profile's settings into the effective ones: a
 // helper field the profile leaves empty takes the top-level helper's, and
 // an image still empty DefaultHelperImage. Pause stays empty when neither
-// sets it (the helper waits as the main container).
+// sets it (the helper waits as the main container). Secrets and resources
+// take the top-level ones the same way (secrets defaults to render).
 func (c *Config) applyDefaults() {
 	for name, prof := range c.Profiles {
 		if prof.Helper.Image == "" {
@@ -197,6 +204,11 @@ func (c *Config) applyDefaults() {
 			prof.Helper.Pause = c.Helper.Pause
 		}
 		prof.Site = effectiveSite(c.Site, prof.Site)
+		prof.Secrets = firstNonEmpty(prof.Secrets, c.Secrets, SecretsRender)
+		if c.Resources != nil {
+			merged := MergeResources(c.Resources, prof.Resources)
+			prof.Resources = &merged
+		}
 		c.Profiles[name] = prof
 	}
 }

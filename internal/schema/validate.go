@@ -115,6 +115,8 @@ func validate(c *Config, loc *locator) Errors {
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 	}
 	checkHelper(add, path("helper"), c.Helper)
+	checkResources(add, path("resources"), c.Resources)
+	checkRequestsWithinLimits(add, path("resources"), nil, c.Resources, nil)
 	checkSite(add, path("site"), c.Site)
 	if len(c.Profiles) == 0 && !c.allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
