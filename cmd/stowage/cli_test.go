@@ -480,9 +480,65 @@ func TestOpenPAIPackageCache(t *testing.T) {
 	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", t.TempDir()); code != 1 || !strings.Contains(stderr, "is a directory") || !strings.Contains(stderr, "package_cache_info") {
 		t.Errorf("-o DIR: exit %d, %q; want 1 naming the file to give", code, stderr)
 	}
+	// A second -o onto the file it wrote replaces it.
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", out); code != 0 {
+		t.Fatalf("-o again: exit %d: %s", code, stderr)
+	}
 	sub := filepath.Join(repoRoot, "examples", "submarine-notebooks")
 	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", sub); code != 1 || !strings.Contains(stderr, "no packageCache rows") {
 		t.Errorf("no rows: exit %d, %q; want 1", code, stderr)
+	}
+}
+
+// TestOpenPAIPackageCacheOutputChecked: package-cache -o never overwrites
+// the config, the lock, or a file stowage did not write (README.md, a file
+// without the marker line, a symbolic link), exit 1 with the file
+// unchanged; -o json is refused as a format name (exit 2, nothing created)
+// and -o ./json writes that file.
+func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot, "examples", "openpai-offline"))); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "README.md")
+	other := filepath.Join(t.TempDir(), "package_cache_info")
+	if err := os.WriteFile(other, []byte("azurefile,ubuntu16.04,cifs-utils\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ target, want string }{
+		{filepath.Join(dir, "site.cue"), "is a config file"},
+		{filepath.Join(dir, "stowage.lock.yaml"), "is the lock file"},
+		{foreign, "stowage did not write it"},
+		{other, "stowage did not write it"},
+		{link, "not a regular file"},
+	} {
+		before, _ := os.ReadFile(c.target)
+		_, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", c.target)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("-o %s: exit %d, %q; want 1 saying %q", c.target, code, stderr, c.want)
+		}
+		if after, _ := os.ReadFile(c.target); !bytes.Equal(after, before) {
+			t.Errorf("-o %s changed the file", c.target)
+		}
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	_, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", "json")
+	if code != 2 || !strings.Contains(stderr, "looks like a format") {
+		t.Errorf("-o json: exit %d, %q; want 2 with the hint", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "json")); err == nil {
+		t.Errorf("-o json created a file")
+	}
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", "./json"); code != 0 {
+		t.Errorf("-o ./json: exit %d, %q", code, stderr)
+	}
+	if got := readFile(t, filepath.Join(wd, "json")); !bytes.HasPrefix(got, []byte("# written by stowage openpai package-cache")) {
+		t.Errorf("-o ./json wrote %q", got)
 	}
 }
 

@@ -31,6 +31,20 @@ func checkOutDirName(flag, out string) error {
 		flag, out, flag, out, flag, flag, "."+string(filepath.Separator)+out)}
 }
 
+// checkOutFileName refuses an -o file spelled like a format ("openpai
+// package-cache -o json") unless it is written as a path ("./json") or
+// already exists (then the ownership check decides).
+func checkOutFileName(out string) error {
+	if !slices.Contains(formatNames, strings.ToLower(out)) {
+		return nil
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return nil
+	}
+	return usageError{fmt.Errorf("-o %s: -o is the file to write here, and %q looks like a format; package-cache writes package_cache_info to stdout without -o; to write a file of that name, say -o %s",
+		out, out, "."+string(filepath.Separator)+out)}
+}
+
 // completeProfiles offers the profile names of the config directory given
 // as the first argument (default .), for --profile. It loads the config
 // without reading any password; a config that does not load offers none.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +17,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
+	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	imageplan "github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/schema"
@@ -45,7 +45,11 @@ func newOpenPAIPackageCache() *cobra.Command {
 		Short: "Write the profile's package_cache_info, the file the OpenPAI runtime image build reads",
 		Long: `Write the profile's packageCache rows as package_cache_info (OpenPAI v1.5.0's
 three-column format group,os,packages, sorted by group then os) to stdout, or
-atomically to FILE with -o.
+atomically to FILE with -o. The first line is the comment "# written by stowage
+openpai package-cache ..." (ubuntu_build.sh skips '#' lines). FILE must be new
+or one this command wrote (it starts with that line),
+never the config, the lock or a file stowage did not write; -o named like a
+format (json, yaml, ...) is refused unless written as a path (./json).
 
 The file is read only when the runtime image is built: put it at
 src/package_cache/package_cache_info of an openpai-runtime v0.1.9 checkout
@@ -56,6 +60,15 @@ the reference the reduced service list names for openpai-runtime, then
 ` + "`stowage lock`" + ` (or bump) pins its digest and ` + "`stowage mirror`" + ` carries it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out != "" {
+				if err := checkOutFileName(out); err != nil {
+					return err
+				}
+				dir := dirArg(args)
+				if err := output.CheckPackageCache(out, dir, filepath.Join(dir, lock.FileName)); err != nil {
+					return err
+				}
+			}
 			cfg, err := schema.Load(dirArg(args), schema.Options{AllowLiteralPasswords: true})
 			if err != nil {
 				return err
@@ -67,14 +80,12 @@ the reference the reduced service list names for openpai-runtime, then
 			if len(prof.PackageCache) == 0 {
 				return fmt.Errorf("profile %q has no packageCache rows: add profiles.%s.packageCache entries (group, os, packages)", name, name)
 			}
-			data := []byte(pkgcache.Format(schema.PackageCacheRows(prof.PackageCache)))
+			// The marker line leads on stdout too, so that a file written
+			// either way is the same bytes and -o may replace it later.
+			data := []byte(output.PackageCacheMarker + pkgcache.Format(schema.PackageCacheRows(prof.PackageCache)))
 			if out == "" {
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
-			}
-			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-				return fmt.Errorf("-o %s is a directory; -o names the file, e.g. -o %s", out,
-					filepath.Join(out, "package_cache_info"))
 			}
 			return atomicfile.WriteFile(out, data, 0o644)
 		},

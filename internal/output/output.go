@@ -7,6 +7,8 @@
 //     missing, or a previous render);
 //   - CheckPRBody says whether a PR body file may be written: a new file,
 //     or one stowage wrote (it starts with PRBodyMarker);
+//   - CheckPackageCache does the same for openpai package-cache -o
+//     (PackageCacheMarker), and keeps it off the config and the lock;
 //   - Diff compares a rendered directory with what a render would write
 //     (render --check);
 //   - Set makes file and directory replacements that go together (bump's
@@ -18,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,25 +94,58 @@ const PRBodyMarker = "<!-- written by stowage bump --pr-body; stowage overwrites
 // wrote: an existing file must be a regular file (not a symbolic link)
 // starting with PRBodyMarker.
 func CheckPRBody(path string) error {
+	return checkOwned("--pr-body", path, PRBodyMarker)
+}
+
+// PackageCacheMarker starts every package_cache_info file that `stowage
+// openpai package-cache -o` writes: a '#' comment, which ubuntu_build.sh
+// and pkgcache.Parse skip, so that a later run knows the file is its own.
+const PackageCacheMarker = "# written by stowage openpai package-cache; stowage overwrites this file\n"
+
+// CheckPackageCache refuses, before anything is written, an `openpai
+// package-cache -o` path that is the config directory, the lock, a config
+// file of configDir (a .cue, .yaml, .yml or .json name directly in it), a
+// directory, or an existing file that does not start with
+// PackageCacheMarker (a symbolic link included). A new file is fine.
+// Paths are compared after resolving symbolic links.
+func CheckPackageCache(path, configDir, lockPath string) error {
+	out, cfg, lk := real(path), real(configDir), real(lockPath)
+	switch {
+	case lk != "" && out == lk:
+		return fmt.Errorf("-o %s is the lock file: write package_cache_info elsewhere", path)
+	case cfg != "" && out == cfg:
+		return fmt.Errorf("-o %s is the config directory: -o names the file, e.g. -o %s", path, filepath.Join(path, "package_cache_info"))
+	case cfg != "" && filepath.Dir(out) == cfg && isConfigName(filepath.Base(out)):
+		return fmt.Errorf("-o %s is a config file of %s (every .cue, .yaml, .yml and .json file there is config): write package_cache_info elsewhere", path, configDir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("-o %s is a directory; -o names the file, e.g. -o %s", path, filepath.Join(path, "package_cache_info"))
+	}
+	return checkOwned("-o", path, PackageCacheMarker)
+}
+
+// checkOwned refuses a path (named by flag in errors) that exists and is
+// not a regular file starting with marker.
+func checkOwned(flag, path, marker string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("--pr-body %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("%s %s: %w", flag, path, unwrapPath(err))
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("--pr-body %s exists and is not a regular file: give a new file or one stowage wrote", path)
+		return fmt.Errorf("%s %s exists and is not a regular file: give a new file or one stowage wrote", flag, path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("--pr-body %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("%s %s: %w", flag, path, unwrapPath(err))
 	}
 	defer f.Close()
-	head := make([]byte, len(PRBodyMarker))
-	n, _ := f.Read(head)
-	if string(head[:n]) != PRBodyMarker {
-		return fmt.Errorf("--pr-body %s exists and stowage did not write it: give a new file or one stowage wrote", path)
+	head := make([]byte, len(marker))
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) != marker {
+		return fmt.Errorf("%s %s exists and stowage did not write it: give a new file or one stowage wrote", flag, path)
 	}
 	return nil
 }
