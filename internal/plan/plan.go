@@ -329,6 +329,9 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 				}
 			}
 		}
+		for _, err := range authConflicts(pp.Uses) {
+			fail("puller %s/%s: %w", sp.Namespace, sp.Name, err)
+		}
 		all = append(all, pp.Uses...)
 		for _, u := range []*Use{helper, pause} {
 			if u != nil {
@@ -360,6 +363,42 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	}
 	p.Images, _ = images(all, l)
 	return p, nil
+}
+
+// authConflicts refuses two uses of one puller that name the same image
+// (one lock key, in any spelling) with different auth: the puller pulls
+// the image once, in one container, with one set of credentials, so one
+// of them would be dropped silently. The errors name the image, both
+// uses and both spellings, never an auth value; nil when there is none.
+func authConflicts(uses []*Use) []error {
+	first := map[string]*Use{}
+	var errs []error
+	for _, u := range uses {
+		f, ok := first[u.Key()]
+		if !ok {
+			first[u.Key()] = u
+			continue
+		}
+		if sameAuth(f.Auth, u.Auth) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s (%s) and %s (%s) are the same image %s with different auth; the puller pulls it once with one credential: give both the same auth, or list the image once",
+			f.UsedBy(), f.Ref.Written, u.UsedBy(), u.Ref.Written, u.Key()))
+	}
+	return errs
+}
+
+// sameAuth reports whether a and b are the same credential (nil and an
+// empty Auth are the same).
+func sameAuth(a, b *schema.Auth) bool {
+	var x, y schema.Auth
+	if a != nil {
+		x = *a
+	}
+	if b != nil {
+		y = *b
+	}
+	return x == y
 }
 
 // SiteReference returns ref as the site registry s serves it, without a

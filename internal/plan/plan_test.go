@@ -347,3 +347,47 @@ profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["a", "b"], i
 		t.Errorf("PasswordSources = %v, want %v", got, want)
 	}
 }
+
+// TestBuildSameImageDifferentAuth: one image written in two spellings in
+// one puller, only one with auth, is refused naming both uses, both
+// spellings and the lock key, in either order of the names, and no
+// password source; the same auth on both is fine.
+func TestBuildSameImageDifferentAuth(t *testing.T) {
+	for _, names := range [][2]string{{"hub1", "hub2"}, {"hub2", "hub1"}} {
+		cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(fmt.Sprintf(`
+images: {
+	%s: {reference: "nvidia/k8s-device-plugin:1.0.0-beta4", auth: {username: "someone", password: "env:HUB_TOKEN"}}
+	%s: {reference: "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"}
+}
+profiles: lab: pullers: [{name: "p", namespace: "n", images: ["hub1", "hub2"]}]
+`, names[0], names[1]))}}, schema.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(cfg, "", nil)
+		if err == nil {
+			t.Fatalf("%v: Build accepted two auths for one image", names)
+		}
+		for _, w := range []string{"puller n/p", `image "hub1"`, `image "hub2"`, "(nvidia/k8s-device-plugin:1.0.0-beta4)", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "different auth"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not say %q", names, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "HUB_TOKEN") || strings.Contains(err.Error(), "someone") {
+			t.Errorf("error shows an auth value: %v", err)
+		}
+	}
+	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(`
+images: {
+	hub1: {reference: "nvidia/k8s-device-plugin:1.0.0-beta4", auth: {username: "someone", password: "env:HUB_TOKEN"}}
+	hub2: {reference: "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", auth: {username: "someone", password: "env:HUB_TOKEN"}}
+}
+profiles: lab: pullers: [{name: "p", namespace: "n", images: ["hub1", "hub2"]}]
+`)}}, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(cfg, "", nil); err != nil {
+		t.Errorf("same auth on both spellings: %v", err)
+	}
+}
