@@ -642,3 +642,45 @@ func TestWrongDirectoryNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestInputErrorsAreNotUsage: a --ca-file without a PEM certificate (lock,
+// vet --remote, bump, mirror) and mirror --to oci: naming a directory that
+// holds files but is no OCI layout are bad input, exit 1 without usage
+// help; a bad flag value (--jobs 0) stays a usage error, exit 2.
+func TestInputErrorsAreNotUsage(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	tmp := t.TempDir()
+	ca := filepath.Join(tmp, "ca.pem")
+	if err := os.WriteFile(ca, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notLayout := filepath.Join(tmp, "notes")
+	if err := os.MkdirAll(notLayout, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notLayout, "x"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}
+	empty := filepath.Join(tmp, "bundle")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"lock", dir, "--ca-file", ca}, 1, "CA file " + ca + ": no PEM certificate in it"},
+		{[]string{"vet", dir, "--remote", "--ca-file", ca}, 1, "no PEM certificate in it"},
+		{[]string{"bump", dir, "--ca-file", ca}, 1, "no PEM certificate in it"},
+		{[]string{"mirror", dir, "--to", "oci:" + empty, "--ca-file", ca}, 1, "no PEM certificate in it"},
+		{[]string{"mirror", dir, "--to", "oci:" + notLayout}, 1, "is not an OCI image layout"},
+		{[]string{"mirror", dir, "--to", "oci:" + empty, "--jobs", "0"}, 2, "jobs must be at least 1"},
+	} {
+		_, stderr, code := runCLI(t, env, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+		if usage := strings.Contains(stderr, "for usage"); usage != (c.code == 2) {
+			t.Errorf("%v: usage hint shown %v, want %v: %q", c.args, usage, c.code == 2, stderr)
+		}
+	}
+}

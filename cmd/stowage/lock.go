@@ -21,7 +21,6 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
-	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -109,14 +108,15 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.
 		opts = append(opts, registry.WithProgress(bar))
 	}
 	r, err := registry.New(opts...)
-	var ce *confined.Error
-	if errors.As(err, &ce) {
-		// A CA file that is no regular file or too large is bad input,
-		// exit 1, not a usage error.
-		return nil, nil, err
+	// Only an option's value is a usage error; a CA file that is no
+	// regular file, too large or without a PEM certificate is bad input,
+	// exit 1.
+	var oe *registry.OptionError
+	if errors.As(err, &oe) {
+		return nil, nil, usageError{err}
 	}
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, err
 	}
 	return r, bar.finish, nil
 }

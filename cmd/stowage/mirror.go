@@ -172,8 +172,15 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		opts = append(opts, mirror.WithProgress(bar))
 	}
 	m, err := mirror.New(opts...)
-	if err != nil {
+	// Only an option's value is a usage error; --to oci: naming a
+	// directory that is not a layout, or a --from bundle that does not
+	// open, is bad input, exit 1.
+	var oe *mirror.OptionError
+	if errors.As(err, &oe) {
 		return usageError{err}
+	}
+	if err != nil {
+		return err
 	}
 	p, err := m.Plan(ctx, in.images)
 	if err != nil {

@@ -193,13 +193,24 @@ type Mirror struct {
 	jobs int
 }
 
+// OptionError is an invalid option value given to New (a flag's value on
+// the command line: a usage error there); every other error of New is
+// about its inputs' content or state.
+type OptionError struct{ Err error }
+
+// Error is the option's error.
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the option's error.
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // New returns a Mirror with the options applied. Errors: an invalid option,
 // no destination or two, or no Resolver where a registry is involved.
 func New(opts ...Option) (*Mirror, error) {
 	o := options{jobs: DefaultJobs}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, err
+			return nil, &OptionError{Err: err}
 		}
 	}
 	m := &Mirror{o: o, jobs: o.jobs}

@@ -376,6 +376,17 @@ type passwordRead struct {
 	err error
 }
 
+// OptionError is an invalid option value given to New (a flag's value on
+// the command line: a usage error there); every other error of New is
+// about its inputs' content or state.
+type OptionError struct{ Err error }
+
+// Error is the option's error.
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the option's error.
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // New returns a Resolver with the options applied. Errors: an invalid
 // option value, or a CA file that cannot be read or holds no certificate.
 func New(opts ...Option) (*Resolver, error) {
@@ -392,7 +403,7 @@ func New(opts ...Option) (*Resolver, error) {
 	}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, err
+			return nil, &OptionError{Err: err}
 		}
 	}
 	base := o.transport
