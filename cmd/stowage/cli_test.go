@@ -165,9 +165,13 @@ profiles:
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s was written (%v)", out, err)
 	}
-	// vet needs no secrets.
-	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
-		t.Errorf("vet exit %d: %s", code, stderr)
+	// vet reads no secret but refuses what render refuses, naming the
+	// variable and what needs it; with the variable set it passes.
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 1 || !strings.Contains(stderr, "environment variable NOT_SET_ANYWHERE is not set") || !strings.Contains(stderr, `environment "notebook"`) {
+		t.Errorf("vet without the variable: exit %d: %s; want 1 naming it", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "vet", dir); code != 0 {
+		t.Errorf("vet with the variable set: exit %d: %s", code, stderr)
 	}
 	// With the variable set, render succeeds.
 	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "render", dir); code != 0 {
@@ -282,10 +286,11 @@ func cliSnapshot(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-// TestVetExamples: vet passes on both examples without any secret.
+// TestVetExamples: vet passes on both examples with the Submarine
+// example's password variable set (vet checks it is set, as render would).
 func TestVetExamples(t *testing.T) {
 	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
-		stdout, stderr, code := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", ex))
+		stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", ex))
 		if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s), ") {
 			t.Errorf("vet %s: exit %d, stdout %q, stderr %s", ex, code, stdout, stderr)
 		}
@@ -297,7 +302,7 @@ func TestVetExamples(t *testing.T) {
 // puller's namespace and both tenants', for the registry the nodes pull
 // from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
-	stdout, stderr, code := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
+	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
 	want := "ok: 1 profile(s), 6 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
 		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
@@ -682,5 +687,37 @@ func TestInputErrorsAreNotUsage(t *testing.T) {
 		if usage := strings.Contains(stderr, "for usage"); usage != (c.code == 2) {
 			t.Errorf("%v: usage hint shown %v, want %v: %q", c.args, usage, c.code == 2, stderr)
 		}
+	}
+}
+
+// TestVetRefusesWhatRenderRefuses: a file: password source that leads
+// outside the config directory (a symbolic link to a file beside it) and
+// an unset env: variable make vet exit 1 with render's words, without the
+// file's content in any output.
+func TestVetRefusesWhatRenderRefuses(t *testing.T) {
+	refs := append([]string{"apache/submarine:jupyter-notebook-0.7.0", "registry.example/app:1.0"}, cliDefaultImages...)
+	config := cliJupyterConfig + `
+images:
+  app:
+    reference: registry.example/app:1.0
+    auth: {username: robot, password: "file:pw"}
+`
+	config = strings.Replace(config, "environments: [jupyter]", "environments: [jupyter]\n        images: [app]", 1)
+	dir := cliConfigDir(t, refs, "config.yaml", config)
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte(confinedCanary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "pw")); err != nil {
+		t.Fatal(err)
+	}
+	_, renderErr, rcode := runCLI(t, map[string]string{}, "render", dir)
+	stdout, stderr, code := runCLI(t, map[string]string{}, "vet", dir)
+	want := "password file " + filepath.Join(dir, "pw") + ": leads outside the directory " + dir
+	if code != 1 || rcode != 1 || !strings.Contains(stderr, want) || !strings.Contains(renderErr, want) {
+		t.Errorf("vet exit %d %q, render exit %d %q; want both 1 with %q", code, stderr, rcode, renderErr, want)
+	}
+	if strings.Contains(stderr, confinedCanary) || strings.Contains(string(stdout), confinedCanary) {
+		t.Errorf("vet shows the file's content")
 	}
 }

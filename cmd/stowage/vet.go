@@ -25,7 +25,9 @@ func newVet(getenv env) *cobra.Command {
 		Use:   "vet [DIR]",
 		Short: "Check the config in DIR (default .) and that the lock covers every image of every profile",
 		Long: `Load and validate the config, then render every profile (or --profile) against
-the lock without writing anything. Passwords are not read: vet needs no secrets.
+the lock without writing anything. Passwords are not read: vet needs no secrets,
+but it refuses what render would: an env: variable unset or empty, a file:
+source outside DIR, missing, not a regular file or empty (stat, not read).
 
 With --remote, also check with one HEAD each that every digest the rendered
 manifests pin still exists in its registry, and name each one that does not.
@@ -62,7 +64,7 @@ Passwords of the config's credentials are read then.`,
 			n := 0
 			var external []string
 			for _, p := range profiles {
-				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true})
+				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true, CheckPasswords: true, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("profile %q: %w", p, err)
 				}

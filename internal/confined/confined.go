@@ -97,6 +97,30 @@ func ReadFile(dir, rel string, k Kind) ([]byte, error) {
 	return read(f, shown, k)
 }
 
+// CheckFile refuses rel relative to dir exactly as ReadFile does (outside
+// dir, not a regular file, a file of /proc, more than k.Max bytes), but
+// only opens and stats it: its content is never read. It returns the
+// file's size in bytes.
+func CheckFile(dir, rel string, k Kind) (int64, error) {
+	shown := filepath.Join(dir, rel)
+	fail := func(reason string, err error) error {
+		return &Error{Path: shown, Kind: k.What, Reason: reason, Err: err}
+	}
+	if !filepath.IsLocal(rel) {
+		return 0, fail("is outside "+dirName(dir)+"; give a path inside it", nil)
+	}
+	f, err := openBeneath(dir, rel)
+	if err != nil {
+		return 0, fail(openReason(err, dir), err)
+	}
+	defer f.Close()
+	fi, err := check(f, shown, k)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // ReadPath reads path, a file named directly by the user (a flag), refusing
 // it unless it is a regular file of at most k.Max bytes. It does not confine
 // path to a directory.
@@ -193,6 +217,23 @@ const procSuperMagic = 0x9fa0
 // bytes of it.
 func read(f *os.File, shown string, k Kind) ([]byte, error) {
 	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
+	if _, err := check(f, shown, k); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
+	if err != nil {
+		return nil, fail(openReason(err, ""))
+	}
+	if int64(len(b)) > k.Max {
+		return nil, fail(fmt.Sprintf("is more than the %d bytes a %s may hold", k.Max, k.What))
+	}
+	return b, nil
+}
+
+// check refuses f unless it is a regular file outside procfs of at most
+// k.Max bytes, and returns its FileInfo.
+func check(f *os.File, shown string, k Kind) (fs.FileInfo, error) {
+	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fail(openReason(err, ""))
@@ -207,14 +248,7 @@ func read(f *os.File, shown string, k Kind) ([]byte, error) {
 	if fi.Size() > k.Max {
 		return nil, fail(fmt.Sprintf("is %d bytes, more than the %d bytes a %s may hold", fi.Size(), k.Max, k.What))
 	}
-	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
-	if err != nil {
-		return nil, fail(openReason(err, ""))
-	}
-	if int64(len(b)) > k.Max {
-		return nil, fail(fmt.Sprintf("is more than the %d bytes a %s may hold", k.Max, k.What))
-	}
-	return b, nil
+	return fi, nil
 }
 
 func typeName(m fs.FileMode) string {

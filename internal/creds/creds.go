@@ -40,6 +40,22 @@ type Env = func(name string) (string, bool)
 // source it came from. All failures are reported together, each naming the
 // variable or file and what needs it, never a value.
 func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
+	return read(dir, sources, getenv, true)
+}
+
+// Check refuses what Read refuses, without reading a password file's
+// content (vet needs no secrets): an env: variable that is unset or empty
+// after Trim; a file: path outside dir, missing, not a regular file, of
+// /proc, larger than confined.Password.Max or of zero bytes
+// (confined.CheckFile opens and stats it). A file holding only a line
+// ending passes Check and is refused by Read. Errors are worded as Read's.
+func Check(dir string, sources []Source, getenv Env) error {
+	_, err := read(dir, sources, getenv, false)
+	return err
+}
+
+// read is Read, or Check when contents is false (the map is then nil).
+func read(dir string, sources []Source, getenv Env, contents bool) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(sources))
 	var problems []string
 	for _, s := range sources {
@@ -60,7 +76,17 @@ func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
 			out[s.Source] = []byte(v)
 		case strings.HasPrefix(s.Source, "file:"):
 			rel := strings.TrimPrefix(s.Source, "file:")
-			b, err := confined.ReadFile(dir, rel, confined.Password)
+			var (
+				b   []byte
+				err error
+			)
+			if contents {
+				b, err = confined.ReadFile(dir, rel, confined.Password)
+			} else {
+				var size int64
+				size, err = confined.CheckFile(dir, rel, confined.Password)
+				b = []byte(strings.Repeat("x", int(min(size, 1))))
+			}
 			var ce *confined.Error
 			switch {
 			case errors.As(err, &ce) && errors.Is(err, fs.ErrNotExist):
@@ -85,6 +111,9 @@ func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	if !contents {
+		return nil, nil
 	}
 	return out, nil
 }

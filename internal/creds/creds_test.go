@@ -165,3 +165,48 @@ func TestReadFunctionEnv(t *testing.T) {
 		t.Errorf("read %v, want nothing read", read)
 	}
 }
+
+// TestCheckRefusesWhatReadRefuses: Check gives, for each bad source, the
+// same error as Read (unset and empty variables, a file linked out of the
+// directory, a missing file, a FIFO, an empty file, a path with ".."), and
+// passes the good ones; no error shows a file's content.
+func TestCheckRefusesWhatReadRefuses(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cfg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(root, "secret")
+	for p, b := range map[string]string{outside: "out\n", filepath.Join(dir, "pw"): "pw\n", filepath.Join(dir, "empty"): ""} {
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SET": "v", "EMPTY": ""}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	good := []Source{{Source: "env:SET"}, {Source: "file:pw"}, {Source: "literal"}}
+	if err := Check(dir, good, getenv); err != nil {
+		t.Errorf("Check good sources: %v", err)
+	}
+	for _, src := range []string{"env:UNSET", "env:EMPTY", "file:link", "file:missing", "file:fifo", "file:empty", "file:../secret"} {
+		s := []Source{{Source: src, UsedBy: []string{`environment "e"`}}}
+		cerr := Check(dir, s, getenv)
+		_, rerr := Read(dir, s, getenv)
+		if cerr == nil || rerr == nil {
+			t.Errorf("%s: Check %v, Read %v; want both to refuse", src, cerr, rerr)
+			continue
+		}
+		if cerr.Error() != rerr.Error() {
+			t.Errorf("%s: Check says %q, Read %q", src, cerr, rerr)
+		}
+		if strings.Contains(cerr.Error(), "out\n") {
+			t.Errorf("%s: error shows content: %v", src, cerr)
+		}
+	}
+}

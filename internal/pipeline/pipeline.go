@@ -26,6 +26,10 @@ type Options struct {
 	// NoPasswords renders with a placeholder for every password instead of
 	// reading it, so that no secret has to be present (vet).
 	NoPasswords bool
+	// CheckPasswords, with NoPasswords, still refuses every source Read
+	// would refuse (creds.Check: variables set and non-empty, files inside
+	// Dir, regular and non-empty) without reading a file's content (vet).
+	CheckPasswords bool
 }
 
 // Render renders profile of cfg ("" for the only one) with the digests of
@@ -42,6 +46,11 @@ func Render(cfg *schema.Config, profile string, l *lock.Lock, o Options) ([]rend
 	sources := p.PasswordSources()
 	pw := map[string][]byte{}
 	if o.NoPasswords {
+		if o.CheckPasswords {
+			if err := creds.Check(o.Dir, sources, o.Getenv); err != nil {
+				return nil, err
+			}
+		}
 		for _, s := range sources {
 			pw[s.Source] = []byte("placeholder")
 		}
