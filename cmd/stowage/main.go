@@ -132,6 +132,7 @@ func newRoot(getenv env) *cobra.Command {
 	root.PersistentFlags().Int64Var(&lim.Bytes, "max-config-bytes", schema.DefaultLimits.Bytes, "refuse a config whose files hold more bytes than this together")
 	root.PersistentFlags().IntVar(&lim.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
 	root.PersistentFlags().DurationVar(&lim.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
+	root.PersistentFlags().Int64Var(&lim.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them.

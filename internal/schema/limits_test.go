@@ -80,13 +80,25 @@ func TestLimits(t *testing.T) {
 		t.Errorf("node limit: %v", err)
 	}
 
+	// The bomb takes seconds and hundreds of MB to finish, not minutes and
+	// gigabytes: an abandoned evaluation runs on in the test process.
 	SetLimits(Limits{Time: 200 * time.Millisecond})
-	bomb := []File{{Name: "cfg/bomb.cue", Data: []byte("package stowage\n_n: [for a in list.Range(0, 3000, 1) for b in list.Range(0, 3000, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
+	bomb := []File{{Name: "cfg/bomb.cue", Data: []byte("package stowage\n_n: [for a in list.Range(0, 500, 1) for b in list.Range(0, 500, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
 	bomb[0].Data = []byte(strings.Replace(string(bomb[0].Data), "package stowage\n", "package stowage\nimport \"list\"\n", 1))
 	start := time.Now()
 	_, err = LoadFiles("cfg", bomb, Options{})
 	if err == nil || !strings.Contains(err.Error(), "cfg/bomb.cue: evaluating the config took more than 200ms, the limit of a config; raise it with --config-timeout") {
 		t.Errorf("time limit: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the load returned after %v", d)
+	}
+
+	SetLimits(Limits{Memory: 32 << 20})
+	start = time.Now()
+	_, err = LoadFiles("cfg", bomb, Options{})
+	if err == nil || !strings.Contains(err.Error(), "cfg/bomb.cue: evaluating the config took more than 33554432 bytes of memory, the limit of a config; raise it with --max-config-memory") {
+		t.Errorf("memory limit: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the load returned after %v", d)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strconv"
@@ -93,7 +94,7 @@ func ReadDir(dir string) ([]File, error) {
 
 // Limits bound what one config may cost to load; a config cannot raise
 // them, only the command line can (--max-config-bytes, --max-config-nodes,
-// --config-timeout).
+// --config-timeout, --max-config-memory).
 type Limits struct {
 	// Bytes bounds the bytes of all the files of one config together.
 	Bytes int64
@@ -102,13 +103,18 @@ type Limits struct {
 	Nodes int
 	// Time bounds the evaluation of the config with the schema.
 	Time time.Duration
+	// Memory bounds the heap bytes the evaluation may add, read from
+	// runtime/metrics every 10 ms (so it may overshoot by what 10 ms of
+	// evaluation allocates).
+	Memory int64
 }
 
 // DefaultLimits are the limits unless SetLimits changes them: 4 MiB, a
-// million syntax nodes and 30 s, each far above a large real config (the
-// 2,000-image test config is about 200 KB) and below what exhausts a CI
-// runner (a 10 MB YAML config took 42 s; a comprehension bomb 5.2 GB).
-var DefaultLimits = Limits{Bytes: 4 << 20, Nodes: 1_000_000, Time: 30 * time.Second}
+// million syntax nodes, 30 s and 1 GiB of heap, each far above a large real
+// config (the 2,000-image test config is about 200 KB and loads in 70 MB)
+// and below what exhausts a CI runner (a 10 MB YAML config took 42 s; a
+// comprehension bomb reached 5.6 GB within 30 s).
+var DefaultLimits = Limits{Bytes: 4 << 20, Nodes: 1_000_000, Time: 30 * time.Second, Memory: 1 << 30}
 
 var limits atomic.Pointer[Limits]
 
@@ -125,6 +131,9 @@ func SetLimits(l Limits) {
 	if l.Time > 0 {
 		d.Time = l.Time
 	}
+	if l.Memory > 0 {
+		d.Memory = l.Memory
+	}
 	limits.Store(&d)
 }
 
@@ -135,15 +144,19 @@ func currentLimits() Limits {
 	return DefaultLimits
 }
 
-// timed runs load under the time limit. On time out it returns an error at
-// file naming the limit and its flag; the evaluation, which CUE cannot
-// cancel, is abandoned and ends with the process.
+// timed runs load under the time and memory limits. On a hit it returns an
+// error at file naming the limit and its flag; the evaluation, which CUE
+// cannot cancel, is abandoned and ends with the process.
 func timed(file string, load func() (*Config, error)) (*Config, error) {
 	type result struct {
 		cfg *Config
 		err error
 	}
-	lim := currentLimits().Time
+	lims := currentLimits()
+	lim := lims.Time
+	base := heapBytes()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	done := make(chan result, 1)
 	go func() {
 		var r result
@@ -153,12 +166,29 @@ func timed(file string, load func() (*Config, error)) (*Config, error) {
 	}()
 	timer := time.NewTimer(lim)
 	defer timer.Stop()
-	select {
-	case r := <-done:
-		return r.cfg, r.err
-	case <-timer.C:
-		return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", lim)}}
+	for {
+		select {
+		case r := <-done:
+			return r.cfg, r.err
+		case <-timer.C:
+			return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", lim)}}
+		case <-tick.C:
+			if heapBytes()-base > uint64(lims.Memory) {
+				return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", lims.Memory)}}
+			}
+		}
 	}
+}
+
+// heapBytes is the bytes of live and not yet swept heap objects
+// (runtime/metrics, no stop-the-world).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 func isConfigFile(n string) bool {
