@@ -382,13 +382,26 @@ vocabulary for one registry, as in site.registries.`,
 			out := next.Marshal()
 			// A run that failed and learned nothing creates no file.
 			learned := lockErr == nil || data != nil || len(next.Entries) > 0
-			if learned && !bytes.Equal(out, data) {
+			written := learned && !bytes.Equal(out, data)
+			if written {
 				if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
-			if lockErr != nil {
+			// The summary says what the file now holds: after a failure
+			// only when the run changed it.
+			if lockErr == nil || written {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
+			}
+			switch {
+			case lockErr == nil:
+			case len(next.Entries) == 0:
+				return fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
+					lockErr, path, len(images))
+			case !written:
+				return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images are missing: run `stowage lock` again to resolve them",
+					lockErr, path, len(next.Entries), len(failed), len(images))
+			default:
 				return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images are missing: run `stowage lock` again to resolve them",
 					lockErr, path, len(next.Entries), len(failed), len(images))
 			}

@@ -509,3 +509,25 @@ func TestDigestHeaderMismatchRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLockEveryImageFails: when no image resolves and there is no lock,
+// lock writes no file, prints no "up to date" summary on stdout and says
+// the lock was not written because none of the images resolved.
+func TestLockEveryImageFails(t *testing.T) {
+	reg := startInProcess(t)
+	h := reg.Host
+	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	dir := writeConfig(t, map[string]configImage{"app": {Ref: app}}, helper, pause)
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/", Fault: registrytest.Status(http.StatusNotFound, nil)})
+	stdout, stderr, code := runCLI(t, nil, "lock", dir, "--insecure-registry", h, "--retries", "0")
+	lockPath := filepath.Join(dir, lock.FileName)
+	if code != 1 || !strings.Contains(stderr, lockPath+" not written: none of the 3 images resolved") || strings.Contains(stderr, "keeps the") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 1 saying the lock was not written", code, stderr)
+	}
+	if len(stdout) != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout)
+	}
+	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
+		t.Errorf("%s exists (%v)", lockPath, err)
+	}
+}
