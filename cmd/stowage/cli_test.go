@@ -106,6 +106,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown subcommand", []string{"openpai", "servics"}, 2, `"servics"`},
 		{"too many arguments", []string{"render", valid, valid}, 2, "accepts at most 1 arg"},
 		{"vet with too many arguments", []string{"vet", valid, valid}, 2, "accepts at most 1 arg"},
+		{"fn with an argument", []string{"fn", "extra"}, 2, `unknown command "extra" for "stowage fn"`},
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
 		{"--check needs -o", []string{"render", valid, "--check"}, 2, "--check needs -o"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
@@ -128,6 +129,15 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("a usage error should point at --help:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestFnHelpHidesStack: kyaml's debugging flag --stack is hidden from
+// `stowage fn --help` (it still parses).
+func TestFnHelpHidesStack(t *testing.T) {
+	stdout, _, code := runCLI(t, nil, "fn", "--help")
+	if code != 0 || strings.Contains(string(stdout), "stack") || !strings.Contains(string(stdout), "--allow-env") {
+		t.Errorf("fn --help: exit %d:\n%s\nwant --allow-env and no --stack", code, stdout)
 	}
 }
 

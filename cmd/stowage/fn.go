@@ -56,6 +56,13 @@ func newFn(getenv env) *cobra.Command {
 		return run(cmd, args)
 	}
 	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "an environment variable env: password sources may read besides STOWAGE_* ones (repeatable; set it in the exec declaration's args)")
+	// kyaml's command takes no positional argument but does not say so;
+	// its --stack (print a stack trace on error) is for debugging and
+	// hidden.
+	c.Args = cobra.NoArgs
+	if f := c.Flags().Lookup("stack"); f != nil {
+		f.Hidden = true
+	}
 	c.Use = "fn"
 	c.Short = "Run as a kustomize KRM function (ResourceList on stdin, ResourceList with results on stdout)"
 	c.Long = `Run as a KRM function. Declare it in a kustomization's transformers or
