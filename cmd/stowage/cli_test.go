@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"k8s.io/client-go/tools/clientcmd"
 	"maps"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func TestExitCodes(t *testing.T) {
 		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},
 		{"status invalid config", []string{"status", invalid, "--kubeconfig", "/nonexistent"}, 1, "Tenant_A"},
 		{"status without a cluster", []string{"status", valid, "--kubeconfig", filepath.Join(valid, "no-kubeconfig")}, 1,
-			"no cluster to read: stat " + filepath.Join(valid, "no-kubeconfig") + ": no such file or directory (pass --kubeconfig, set KUBECONFIG, or run in a pod)"},
+			"no cluster to read: --kubeconfig " + filepath.Join(valid, "no-kubeconfig") + ": no such file or directory"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,6 +130,24 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("a usage error should point at --help:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestStatusNoKubeconfig: without --kubeconfig, KUBECONFIG, ~/.kube/config
+// or a pod, status says so without client-go's KUBERNETES_MASTER hint;
+// with --kubeconfig it does not advise passing one.
+func TestStatusNoKubeconfig(t *testing.T) {
+	if _, err := os.Stat(clientcmd.RecommendedHomeFile); err == nil || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		t.Skip("a kubeconfig at " + clientcmd.RecommendedHomeFile + " or a pod's environment: no way to test the empty case here")
+	}
+	valid := cliValidDir(t)
+	_, stderr, code := runCLI(t, nil, "status", valid)
+	if code != 1 || strings.Contains(stderr, "KUBERNETES_MASTER") || !strings.Contains(stderr, "no cluster to read: no kubeconfig ($KUBECONFIG or ~/.kube/config) and not in a pod: pass --kubeconfig") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	_, stderr, code = runCLI(t, nil, "status", valid, "--kubeconfig", filepath.Join(valid, "none"))
+	if code != 1 || strings.Contains(stderr, "pass --kubeconfig") {
+		t.Errorf("with --kubeconfig: exit %d, %q", code, stderr)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"time"
@@ -141,6 +142,16 @@ func expectProfile(dir string, o loadOptions) (*status.Expected, error) {
 	return status.Expect(p, dss)
 }
 
+// unwrapPathErr drops the "stat PATH:" of a path error, for messages that
+// name the path already.
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // restConfig loads the client configuration: --kubeconfig, else
 // $KUBECONFIG's files, else ~/.kube/config, else the pod's ServiceAccount
 // (clientcmd's in-cluster fallback); --context picks the context. Every
@@ -154,7 +165,14 @@ func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
 	rules.ExplicitPath = o.kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
 	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-	if err != nil {
+	switch {
+	case err != nil && o.kubeconfig != "":
+		return nil, fmt.Errorf("no cluster to read: --kubeconfig %s: %w", o.kubeconfig, unwrapPathErr(err))
+	case clientcmd.IsEmptyConfig(err):
+		// client-go's own wording suggests KUBERNETES_MASTER, which
+		// nothing reads any more.
+		return nil, errors.New("no cluster to read: no kubeconfig ($KUBECONFIG or ~/.kube/config) and not in a pod: pass --kubeconfig, set KUBECONFIG, or run in a pod")
+	case err != nil:
 		return nil, fmt.Errorf("no cluster to read: %w (pass --kubeconfig, set KUBECONFIG, or run in a pod)", err)
 	}
 	rc = rest.CopyConfig(rc)
