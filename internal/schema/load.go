@@ -493,7 +493,7 @@ type locator struct {
 // files it climbs to the nearest parent that is.
 func (l *locator) at(path cue.Path, format string, args ...any) *Error {
 	e := &Error{Path: pathString(path), Msg: fmt.Sprintf(format, args...)}
-	sels := path.Selectors()
+	sels := l.hidden(path.Selectors())
 	for n := len(sels); n >= 1; n-- { // the root is every file at once: no place of its own
 		v := l.user.LookupPath(cue.MakePath(sels[:n]...))
 		if !v.Exists() {
@@ -508,6 +508,34 @@ func (l *locator) at(path cue.Path, format string, args ...any) *Error {
 		e.File = l.first
 	}
 	return e
+}
+
+// hidden replaces each string selector that names a hidden field ("_x",
+// as CUE's error paths spell it) by the hidden field's own selector, which
+// carries the config's package, so that LookupPath finds it (a structural
+// cycle through a hidden field is reported at that field).
+func (l *locator) hidden(sels []cue.Selector) []cue.Selector {
+	out := slices.Clone(sels)
+	for i, sel := range out {
+		name, err := strconv.Unquote(sel.String())
+		if err != nil {
+			name = sel.String()
+		}
+		if sel.LabelType() != cue.StringLabel || !strings.HasPrefix(name, "_") || strings.HasPrefix(name, "_#") {
+			continue
+		}
+		it, err := l.user.LookupPath(cue.MakePath(out[:i]...)).Fields(cue.Hidden(true))
+		if err != nil {
+			break
+		}
+		for it.Next() {
+			if it.Selector().String() == name {
+				out[i] = it.Selector()
+				break
+			}
+		}
+	}
+	return out
 }
 
 // userPos is the first position of v that is in a user file.

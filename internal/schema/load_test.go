@@ -117,6 +117,9 @@ func TestLoadRejects(t *testing.T) {
 			{"profiles.yaml", 10, "profiles.notebooks.pullers[1].environments[1]", []string{`environment "jupytr" is not defined; did you mean "jupyter"?`}},
 			{"profiles.yaml", 11, "profiles.notebooks.pullers[1].priority", []string{"field not allowed"}},
 		}},
+		{dir: "structural-cycle", want: []wantErr{
+			{"cycle.cue", 4, `"_x".a`, []string{"structural cycle"}},
+		}},
 		{dir: "package-mismatch", want: []wantErr{
 			{"b.cue", 1, "", []string{`package "notebooks" differs from package "stowage"`}},
 		}},
