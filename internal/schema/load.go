@@ -173,7 +173,9 @@ func timed(file string, load func() (*Config, error)) (*Config, error) {
 		case <-timer.C:
 			return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", lim)}}
 		case <-tick.C:
-			if heapBytes()-base > uint64(lims.Memory) {
+			// The heap may shrink below base after a collection: compare,
+			// never subtract into an underflow.
+			if heapBytes() > base+uint64(lims.Memory) {
 				return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", lims.Memory)}}
 			}
 		}
