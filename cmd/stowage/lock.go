@@ -6,18 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
@@ -119,158 +114,6 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.
 		return nil, nil, err
 	}
 	return r, bar.finish, nil
-}
-
-// progress is a progress bar on a terminal (schollz/progressbar). It is nil,
-// and every method a no-op, when disabled: --quiet, or stderr is not a
-// terminal (CI logs, pipes, tests). While a bar runs, a ticker redraws it
-// every progressTick, so the elapsed time moves even when no reference
-// finishes, and its description names the references in flight.
-type progress struct {
-	w       io.Writer
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	pending map[string]int
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-// progressTick is how often a running bar is redrawn.
-const progressTick = time.Second
-
-// progressNames is how many in-flight references the bar names.
-const progressNames = 2
-
-func newProgress(stderr io.Writer, quiet bool) *progress {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &progress{w: stderr}
-}
-
-// Start begins a bar of total references; none for zero.
-func (p *progress) Start(total int) {
-	if p == nil || total == 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopTicker()
-	p.bar = progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription("resolving"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	p.pending = map[string]int{}
-	p.bar.RenderBlank()
-	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-	go p.tick(p.stop, p.stopped)
-}
-
-// tick redraws the bar every progressTick until stop is closed.
-func (p *progress) tick(stop, stopped chan struct{}) {
-	defer close(stopped)
-	t := time.NewTicker(progressTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			p.mu.Lock()
-			if p.bar != nil {
-				p.bar.Describe(p.describe())
-			}
-			p.mu.Unlock()
-		}
-	}
-}
-
-// describe is "resolving", then the first references in flight (sorted)
-// and how many more; called with mu held.
-func (p *progress) describe() string {
-	names := make([]string, 0, len(p.pending))
-	for n := range p.pending {
-		names = append(names, n)
-	}
-	if len(names) == 0 {
-		return "resolving"
-	}
-	slices.Sort(names)
-	d := "resolving (waiting on " + strings.Join(names[:min(len(names), progressNames)], ", ")
-	if more := len(names) - progressNames; more > 0 {
-		d += fmt.Sprintf(" and %d more", more)
-	}
-	return d + ")"
-}
-
-// Begin notes a reference in flight.
-func (p *progress) Begin(ref string) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pending != nil {
-		p.pending[ref]++
-	}
-}
-
-// End notes a reference done.
-func (p *progress) End(ref string) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pending[ref]--; p.pending[ref] <= 0 {
-		delete(p.pending, ref)
-	}
-}
-
-// Done advances the bar by one reference.
-func (p *progress) Done() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Describe(p.describe())
-		p.bar.Add(1)
-	}
-}
-
-// stopTicker ends the ticker goroutine, if any; called with mu held, so it
-// releases mu while it waits for the goroutine.
-func (p *progress) stopTicker() {
-	if p.stop == nil {
-		return
-	}
-	stop, stopped := p.stop, p.stopped
-	p.stop, p.stopped = nil, nil
-	close(stop)
-	p.mu.Unlock()
-	<-stopped
-	p.mu.Lock()
-}
-
-func (p *progress) finish() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopTicker()
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
 }
 
 // lockInputs loads what lock and bump start from: the config, its images

@@ -7,18 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
@@ -449,79 +445,6 @@ func shortDigest(d string) string {
 		return d[:len("sha256:")+12]
 	}
 	return d
-}
-
-// mirrorProgress is a bytes bar on a terminal; nil (every method a no-op)
-// with --quiet, --dry-run, or when stderr is not a terminal.
-type mirrorProgress struct {
-	w      io.Writer
-	mu     sync.Mutex
-	bar    *progressbar.ProgressBar
-	images int
-	done   int
-}
-
-func newMirrorProgress(stderr io.Writer, quiet bool) *mirrorProgress {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &mirrorProgress{w: stderr}
-}
-
-// Start begins the bar.
-func (p *mirrorProgress) Start(images int, bytes int64) {
-	if p == nil || images == 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.images = images
-	p.bar = progressbar.NewOptions64(bytes,
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(fmt.Sprintf("images 0/%d", images)),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-}
-
-// Bytes advances the bar.
-func (p *mirrorProgress) Bytes(n int64) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Add64(n)
-	}
-}
-
-// Image counts one image done.
-func (p *mirrorProgress) Image() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done++
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("images %d/%d", p.done, p.images))
-	}
-}
-
-func (p *mirrorProgress) finish() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
 }
 
 // mirrorStopped is a mirror run stopped by a signal or --deadline.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -55,5 +56,54 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 	time.Sleep(progressTick + progressTick/2)
 	if got := w.String(); got != after {
 		t.Errorf("the bar was redrawn after finish: %q", strings.TrimPrefix(got, after))
+	}
+}
+
+// TestProgressOff: no bar unless stderr is a terminal and not --quiet, and
+// a disabled bar takes every call of lock and mirror without output.
+func TestProgressOff(t *testing.T) {
+	var buf bytes.Buffer
+	if p := newProgress(&buf, false); p != nil {
+		t.Fatalf("a bytes.Buffer got a bar")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if p := newMirrorProgress(f, false); p != nil {
+		t.Fatalf("a regular file got a bar")
+	}
+	var p *progress
+	p.Start(3)
+	p.Begin("a")
+	p.End("a")
+	p.Done()
+	p.finish()
+	var m *mirrorProgress
+	m.Start(2, 100)
+	m.Bytes(50)
+	m.Image()
+	m.finish()
+}
+
+// TestMirrorProgress: mirror's bar counts blob bytes and says how many
+// images are done.
+func TestMirrorProgress(t *testing.T) {
+	var w syncBuffer
+	m := &mirrorProgress{progress: &progress{w: &w}}
+	m.Start(2, 1000)
+	m.Bytes(400)
+	m.Image()
+	st := m.bar.State()
+	if st.CurrentNum != 400 || st.Max != 1000 {
+		t.Errorf("mirror bar at %d of %d, want 400 of 1000", st.CurrentNum, st.Max)
+	}
+	if st.Description != "images 1/2" {
+		t.Errorf("mirror bar says %q, want %q", st.Description, "images 1/2")
+	}
+	m.finish()
+	if m.bar != nil {
+		t.Errorf("bar left after finish")
 	}
 }
