@@ -64,25 +64,33 @@ func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool
 	var errs field.ErrorList
 	for i, v := range vols {
 		idxPath := fldPath.Index(i)
-		namePath := idxPath.Child("name")
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(namePath, ""))
-		case names[v.Name]:
-			errs = append(errs, field.Duplicate(namePath, v.Name))
-		default:
-			for _, msg := range validation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(namePath, v.Name, msg))
-			}
-		}
-		if v.Name != "" {
-			names[v.Name] = true
-		}
+		errs = append(errs, validateName(v.Name, names, idxPath.Child("name"))...)
 		if v.EmptyDir == nil {
 			errs = append(errs, field.Required(idxPath.Child("emptyDir"), "stowage renders only emptyDir volumes"))
 		}
 	}
 	return names, errs
+}
+
+// validateName checks a volume's or container's name at namePath:
+// required, unique among names (which collects it) and a DNS-1123 label
+// (IsDNS1123Label), as upstream does for both.
+func validateName(name string, names map[string]bool, namePath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(namePath, ""))
+	case names[name]:
+		errs = append(errs, field.Duplicate(namePath, name))
+	default:
+		for _, msg := range validation.IsDNS1123Label(name) {
+			errs = append(errs, field.Invalid(namePath, name, msg))
+		}
+	}
+	if name != "" {
+		names[name] = true
+	}
+	return errs
 }
 
 // validateContainer follows upstream validateContainers,
@@ -98,20 +106,7 @@ func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool
 //   - resources, volumeMounts and securityContext as below.
 func validateContainer(c *corev1.Container, spec *corev1.PodSpec, volumes, names map[string]bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	namePath := fldPath.Child("name")
-	switch {
-	case c.Name == "":
-		errs = append(errs, field.Required(namePath, ""))
-	case names[c.Name]:
-		errs = append(errs, field.Duplicate(namePath, c.Name))
-	default:
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(namePath, c.Name, msg))
-		}
-	}
-	if c.Name != "" {
-		names[c.Name] = true
-	}
+	errs = append(errs, validateName(c.Name, names, fldPath.Child("name"))...)
 
 	imagePath := fldPath.Child("image")
 	switch {
