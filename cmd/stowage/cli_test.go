@@ -183,7 +183,8 @@ profiles:
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, w := range []string{"NOT_SET_ANYWHERE", `environment "notebook"`} {
+	located := filepath.Join(dir, "config.yaml") + ":7:7: environments.notebook.auth.password: environment variable NOT_SET_ANYWHERE is not set"
+	for _, w := range []string{located, `environment "notebook"`} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr does not name %s:\n%s", w, stderr)
 		}
@@ -196,7 +197,7 @@ profiles:
 	}
 	// vet reads no secret but refuses what render refuses, naming the
 	// variable and what needs it; with the variable set it passes.
-	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 1 || !strings.Contains(stderr, "environment variable NOT_SET_ANYWHERE is not set") || !strings.Contains(stderr, `environment "notebook"`) {
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 1 || !strings.Contains(stderr, located) || !strings.Contains(stderr, `environment "notebook"`) {
 		t.Errorf("vet without the variable: exit %d: %s; want 1 naming it", code, stderr)
 	}
 	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "vet", dir); code != 0 {

@@ -19,6 +19,10 @@ import (
 type Source struct {
 	Source string   // "env:NAME", "file:path" or, when allowed, a literal
 	UsedBy []string // e.g. `environment "jupyter-gpu"`
+	// At are where the source is written, sorted, e.g.
+	// "config.yaml:6:17: environments.jupyter.auth.password"; the first
+	// leads each error about the source. Empty when unknown.
+	At []string
 }
 
 // Env looks up an environment variable: the value and whether it is set.
@@ -60,17 +64,24 @@ func read(dir string, sources []Source, getenv Env, contents bool) (map[string][
 	var problems []string
 	for _, s := range sources {
 		users := strings.Join(s.UsedBy, ", ")
+		// Each problem is led by where the source is written.
+		fail := func(msg string) {
+			if len(s.At) > 0 {
+				msg = s.At[0] + ": " + msg
+			}
+			problems = append(problems, msg)
+		}
 		switch {
 		case strings.HasPrefix(s.Source, "env:"):
 			name := strings.TrimPrefix(s.Source, "env:")
 			v, ok := getenv(name)
 			if !ok {
-				problems = append(problems, fmt.Sprintf("environment variable %s is not set (needed by %s)", name, users))
+				fail(fmt.Sprintf("environment variable %s is not set (needed by %s)", name, users))
 				continue
 			}
 			v = Trim(v)
 			if v == "" {
-				problems = append(problems, fmt.Sprintf("environment variable %s is empty (needed by %s)", name, users))
+				fail(fmt.Sprintf("environment variable %s is empty (needed by %s)", name, users))
 				continue
 			}
 			out[s.Source] = []byte(v)
@@ -90,18 +101,18 @@ func read(dir string, sources []Source, getenv Env, contents bool) (map[string][
 			var ce *confined.Error
 			switch {
 			case errors.As(err, &ce) && errors.Is(err, fs.ErrNotExist):
-				problems = append(problems, fmt.Sprintf("password file %s cannot be read (needed by %s): it does not exist", ce.Path, users))
+				fail(fmt.Sprintf("password file %s cannot be read (needed by %s): it does not exist", ce.Path, users))
 				continue
 			case errors.As(err, &ce) && !filepath.IsLocal(rel):
-				problems = append(problems, fmt.Sprintf("password file %s is outside the config directory (needed by %s); give a path inside it", rel, users))
+				fail(fmt.Sprintf("password file %s is outside the config directory (needed by %s); give a path inside it", rel, users))
 				continue
 			case err != nil:
-				problems = append(problems, fmt.Sprintf("%v (needed by %s)", err, users))
+				fail(fmt.Sprintf("%v (needed by %s)", err, users))
 				continue
 			}
 			v := Trim(string(b))
 			if v == "" {
-				problems = append(problems, fmt.Sprintf("password file %s is empty (needed by %s)", filepath.Join(dir, rel), users))
+				fail(fmt.Sprintf("password file %s is empty (needed by %s)", filepath.Join(dir, rel), users))
 				continue
 			}
 			out[s.Source] = []byte(v)

@@ -210,3 +210,15 @@ func TestCheckRefusesWhatReadRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLocated: each problem is led by the first place the source is
+// written.
+func TestReadLocated(t *testing.T) {
+	getenv := func(string) (string, bool) { return "", false }
+	_, err := Read(t.TempDir(), []Source{{Source: "env:UNSET", UsedBy: []string{`environment "e"`},
+		At: []string{"config.yaml:6:7: environments.e.auth.password", "config.yaml:9:7: images.i.auth.password"}}}, getenv)
+	want := `config.yaml:6:7: environments.e.auth.password: environment variable UNSET is not set (needed by environment "e")`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

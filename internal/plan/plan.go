@@ -55,6 +55,9 @@ type Use struct {
 	Platforms []string
 	// Auth is the use's registry credential from the config, or nil.
 	Auth *schema.Auth
+	// PasswordAt is where Auth.Password is written
+	// (schema.Config.PasswordAt), for errors; "" when unknown.
+	PasswordAt string
 	// EveryNode is set on a KindOpenPAI use whose image OpenPAI runs on
 	// every node (its role "all" list holds it), not only on Name's role.
 	EveryNode bool
@@ -307,12 +310,12 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 		}
 		for _, e := range sp.Environments {
 			env := cfg.Environments[e]
-			add(parse(&Use{Kind: KindEnvironment, Name: e, Platforms: env.Platforms, Auth: env.Auth,
+			add(parse(&Use{Kind: KindEnvironment, Name: e, Platforms: env.Platforms, Auth: env.Auth, PasswordAt: cfg.PasswordAt("environments", e),
 				NodeSelector: env.NodeSelector, Tolerations: env.Tolerations}, env.Image))
 		}
 		for _, k := range sp.Images {
 			im := cfg.Images[k]
-			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth}, im.Reference))
+			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth, PasswordAt: cfg.PasswordAt("images", k)}, im.Reference))
 		}
 		if p.OpenPAI != nil {
 			for _, role := range sp.OpenPAI {
@@ -459,17 +462,22 @@ func (p *Plan) PasswordSources() []creds.Source {
 		return nil
 	}
 	users := map[string][]string{}
+	at := map[string][]string{}
 	for _, pp := range p.Pullers {
 		for _, u := range pp.Uses {
 			if a := u.Auth; a != nil && a.Password != "" && !slices.Contains(users[a.Password], u.UsedBy()) {
 				users[a.Password] = append(users[a.Password], u.UsedBy())
+				if u.PasswordAt != "" && !slices.Contains(at[a.Password], u.PasswordAt) {
+					at[a.Password] = append(at[a.Password], u.PasswordAt)
+				}
 			}
 		}
 	}
 	out := make([]creds.Source, 0, len(users))
 	for s, us := range users {
 		slices.Sort(us)
-		out = append(out, creds.Source{Source: s, UsedBy: us})
+		slices.Sort(at[s])
+		out = append(out, creds.Source{Source: s, UsedBy: us, At: at[s]})
 	}
 	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })
 	return out

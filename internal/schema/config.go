@@ -38,6 +38,18 @@ type Config struct {
 	AllowLiteralPasswords bool `json:"-"`
 
 	allowNoProfiles bool
+	// passwordAt is where each auth.password is written, keyed by its
+	// path ("environments.jupyter.auth.password"): "FILE:LINE:COL: PATH".
+	passwordAt map[string]string
+}
+
+// PasswordAt says where the auth.password of environment name (kind
+// "environments") or image name (kind "images") is written, as
+// "FILE:LINE:COLUMN: environments.NAME.auth.password" (the path alone when
+// the position is unknown, as for a config built in Go); "" when it has
+// none.
+func (c *Config) PasswordAt(kind, name string) string {
+	return c.passwordAt[kind+"."+name+".auth.password"]
 }
 
 // Image is one entry of the images catalogue.

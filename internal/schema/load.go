@@ -328,6 +328,20 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		return nil, errs.sorted()
 	}
 	cfg.applyDefaults()
+	cfg.passwordAt = map[string]string{}
+	at := func(kind, name string, a *Auth) {
+		if a == nil || a.Password == "" {
+			return
+		}
+		e := loc.at(cue.MakePath(cue.Str(kind), cue.Str(name), cue.Str("auth"), cue.Str("password")), "")
+		cfg.passwordAt[kind+"."+name+".auth.password"] = strings.TrimSuffix(e.Error(), ": ")
+	}
+	for n, env := range cfg.Environments {
+		at("environments", n, env.Auth)
+	}
+	for n, im := range cfg.Images {
+		at("images", n, im.Auth)
+	}
 	return &cfg, nil
 }
 
