@@ -452,6 +452,12 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 			errs = append(errs, &Error{File: f.Name, Msg: "not a .cue, .yaml or .json file"})
 			continue
 		}
+		if ext := filepath.Ext(f.Name); ext != ".cue" {
+			if e := notConfig(af, f.Name); e != nil {
+				errs = append(errs, e)
+				continue
+			}
+		}
 		nodes += countNodes(af)
 		if lim := currentLimits().Nodes; nodes > lim {
 			return cue.Value{}, append(errs, &Error{File: f.Name, Msg: fmt.Sprintf("the config holds more than %d syntax nodes by this file, the limit of a config; raise it with --max-config-nodes", lim)})
@@ -464,6 +470,64 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		return cue.Value{}, errs
 	}
 	return ctx.BuildInstance(inst), nil
+}
+
+// notConfig is an error when a YAML or JSON file is plainly not stowage
+// config: Kubernetes objects (top-level apiVersion and kind, as rendered
+// output or a manifest has) or several documents or a list. Such a file is
+// refused by name before unification, whose conflict message would quote
+// its values (a rendered Secret's data among them).
+func notConfig(af *ast.File, file string) *Error {
+	at := func(p token.Pos, msg string) *Error {
+		e := &Error{File: file, Msg: msg}
+		if p.IsValid() {
+			setPos(e, p)
+		}
+		return e
+	}
+	decls := af.Decls
+	seen := map[string]token.Pos{}
+	for i := 0; i < len(decls); i++ {
+		switch d := decls[i].(type) {
+		case *ast.Field:
+			if name, _, err := ast.LabelName(d.Label); err == nil && (name == "apiVersion" || name == "kind") {
+				seen[name] = d.Pos()
+			}
+		case *ast.EmbedDecl:
+			switch x := d.Expr.(type) {
+			case *ast.ListLit:
+				p := x.Pos()
+				for _, el := range x.Elts {
+					if q := firstPos(el); !p.IsValid() && q.IsValid() {
+						p = q
+					}
+				}
+				return at(p, "holds several YAML documents or a list, not stowage config (one mapping of images, environments, profiles); is it rendered output or a manifest? keep those outside the config directory")
+			case *ast.StructLit: // a JSON file's one object
+				decls = append(decls, x.Elts...)
+			}
+		}
+	}
+	if len(seen) == 2 {
+		return at(seen["apiVersion"], "holds a Kubernetes object (apiVersion and kind), not stowage config; is it rendered output or a manifest? keep those outside the config directory")
+	}
+	return nil
+}
+
+// firstPos is the first valid position in n (its own, or its first
+// field's), or an invalid one.
+func firstPos(n ast.Node) token.Pos {
+	if p := n.Pos(); p.IsValid() {
+		return p
+	}
+	if st, ok := n.(*ast.StructLit); ok {
+		for _, el := range st.Elts {
+			if p := el.Pos(); p.IsValid() {
+				return p
+			}
+		}
+	}
+	return token.NoPos
 }
 
 // checkUTF8 is an error at the first byte of f that is not UTF-8, or nil.

@@ -117,6 +117,10 @@ func TestLoadRejects(t *testing.T) {
 			{"profiles.yaml", 10, "profiles.notebooks.pullers[1].environments[1]", []string{`environment "jupytr" is not defined; did you mean "jupyter"?`}},
 			{"profiles.yaml", 11, "profiles.notebooks.pullers[1].priority", []string{"field not allowed"}},
 		}},
+		{dir: "rendered-output-inside", want: []wantErr{
+			{"rendered.yaml", 2, "", []string{"holds several YAML documents or a list, not stowage config"}},
+			{"secret.json", 1, "", []string{"holds a Kubernetes object (apiVersion and kind), not stowage config"}},
+		}, never: []string{"eyJ", "CANARY", "dockerconfigjson"}},
 		{dir: "structural-cycle", want: []wantErr{
 			{"cycle.cue", 4, `"_x".a`, []string{"structural cycle"}},
 		}},
