@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -342,6 +343,48 @@ func TestVetNamesExternalSecrets(t *testing.T) {
 	// Nothing to create: no such lines.
 	if stdout, _, _ := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "Secret") {
 		t.Errorf("vet openpai-offline:\n%s", stdout)
+	}
+}
+
+// TestVetJSON: vet -o json prints the verdict, the Secrets to create and
+// every error with its place on stdout, on success and on failure, with
+// the same exit codes as the text output.
+func TestVetJSON(t *testing.T) {
+	decode := func(t *testing.T, stdout []byte) vetReport {
+		t.Helper()
+		var r vetReport
+		dec := json.NewDecoder(bytes.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("stdout is not vet's JSON report: %v\n%s", err, stdout)
+		}
+		return r
+	}
+	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"), "-o", "json")
+	r := decode(t, stdout)
+	want := []vetSecret{{Profile: "notebooks", Name: "submarine-dockerhub", Registry: "harbor.submarine.lab.internal:5000",
+		UsedBy: []string{`environment "jupyter-chinese"`}, Namespaces: []string{"submarine", "tenant-a", "tenant-b"}}}
+	if code != 0 || len(stderr) != 0 || !r.OK || !slices.Equal(r.Profiles, []string{"notebooks"}) || r.Objects != 6 ||
+		r.PinnedDigests != nil || len(r.Errors) != 0 || !reflect.DeepEqual(r.ExternalSecrets, want) {
+		t.Errorf("exit %d, stderr %s, report %+v", code, stderr, r)
+	}
+
+	dir := cliInvalidDir(t)
+	stdout, stderr, code = runCLI(t, nil, "vet", dir, "-o", "json")
+	r = decode(t, stdout)
+	if code != 1 || r.OK || len(r.Errors) == 0 || !strings.Contains(string(stderr), "Tenant_A") {
+		t.Fatalf("exit %d, stderr %s, report %+v", code, stderr, r)
+	}
+	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	if i < 0 {
+		t.Fatalf("no error at the namespace: %+v", r.Errors)
+	}
+	if e := r.Errors[i]; e.File != filepath.Join(dir, "config.yaml") || e.Line != 6 || e.Column < 1 || !strings.Contains(e.Message, `"Tenant_A"`) {
+		t.Errorf("namespace error %+v", e)
+	}
+
+	if _, _, code := runCLI(t, nil, "vet", dir, "-o", "yaml"); code != 2 {
+		t.Errorf("vet -o yaml: exit %d, want 2", code)
 	}
 }
 

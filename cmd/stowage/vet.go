@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -20,6 +22,7 @@ func newVet(getenv env) *cobra.Command {
 		o      loadOptions
 		ro     registryOptions
 		remote bool
+		format string
 	)
 	c := &cobra.Command{
 		Use:   "vet [DIR]",
@@ -33,7 +36,14 @@ With --remote, also check with one HEAD each that every digest the rendered
 manifests pin still exists in its registry, and name each one that does not.
 Passwords of the config's credentials are read then.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %q: want text or json", format)}
+			}
+			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Errors: []vetError{}}
+			if format == "json" {
+				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
+			}
 			dir := dirArg(args)
 			cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
 			if err != nil {
@@ -63,19 +73,23 @@ Passwords of the config's credentials are read then.`,
 			}
 			n := 0
 			var external []string
+			rep.Profiles = profiles
 			for _, p := range profiles {
 				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true, CheckPasswords: true, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("profile %q: %w", p, err)
 				}
 				n += len(objs)
-				if external, err = externalSecrets(cfg, p, l, external); err != nil {
+				if external, err = externalSecrets(cfg, p, l, external, rep); err != nil {
 					return err
 				}
 			}
+			rep.Objects = n
 			if !remote {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
-				printExternalSecrets(cmd.OutOrStdout(), external)
+				if format == "text" {
+					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
+					printExternalSecrets(cmd.OutOrStdout(), external)
+				}
 				return nil
 			}
 			// The digests the rendered manifests pin: the plan's pins of
@@ -100,12 +114,16 @@ Passwords of the config's credentials are read then.`,
 			if err != nil {
 				return fmt.Errorf("pinned digests missing or unchecked: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist\n", len(profiles), n, len(pins))
-			printExternalSecrets(cmd.OutOrStdout(), external)
+			rep.PinnedDigests = &[]int{len(pins)}[0]
+			if format == "text" {
+				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist\n", len(profiles), n, len(pins))
+				printExternalSecrets(cmd.OutOrStdout(), external)
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&remote, "remote", false, "also check that every pinned digest still exists in its registry")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text, or json: {ok, profiles, objects, pinnedDigests, externalSecrets, errors} on stdout, also when vet fails")
 	ro.addFlags(c.Flags())
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "vet only this profile")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
@@ -115,12 +133,13 @@ Passwords of the config's credentials are read then.`,
 // externalSecrets appends to lines, for profile, each pull Secret the
 // DaemonSets name but stowage does not render (render.ExternalSecrets),
 // as "profile P: Secret NAME (REGISTRY, USED BY) in NS, NS".
-func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []string) ([]string, error) {
+func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
 	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range render.ExternalSecrets(p) {
+		rep.ExternalSecrets = append(rep.ExternalSecrets, vetSecret{Profile: p.Profiles[0], Name: e.Name, Registry: e.Registry, UsedBy: e.UsedBy, Namespaces: e.Namespaces})
 		lines = append(lines, fmt.Sprintf("profile %s: Secret %s (%s; %s) in %s", p.Profiles[0], e.Name, e.Registry,
 			strings.Join(e.UsedBy, ", "), strings.Join(e.Namespaces, ", ")))
 	}
@@ -137,4 +156,63 @@ func printExternalSecrets(w io.Writer, lines []string) {
 	for _, l := range lines {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+}
+
+// vetReport is vet's -o json output: the verdict, what was checked, the
+// Secrets the user must create, and every error with its place.
+type vetReport struct {
+	OK       bool     `json:"ok"`
+	Profiles []string `json:"profiles"`
+	Objects  int      `json:"objects"`
+	// PinnedDigests is the number of digests --remote found; absent
+	// without --remote.
+	PinnedDigests   *int        `json:"pinnedDigests,omitempty"`
+	ExternalSecrets []vetSecret `json:"externalSecrets"`
+	Errors          []vetError  `json:"errors"`
+}
+
+// vetSecret is a pull Secret stowage names but does not render.
+type vetSecret struct {
+	Profile    string   `json:"profile"`
+	Name       string   `json:"name"`
+	Registry   string   `json:"registry"`
+	UsedBy     []string `json:"usedBy"`
+	Namespaces []string `json:"namespaces"`
+}
+
+// vetError is one problem: the config file, line, column and field when
+// the loader located it, and the message (the text vet prints on stderr).
+type vetError struct {
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// write prints the report as JSON with vet's outcome err, and returns err
+// unchanged so that the exit code and stderr stay as they are; a usage
+// error prints no report.
+func (r *vetReport) write(w io.Writer, err error) error {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	r.OK = err == nil
+	var located schema.Errors
+	switch {
+	case err == nil:
+	case errors.As(err, &located):
+		for _, e := range located {
+			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
+		}
+	default:
+		r.Errors = append(r.Errors, vetError{Message: err.Error()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if werr := enc.Encode(r); werr != nil && err == nil {
+		return werr
+	}
+	return err
 }
