@@ -88,7 +88,7 @@ golden:
 # docker-registry seeded with the deterministic stand-in images
 # (apt-get install docker-registry); TestExampleLocksFromRegistry checks them.
 lock-examples: build
-	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks examples/gitops-flux/config
+	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks examples/gitops-flux/config examples/gitops-argo/prepull
 
 # crane from the go-containerregistry version stowage uses, for the benchmark.
 crane:

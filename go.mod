@@ -20,7 +20,15 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
+require (
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
+	sigs.k8s.io/kustomize/api v0.21.2
+)
+
+require (
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+)
 
 require (
 	github.com/cockroachdb/apd/v3 v3.2.3 // indirect

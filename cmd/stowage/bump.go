@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/bump"
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/registry"
@@ -51,13 +49,17 @@ when something changed, as git diff --exit-code does.`,
 				return usageError{fmt.Errorf("-o %q: want text or json", format)}
 			}
 			dir := dirArg(args)
-			// Every output against the config, the lock and each other,
-			// before a registry is contacted.
-			if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: filepath.Join(dir, lock.FileName), RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
+			src, images, old, data, err := lockInputs(cmd.ErrOrStderr(), dir, o)
+			if err != nil {
 				return err
 			}
-			cfg, images, path, old, data, err := lockInputs(dir, o)
-			if err != nil {
+			cfg, path := src.cfg, src.lockPath
+			if src.kust != nil && renderOut != "" {
+				return usageError{fmt.Errorf("--render is for a config directory; %s is a kustomization, which kustomize renders with the function", dir)}
+			}
+			// Every output against the config, the lock and each other,
+			// before a registry is contacted.
+			if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: path, RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
 				return err
 			}
 			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
@@ -144,6 +146,7 @@ when something changed, as git diff --exit-code does.`,
 	c.Flags().BoolVar(&keepGoing, "keep-going", false, "when images fail, still bump the others (the failed keep their old entries) and exit 1 naming the failures")
 	c.Flags().StringVar(&renderOut, "render", "", "also render the profile into this directory with the new digests")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.addRootFlag(c.Flags())
 	ro.addFlags(c.Flags())
 	return c
 }

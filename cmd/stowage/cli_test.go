@@ -701,21 +701,35 @@ func TestRenderCheckDiff(t *testing.T) {
 
 // TestWrongDirectoryNamed: run on rendered output or on a kustomization,
 // the commands that read a config directory say what the directory is, in
-// one message, instead of CUE conflicts.
+// one message, instead of CUE conflicts. vet and lock take a kustomization
+// that runs stowage as a KRM function (TestLockKustomizationThenBuild), and
+// name one that does not.
 func TestWrongDirectoryNamed(t *testing.T) {
 	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	kustomization := filepath.Join(repoRoot, "examples", "gitops-argo", "prepull")
-	for _, cmd := range [][]string{{"render"}, {"vet"}, {"lock", "--check"}, {"openpai", "services"}} {
-		for dir, want := range map[string]string{rendered: "is the output of `stowage render -o`", kustomization: "is a kustomization (kustomization.yaml)"} {
-			args := append(append([]string{}, cmd[0]), dir)
-			if len(cmd) > 1 && cmd[0] == "openpai" {
-				args = []string{"openpai", "services", dir}
+	plain := t.TempDir()
+	if err := os.WriteFile(filepath.Join(plain, "kustomization.yaml"), []byte("resources: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type dirWant struct{ dir, want string }
+	cases := map[string][]dirWant{
+		"render":           {{rendered, "is the output of `stowage render -o`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
+		"openpai services": {{rendered, "is the output of `stowage render -o`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
+		"vet":              {{rendered, "is the output of `stowage render -o`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
+		"lock --check":     {{rendered, "is the output of `stowage render -o`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
+	}
+	for cmd, dws := range cases {
+		for _, dw := range dws {
+			words := strings.Fields(cmd)
+			args := append(append([]string{}, words[0]), dw.dir)
+			if words[0] == "openpai" {
+				args = []string{"openpai", "services", dw.dir}
 			} else {
-				args = append(args, cmd[1:]...)
+				args = append(args, words[1:]...)
 			}
 			_, stderr, code := runCLI(t, nil, args...)
-			if code != 1 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-				t.Errorf("%v: exit %d, %q; want 1 and one line saying it %s", args, code, stderr, want)
+			if code != 1 || !strings.Contains(stderr, dw.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, %q; want 1 and one line saying it %s", args, code, stderr, dw.want)
 			}
 		}
 	}

@@ -7,17 +7,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/schema"
 )
 
-// lockedExamples are the example config directories whose locks `make
-// lock-examples` writes (the Makefile lists the same). The lock of
-// examples/gitops-argo/prepull belongs to a kustomize directory with the
-// KRM function's config, which `stowage lock` does not read.
-var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"}
+// lockedExamples are the example directories whose locks `make
+// lock-examples` writes (the Makefile lists the same): config directories,
+// and the Argo CD kustomization, whose functionConfig is the config and
+// whose Deployment has an image only the function pins.
+var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config", "gitops-argo/prepull"}
 
 // TestExampleLocksFromRegistry produces each example's lock the way
 // `make lock-examples` does: a real docker-registry is seeded with the
@@ -29,14 +28,17 @@ func TestExampleLocksFromRegistry(t *testing.T) {
 	d := registrytest.Start(t, registrytest.Options{})
 	for _, ex := range lockedExamples {
 		example := filepath.Join(repoRoot, "examples", filepath.FromSlash(ex))
-		lockPath := filepath.Join(example, lock.FileName)
 		t.Run(ex, func(t *testing.T) {
-			work := copyConfig(t, example)
-			cfg, err := schema.Load(work, schema.Options{})
+			e, err := registrytest.LoadExample(example)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := registrytest.PlanFor(cfg, d.Host)
+			lockPath := filepath.Join(example, e.Lock)
+			work := t.TempDir()
+			if err := e.Write(work); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := registrytest.PlanFor(e.Config, d.Host, e.Workloads...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +50,7 @@ func TestExampleLocksFromRegistry(t *testing.T) {
 			if _, stderr, code := runCLI(t, nil, cli...); code != 0 {
 				t.Fatalf("lock exit %d:\n%s", code, stderr)
 			}
-			got := readFile(t, filepath.Join(work, lock.FileName))
+			got := readFile(t, filepath.Join(work, e.Lock))
 			want := readFile(t, lockPath)
 			if !bytes.Equal(got, want) {
 				t.Errorf("stowage lock against the seeded registry differs from %s (run make lock-examples):\n%s", lockPath, firstDiff(want, got))

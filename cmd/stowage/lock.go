@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -116,49 +115,53 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.
 	return r, bar.finish, nil
 }
 
-// lockInputs loads what lock and bump start from: the config, its images
-// (plan.All), the lock path and the old lock (empty when the file does not
-// exist).
-func lockInputs(dir string, o loadOptions) (*schema.Config, []*plan.Image, string, *lock.Lock, []byte, error) {
-	return lockInputsRepair(dir, o, nil)
+// lockInputs loads what lock and bump start from: the source (a config
+// directory, or a kustomization with the stowage transformer), its images
+// (plan.All, with the workloads the function pins), and the old lock
+// (empty when the file does not exist) with its bytes.
+func lockInputs(stderr io.Writer, dir string, o loadOptions) (*source, []*plan.Image, *lock.Lock, []byte, error) {
+	return lockInputsRepair(stderr, dir, o, nil)
 }
 
 // lockInputsRepair is lockInputs that, with warn set (the lock command),
 // drops the lock entries that do not validate, saying so on warn, so that
 // lock resolves them again instead of refusing the file.
-func lockInputsRepair(dir string, o loadOptions, warn io.Writer) (*schema.Config, []*plan.Image, string, *lock.Lock, []byte, error) {
-	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source, []*plan.Image, *lock.Lock, []byte, error) {
+	src, err := loadSource(stderr, dir, o)
 	if err != nil {
-		return nil, nil, "", nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	all, err := plan.All(cfg, nil)
+	if err := src.needLock(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	all, err := plan.All(src.cfg, nil, src.workloads...)
 	if err != nil {
-		return nil, nil, "", nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	images := all.Images
-	path := filepath.Join(dir, lock.FileName)
+	path := src.lockPath
 	data, err := lock.ReadBytes(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return cfg, images, path, &lock.Lock{}, nil, nil
+		return src, images, &lock.Lock{}, nil, nil
 	case err != nil:
-		return nil, nil, "", nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if warn == nil {
 		old, err := lock.Parse(data, path)
 		if err != nil {
-			return nil, nil, "", nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return cfg, images, path, old, data, nil
+		return src, images, old, data, nil
 	}
 	old, dropped, err := lock.ParseRepair(data, path)
 	if err != nil {
-		return nil, nil, "", nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	for _, d := range dropped {
 		fmt.Fprintf(warn, "stowage: %v; the entry is dropped and resolved again\n", d)
 	}
-	return cfg, images, path, old, data, nil
+	return src, images, old, data, nil
 }
 
 func newLock(getenv env) *cobra.Command {
@@ -195,10 +198,11 @@ vocabulary for one registry, as in site.registries.`,
 			if !check {
 				warn = cmd.ErrOrStderr()
 			}
-			cfg, images, path, old, data, err := lockInputsRepair(dir, o, warn)
+			src, images, old, data, err := lockInputsRepair(cmd.ErrOrStderr(), dir, o, warn)
 			if err != nil {
 				return err
 			}
+			cfg, path := src.cfg, src.lockPath
 			if check {
 				return lockCheck(cmd.ErrOrStderr(), path, old, data, images)
 			}
@@ -254,6 +258,7 @@ vocabulary for one registry, as in site.registries.`,
 	c.Flags().BoolVar(&check, "check", false, "only report whether the lock would change; exit 1 if so")
 	c.Flags().BoolVar(&viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.addRootFlag(c.Flags())
 	ro.addFlags(c.Flags())
 	return c
 }

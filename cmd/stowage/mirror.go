@@ -100,6 +100,7 @@ lock already pins at the same digest (a delta bundle).`,
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
 	fs.StringVarP(&o.format, "output", "o", "table", "plan format: table or json")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.load.addRootFlag(fs)
 	o.reg.addFlags(fs)
 	// A blob is one request, and a mirror moves gigabytes: longer limits.
 	o.reg.requestTimeout, o.reg.runTimeout = mirrorRequestTimeout, mirrorRunTimeout
@@ -132,7 +133,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
 	} else {
-		in, err = mirrorImages(dir, o)
+		in, err = mirrorImages(stderr, dir, o)
 	}
 	if err != nil {
 		return err
@@ -209,14 +210,22 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 // key. An index or manifest pin writes the tag; a child pin (one platform)
 // is copied by digest alone. Errors: the config's, and every image the lock
 // does not pin, all named.
-func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
+func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, error) {
 	var in mirrorInput
-	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.load.allowLiteralPasswords})
+	src, err := loadSource(stderr, dir, o.load)
 	if err != nil {
 		return in, err
 	}
-	path := filepath.Join(dir, lock.FileName)
-	data, err := confined.ReadFile(dir, lock.FileName, confined.Lock)
+	if src.kust != nil {
+		if err := src.needLock(); err != nil {
+			return in, err
+		}
+		if len(o.profiles) > 0 {
+			return in, usageError{errors.New("--profile is for a config directory; a kustomization's images are its functionConfig's and the workloads the function pins")}
+		}
+	}
+	cfg, path := src.cfg, src.lockPath
+	data, err := confined.ReadFile(filepath.Dir(path), filepath.Base(path), confined.Lock)
 	if errors.Is(err, fs.ErrNotExist) {
 		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", path, dir)
 	}
@@ -235,15 +244,27 @@ func mirrorImages(dir string, o mirrorOptions) (mirrorInput, error) {
 	if len(profiles) == 0 {
 		profiles = cfg.ProfileNames()
 	}
-	seen := map[string]bool{}
-	var problems []string
-	in.roles = map[openpai.Role]map[string]bool{}
+	// The images of each profile, then those only the KRM function pins.
+	var groups [][]*plan.Image
 	for _, pname := range profiles {
 		p, err := plan.Build(cfg, pname, l)
 		if err != nil {
 			return in, err
 		}
-		for _, img := range p.Images {
+		groups = append(groups, p.Images)
+	}
+	if len(src.workloads) > 0 {
+		p, err := plan.All(&schema.Config{}, l, src.workloads...)
+		if err != nil {
+			return in, err
+		}
+		groups = append(groups, p.Images)
+	}
+	seen := map[string]bool{}
+	var problems []string
+	in.roles = map[openpai.Role]map[string]bool{}
+	for _, images := range groups {
+		for _, img := range images {
 			for _, u := range img.Uses {
 				if u.Kind == plan.KindOpenPAI {
 					role := openpai.Role(u.Name)

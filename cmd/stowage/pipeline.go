@@ -15,6 +15,9 @@ import (
 type loadOptions struct {
 	profile               string
 	allowLiteralPasswords bool
+	// root is --root: when DIR is a kustomization, the directory its
+	// reads stay beneath ("" is DIR).
+	root string
 }
 
 // readLock reads DIR/stowage.lock.yaml; a missing lock is an empty lock, so

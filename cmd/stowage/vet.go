@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/stowage/stowage/internal/fn"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
@@ -45,10 +48,14 @@ Passwords of the config's credentials are read then.`,
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
 			dir := dirArg(args)
-			cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+			src, err := loadSource(cmd.ErrOrStderr(), dir, o)
 			if err != nil {
 				return err
 			}
+			if src.kust != nil {
+				return vetKustomization(cmd, src, vetRun{profile: o.profile, remote: remote, text: format == "text", ro: &ro, rep: rep, getenv: getenv})
+			}
+			cfg := src.cfg
 			profiles := cfg.ProfileNames()
 			if o.profile != "" {
 				profiles = []string{o.profile}
@@ -127,7 +134,95 @@ Passwords of the config's credentials are read then.`,
 	ro.addFlags(c.Flags())
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "vet only this profile")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.addRootFlag(c.Flags())
 	return c
+}
+
+// vetRun is what vetKustomization needs of vet's flags.
+type vetRun struct {
+	profile string
+	remote  bool
+	text    bool
+	ro      *registryOptions
+	rep     *vetReport
+	getenv  env
+}
+
+// vetKustomization vets a kustomization that runs stowage as a KRM
+// function: the function itself runs, in process, on the items kustomize
+// would hand it (kustomization.Load), with the exec declaration's
+// --allow-env names, reading no password; its error results fail vet as
+// they would fail kustomize build. With --remote, every digest the
+// function pins (pre-pulled and pin-only) is checked in its registry.
+func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
+	if err := src.needLock(); err != nil {
+		return err
+	}
+	l, err := lock.Read(src.lockPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		l = &lock.Lock{}
+	case err != nil:
+		return err
+	}
+	b := src.kust
+	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
+	for _, it := range b.Items {
+		rl.Items = append(rl.Items, it.Copy())
+	}
+	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.allowEnv(), CheckOnly: true}
+	if err := p.Process(rl); err != nil {
+		return newFnConfigError(cmd.ErrOrStderr(), p, b, rl.Results)
+	}
+	profiles, err := src.profiles(v.profile)
+	if err != nil {
+		return err
+	}
+	objects := len(rl.Items) - len(b.Items)
+	v.rep.Profiles = append(v.rep.Profiles, profiles...)
+	v.rep.Objects = objects
+	var external []string
+	for _, prof := range profiles {
+		if external, err = externalSecrets(src.cfg, prof, l, external, v.rep); err != nil {
+			return err
+		}
+	}
+	pinned := ""
+	if n := len(src.workloads); n > 0 {
+		pinned = fmt.Sprintf(", %d workload image(s) pinned", n)
+	}
+	if !v.remote {
+		if v.text {
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), objects, pinned)
+			printExternalSecrets(cmd.OutOrStdout(), external)
+		}
+		return nil
+	}
+	all, err := plan.All(src.cfg, l, src.workloads...)
+	if err != nil {
+		return err
+	}
+	r, done, err := v.ro.resolver(cmd.ErrOrStderr(), src.dir, all.Images, v.getenv)
+	if err != nil {
+		return err
+	}
+	var pins []registry.Pin
+	for _, img := range all.Images {
+		for _, d := range img.Pins() {
+			pins = append(pins, registry.Pin{Image: img, Digest: d})
+		}
+	}
+	err = r.Verify(cmd.Context(), pins)
+	done()
+	if err != nil {
+		return fmt.Errorf("pinned digests missing or unchecked: %w", err)
+	}
+	v.rep.PinnedDigests = &[]int{len(pins)}[0]
+	if v.text {
+		fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s, %d pinned digest(s) exist\n", len(profiles), objects, pinned, len(pins))
+		printExternalSecrets(cmd.OutOrStdout(), external)
+	}
+	return nil
 }
 
 // externalSecrets appends to lines, for profile, each pull Secret the
@@ -200,8 +295,13 @@ func (r *vetReport) write(w io.Writer, err error) error {
 	}
 	r.OK = err == nil
 	var located schema.Errors
+	var fnErr *fnConfigError
 	switch {
 	case err == nil:
+	case errors.As(err, &fnErr):
+		for _, e := range fnErr.errors {
+			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Message})
+		}
 	case errors.As(err, &located):
 		for _, e := range located {
 			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})

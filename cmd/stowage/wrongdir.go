@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/stowage/stowage/internal/render"
 )
@@ -20,16 +21,13 @@ var configDirCommands = []string{
 	"stowage status", "stowage openpai services", "stowage openpai package-cache",
 }
 
-// kustomizationNames are the file names kustomize reads a kustomization from.
-var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
 // checkConfigDir recognises a directory that is not a config directory but
 // is easily taken for one, before CUE reports its files as conflicts: the
 // output of `stowage render -o` (its kustomization.yaml starts with
 // render.GeneratedHeader), or any other kustomization. A config directory
 // never holds a kustomization file: every YAML file there is config.
-func checkConfigDir(dir string) error {
-	for _, n := range kustomizationNames {
+func checkConfigDir(dir string, kustomizationOK bool) error {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		path := filepath.Join(dir, n)
 		f, err := os.Open(path)
 		if err != nil {
@@ -41,16 +39,20 @@ func checkConfigDir(dir string) error {
 		if bytes.Equal(head[:k], []byte(render.GeneratedHeader)) {
 			return fmt.Errorf("%s is the output of `stowage render -o` (%s says so), not a config directory: run stowage on the config directory that rendered it, the one holding the config (.cue, .yaml) and stowage.lock.yaml", dir, n)
 		}
-		return fmt.Errorf("%s is a kustomization (%s), not a stowage config directory: a config directory holds only stowage's config (.cue, .yaml, .yml, .json) and stowage.lock.yaml; inside a kustomization, run stowage as a KRM function (README: \"stowage as a kustomize KRM function\")", dir, n)
+		if kustomizationOK {
+			return nil // loadSource reads it, or says why it cannot
+		}
+		return fmt.Errorf("%s is a kustomization (%s), not a stowage config directory: a config directory holds only stowage's config (.cue, .yaml, .yml, .json) and stowage.lock.yaml; inside a kustomization, run stowage as a KRM function (README: \"stowage as a kustomize KRM function\"); stowage lock, bump, vet and mirror take such a kustomization itself", dir, n)
 	}
 	return nil
 }
 
 // preRunConfigDir runs checkConfigDir on the DIR argument of the commands
-// that take a config directory.
+// that take a config directory; those that also take a kustomization
+// (kustomizationCommands) refuse only render's output.
 func preRunConfigDir(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(configDirCommands, cmd.CommandPath()) {
 		return nil
 	}
-	return checkConfigDir(dirArg(args))
+	return checkConfigDir(dirArg(args), slices.Contains(kustomizationCommands, cmd.CommandPath()))
 }

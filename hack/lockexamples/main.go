@@ -1,5 +1,5 @@
 // Command lockexamples writes the stowage.lock.yaml of each example config
-// directory it is given the way a user's lock is written: `stowage lock`
+// directory or kustomization (with the stowage transformer) it is given the way a user's lock is written: `stowage lock`
 // against a real registry. The registry is Debian's docker-registry (CNCF
 // distribution), started on 127.0.0.1 for the run and seeded with the
 // deterministic stand-in image (internal/standin) of every reference, each
@@ -22,10 +22,8 @@ import (
 	"path/filepath"
 
 	"github.com/stowage/stowage/internal/atomicfile"
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/schema"
 )
 
 func main() {
@@ -57,11 +55,11 @@ func run(stowage string, dirs []string) error {
 	}
 	defer d.Stop()
 	for _, dir := range dirs {
-		cfg, err := schema.Load(dir, schema.Options{})
+		ex, err := registrytest.LoadExample(dir)
 		if err != nil {
 			return err
 		}
-		plan, err := registrytest.PlanFor(cfg, d.Host)
+		plan, err := registrytest.PlanFor(ex.Config, d.Host, ex.Workloads...)
 		if err != nil {
 			return err
 		}
@@ -78,14 +76,8 @@ func run(stowage string, dirs []string) error {
 		if err != nil {
 			return err
 		}
-		files, err := schema.ReadDir(dir)
-		if err != nil {
+		if err := ex.Write(work); err != nil {
 			return err
-		}
-		for _, f := range files {
-			if err := os.WriteFile(filepath.Join(work, filepath.Base(f.Name)), f.Data, 0o644); err != nil {
-				return err
-			}
 		}
 		args := append([]string{"lock", work, "--quiet", "--insecure-registry", d.Host}, plan.Flags()...)
 		cmd := exec.Command(stowage, args...)
@@ -93,14 +85,14 @@ func run(stowage string, dirs []string) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s %v: %w", stowage, args, err)
 		}
-		out, err := os.ReadFile(filepath.Join(work, lock.FileName))
+		out, err := os.ReadFile(filepath.Join(work, ex.Lock))
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.WriteFile(filepath.Join(dir, lock.FileName), out, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, ex.Lock), out, 0o644); err != nil {
 			return err
 		}
-		fmt.Printf("%s: %d bytes\n", filepath.Join(dir, lock.FileName), len(out))
+		fmt.Printf("%s: %d bytes\n", filepath.Join(dir, ex.Lock), len(out))
 	}
 	return nil
 }

@@ -259,6 +259,9 @@ func pullers(uses []*plan.Use) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, u := range uses {
+		if u.PullerName() == "" {
+			continue // a workload the KRM function pins: its Item says which
+		}
 		s := code(u.PullerName())
 		if len(profiles) > 1 {
 			s = u.Profile + ": " + s
@@ -341,7 +344,7 @@ func NewReport(changes []Change, o BodyOptions) Report {
 				seenItem[u.Item()] = true
 				rc.Used = append(rc.Used, u.Item())
 			}
-			if p := u.Profile + "/" + u.PullerName(); !seenPuller[p] {
+			if p := u.Profile + "/" + u.PullerName(); u.PullerName() != "" && !seenPuller[p] {
 				seenPuller[p] = true
 				rc.Pullers = append(rc.Pullers, p)
 			}

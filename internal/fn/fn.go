@@ -65,6 +65,10 @@ type Processor struct {
 	// Stderr receives the warning and error results as
 	// `file:line: field: message` lines; nil writes none.
 	Stderr io.Writer
+	// CheckOnly renders without reading a password: each source is only
+	// checked the way render would refuse it (stowage vet on a
+	// kustomization; pipeline.Options NoPasswords and CheckPasswords).
+	CheckOnly bool
 }
 
 // Process implements framework.ResourceListProcessor: validate the
@@ -123,8 +127,8 @@ func (s *session) run() {
 		}
 	}
 	apis := framework.VersionedAPIProcessor{FilterProvider: framework.GVKFilterMap{
-		Kind:          {APIVersion: &api{s: s, l: l, render: s.stowage}},
-		SubmarineKind: {SubmarineAPIVersion: &api{s: s, l: l, render: s.submarine}},
+		Kind:          {APIVersion: &api{s: s, l: l, config: s.stowage}},
+		SubmarineKind: {SubmarineAPIVersion: &api{s: s, l: l, config: s.submarine}},
 	}}
 	if err := apis.Process(s.rl); err != nil {
 		id := identity(fc)
@@ -133,21 +137,56 @@ func (s *session) run() {
 	}
 }
 
-// api is the kio.Filter of one functionConfig kind: render from the
-// functionConfig, pin the workloads, append what was rendered. It has no
-// exported fields, so framework.LoadFunctionConfig decodes nothing into it;
-// render reads the functionConfig itself, strictly.
+// api is the kio.Filter of one functionConfig kind: read the config from
+// the functionConfig, render its profile, pin the workloads, append what
+// was rendered. It has no exported fields, so framework.LoadFunctionConfig
+// decodes nothing into it; config reads the functionConfig itself,
+// strictly.
 type api struct {
 	s      *session
 	l      *lock.Lock
-	render func(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode
+	config func(fc *yaml.RNode) (c fnConfig, ok bool)
+}
+
+// fnConfig is what a functionConfig says: the config and the profile the
+// function renders.
+type fnConfig struct {
+	cfg *schema.Config
+	// profile is the profile to render; "" picks the only one.
+	profile string
+	// pinOnly is set for a config without profiles: nothing is rendered.
+	pinOnly bool
 }
 
 // Filter implements kio.Filter; problems are results, never an error.
 func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
-	rendered := a.render(a.s.rl.FunctionConfig, a.l)
+	fc := a.s.rl.FunctionConfig
+	c, ok := a.config(fc)
+	var rendered []*yaml.RNode
+	if ok {
+		a.s.site = c.site()
+		if !c.pinOnly {
+			rendered = a.s.render(fc, c.cfg, c.profile, a.l)
+		}
+	}
 	a.s.pin(a.l)
 	return append(items, rendered...), nil
+}
+
+// site is the site registry pin mode rewrites workloads' images to: the
+// rendered profile's, or the config's top-level one without profiles; nil
+// for none.
+func (c fnConfig) site() *schema.Site {
+	if c.pinOnly {
+		if c.cfg.Site != nil && c.cfg.Site.Registry != "" {
+			return c.cfg.Site
+		}
+		return nil
+	}
+	if _, prof, err := c.cfg.Profile(c.profile); err == nil {
+		return prof.Site
+	}
+	return nil
 }
 
 // readLock finds the ImageLock item. Without one, pin mode and render have
@@ -275,4 +314,59 @@ func sortResults(rs framework.Results) {
 		return b.String()
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return key(rs[i]) < key(rs[j]) })
+}
+
+// Config is what a functionConfig says, read without rendering
+// (Processor.ReadConfig).
+type Config struct {
+	// Config is the typed config: a Stowage's spec, or a JupyterImagePuller
+	// converted to one profile named after the object.
+	Config *schema.Config
+	// Profile is the profile the function renders ("" picks the only one).
+	Profile string
+	// PinOnly is set for a Stowage without profiles: the function renders
+	// nothing and only pins.
+	PinOnly bool
+}
+
+// ReadConfig reads functionConfig fc (a Stowage or a JupyterImagePuller)
+// exactly as the function does, for the CLI commands that take a
+// kustomization (lock, bump, vet, mirror): the same checks, the same
+// results (sorted, stowage.dev/strict applied, written to p.Stderr as
+// `file:line: field: message` lines). ok is false when a result is an
+// error; the Config is then empty.
+func (p *Processor) ReadConfig(fc *yaml.RNode) (c Config, rs framework.Results, ok bool) {
+	s := &session{p: p, rl: &framework.ResourceList{FunctionConfig: fc}}
+	var got fnConfig
+	switch id := identity(fc); {
+	case id.APIVersion == APIVersion && id.Kind == Kind:
+		got, ok = s.stowage(fc)
+	case id.APIVersion == SubmarineAPIVersion && id.Kind == SubmarineKind:
+		got, ok = s.submarine(fc)
+	default:
+		s.errorf(fc, "", "functionConfig %s/%s is not a kind stowage reads; use %s/%s or %s/%s",
+			id.APIVersion, id.Kind, APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
+	}
+	rs = s.results
+	strict(fc, rs)
+	sortResults(rs)
+	p.report(p.Stderr, fc, rs)
+	for _, r := range rs {
+		if r.Severity == framework.Error {
+			ok = false
+		}
+	}
+	if !ok {
+		return Config{}, rs, false
+	}
+	return Config{Config: got.cfg, Profile: got.profile, PinOnly: got.pinOnly}, rs, true
+}
+
+// IsFunctionConfig reports whether n is an object of a kind the function
+// reads as its functionConfig (Stowage or JupyterImagePuller, by apiVersion
+// and kind).
+func IsFunctionConfig(n *yaml.RNode) bool {
+	id := identity(n)
+	return id.APIVersion == APIVersion && id.Kind == Kind ||
+		id.APIVersion == SubmarineAPIVersion && id.Kind == SubmarineKind
 }

@@ -251,3 +251,43 @@ func TestKustomizeShowsWarnings(t *testing.T) {
 		t.Errorf("kustomize's stderr does not hold\n%s\ngot:\n%s", want, stderr)
 	}
 }
+
+// TestArgoCheckScript runs the Argo CD example's CI guard as CI would,
+// with stowage and kustomize on PATH: it passes on the example, and fails
+// on a copy whose lock lacks the image only the function pins.
+func TestArgoCheckScript(t *testing.T) {
+	kustomize := kustomizeBin(t)
+	path := filepath.Dir(kustomize) + string(os.PathListSeparator) + stowagePath(t)
+	run := func(dir string) (string, error) {
+		cmd := exec.Command("bash", "../../examples/gitops-argo/check.sh", dir)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("../../examples/gitops-argo/prepull"); err != nil || !strings.HasSuffix(out, "check: ok\n") {
+		t.Fatalf("check.sh on the example: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	for _, f := range []string{"kustomization.yaml", "stowage.yaml", "notebook-controller.yaml", "stowage.lock.yaml"} {
+		data, err := os.ReadFile(filepath.Join("../../examples/gitops-argo/prepull", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "stowage.lock.yaml" {
+			s := string(data)
+			i := strings.Index(s, "  - name: docker.io/apache/submarine:notebook-controller-0.7.0")
+			j := strings.Index(s, "  - name: ghcr.io/stowage/stowage-helper")
+			if i < 0 || j < i {
+				t.Fatal("the example lock changed shape")
+			}
+			data = []byte(s[:i] + s[j:])
+		}
+		if err := os.WriteFile(filepath.Join(work, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(work)
+	if err == nil || !strings.Contains(out, "missing  docker.io/apache/submarine:notebook-controller-0.7.0") {
+		t.Fatalf("check.sh with the pin-only entry removed: %v\n%s", err, out)
+	}
+}

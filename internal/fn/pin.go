@@ -27,8 +27,18 @@ import (
 // lock lacks, or that does not parse, is an error result naming the item,
 // its file and the field path.
 func (s *session) pin(l *lock.Lock) {
-	for _, it := range s.rl.Items {
-		if it.GetAnnotations()[filters.LocalConfigAnnotation] == "true" {
+	eachImage(s.rl.Items, func(item, img *yaml.RNode, field string) {
+		s.pinImage(item, img, field, l)
+	})
+}
+
+// eachImage calls f with every container image pin mode pins: of every
+// item that is not local-config (filters.LocalConfigAnnotation), at kyaml's
+// yaml.ConventionalContainerPaths, in the containers, initContainers and
+// ephemeralContainers lists, with the field path of the image.
+func eachImage(items []*yaml.RNode, f func(item, img *yaml.RNode, field string)) {
+	for _, it := range items {
+		if annotation(it, filters.LocalConfigAnnotation) == "true" {
 			continue
 		}
 		for _, path := range yaml.ConventionalContainerPaths {
@@ -43,19 +53,36 @@ func (s *session) pin(l *lock.Lock) {
 					continue
 				}
 				for i, c := range elems {
-					field := fmt.Sprintf("%s.%s[%d].image", strings.Join(spec, "."), list, i)
-					s.pinContainer(it, c, field, l)
+					img, err := c.Pipe(yaml.Lookup("image"))
+					if err != nil || img == nil {
+						continue
+					}
+					f(it, img, fmt.Sprintf("%s.%s[%d].image", strings.Join(spec, "."), list, i))
 				}
 			}
 		}
 	}
 }
 
-func (s *session) pinContainer(item, c *yaml.RNode, field string, l *lock.Lock) {
-	img, err := c.Pipe(yaml.Lookup("image"))
-	if err != nil || img == nil {
-		return
-	}
+// PinnedImages lists the images the function pins in items (pin mode):
+// every container, init container and ephemeral container image of every
+// item that is not local-config, in item order, as plan.Workload values
+// that name the object ("Kind namespace/name") and the field. These are
+// the images a lock for the kustomization must hold besides the config's.
+func PinnedImages(items []*yaml.RNode) []plan.Workload {
+	var out []plan.Workload
+	eachImage(items, func(item, img *yaml.RNode, field string) {
+		id := identity(item)
+		obj := id.Kind + " " + id.Name
+		if id.Namespace != "" {
+			obj = id.Kind + " " + id.Namespace + "/" + id.Name
+		}
+		out = append(out, plan.Workload{Object: obj, Field: field, Image: yaml.GetValue(img)})
+	})
+	return out
+}
+
+func (s *session) pinImage(item, img *yaml.RNode, field string, l *lock.Lock) {
 	written := yaml.GetValue(img)
 	ref, err := imageref.Parse(written)
 	if err != nil {

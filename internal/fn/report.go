@@ -37,18 +37,62 @@ func strict(fc *yaml.RNode, rs framework.Results) {
 	}
 }
 
+// Located is a warning or error result placed in the file the user
+// edits (Processor.Locate).
+type Located struct {
+	// File is the result's file, or for the functionConfig the file that
+	// holds it; when neither is known, the object ("Kind name"), or
+	// "stowage".
+	File string
+	// Line is the line of Field in File (1-based); 0 when unknown.
+	Line int
+	// Severity is "error" or "warning".
+	Severity framework.Severity
+	// Field is the result's field path; "" for none.
+	Field string
+	// Message is the result's message.
+	Message string
+}
+
+// String is the `file:line: [warning: ]field: message` line report writes.
+func (l Located) String() string {
+	var b strings.Builder
+	b.WriteString(l.File)
+	if l.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(l.Line))
+	}
+	b.WriteString(": ")
+	if l.Severity == framework.Warning {
+		b.WriteString("warning: ")
+	}
+	if l.Field != "" {
+		b.WriteString(l.Field + ": ")
+	}
+	b.WriteString(l.Message)
+	return b.String()
+}
+
 // report writes every warning and error result to w as a line
-// `file:line: field: message` (kustomize and Argo CD's repo server show a
-// function's stderr; the ResourceList results they do not print). The file
-// is the result's, or for the functionConfig, which kustomize passes
-// without its file, the YAML file of dir that holds an object of the same
-// identity with a config.kubernetes.io/function annotation. The line is
-// that of the field in that file; without the file, the object is named
-// instead.
+// `file:line: field: message` (Located.String; kustomize and Argo CD's
+// repo server show a function's stderr, the ResourceList results they do
+// not print).
 func (p *Processor) report(w io.Writer, fc *yaml.RNode, rs framework.Results) {
 	if w == nil {
 		return
 	}
+	for _, l := range p.Locate(fc, rs) {
+		fmt.Fprintln(w, l.String())
+	}
+}
+
+// Locate places every warning and error result of rs in the file the user
+// edits. The file is the result's, or for the functionConfig, which
+// kustomize passes without its file, the file its kioutil path annotation
+// names, else the YAML file of p.Dir that holds an object of the same
+// identity with a config.kubernetes.io/function annotation. The line is
+// that of the field in that file; without the file, the object is named
+// instead.
+func (p *Processor) Locate(fc *yaml.RNode, rs framework.Results) []Located {
 	dir := p.Dir
 	if dir == "" {
 		dir = "."
@@ -71,6 +115,7 @@ func (p *Processor) report(w io.Writer, fc *yaml.RNode, rs framework.Results) {
 	}
 	fcFile, fcNode := "", (*yaml.RNode)(nil)
 	fcSearched := false
+	var out []Located
 	for _, r := range rs {
 		if r.Severity != framework.Error && r.Severity != framework.Warning {
 			continue
@@ -96,31 +141,34 @@ func (p *Processor) report(w io.Writer, fc *yaml.RNode, rs framework.Results) {
 		if where == "" {
 			where = "stowage"
 		}
+		l := Located{File: where, Severity: r.Severity, Message: r.Message}
 		if node != nil {
-			where += ":" + strconv.Itoa(fieldLine(node, r.Field))
+			l.Line = fieldLine(node, r.Field)
 		}
-		var b strings.Builder
-		b.WriteString(where + ": ")
-		if r.Severity == framework.Warning {
-			b.WriteString("warning: ")
+		if r.Field != nil {
+			l.Field = r.Field.Path
 		}
-		if r.Field != nil && r.Field.Path != "" {
-			b.WriteString(r.Field.Path + ": ")
-		}
-		b.WriteString(r.Message)
-		fmt.Fprintln(w, b.String())
+		out = append(out, l)
 	}
+	return out
 }
 
 // findFunctionConfig returns the file of dir (top level, .yaml or .yml,
 // at most maxScannedFiles) and the object in it that has fc's identity and
 // a config.kubernetes.io/function annotation.
 func findFunctionConfig(dir string, fc *yaml.RNode, read func(string) []*yaml.RNode) (string, *yaml.RNode) {
+	want := identity(fc)
+	if rel, _ := fileOf(fc); rel != "" {
+		for _, o := range read(rel) {
+			if identity(o) == want {
+				return rel, o
+			}
+		}
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return "", nil
 	}
-	want := identity(fc)
 	n := 0
 	for _, e := range ents {
 		ext := filepath.Ext(e.Name())

@@ -13,10 +13,11 @@ import (
 	"github.com/stowage/stowage/internal/schema"
 )
 
-// stowage handles the stowage.dev/v1alpha1 Stowage functionConfig: spec is
+// stowage reads the stowage.dev/v1alpha1 Stowage functionConfig: spec is
 // the config of a config directory, spec.profile the profile to render. A
-// spec without profiles renders nothing and only pins (pin mode).
-func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
+// spec without profiles renders nothing and only pins (pin mode). Problems
+// are results; ok is false when one is an error.
+func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 	profile := ""
 	if n, err := fc.Pipe(yaml.Lookup("spec", "profile")); err == nil && n != nil {
 		profile = yaml.GetValue(n)
@@ -28,19 +29,13 @@ func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 	str, err := fc.String()
 	if err != nil {
 		s.errorf(fc, "", "cannot read the functionConfig: %v", err)
-		return nil
+		return fnConfig{}, false
 	}
 	cfg, err := schema.LoadEmbedded(s.p.Dir, path, []byte(str), "spec", []string{"profile"},
 		schema.Options{AllowNoProfiles: true})
 	if err != nil {
 		s.configErrors(fc, "spec.", err)
-		return nil
-	}
-	if cfg.Site != nil && cfg.Site.Registry != "" {
-		s.site = cfg.Site
-	}
-	if _, prof, err := cfg.Profile(profile); err == nil {
-		s.site = prof.Site
+		return fnConfig{}, false
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Images)) {
 		if hint := portAsPath(cfg.Images[k].Reference); hint != "" {
@@ -55,10 +50,15 @@ func (s *session) stowage(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 	if len(cfg.Profiles) == 0 {
 		if profile != "" {
 			s.errorf(fc, "spec.profile", "profile %q is named but spec has no profiles", profile)
+			return fnConfig{}, false
 		}
-		return nil
+		return fnConfig{cfg: cfg, pinOnly: true}, true
 	}
-	return s.render(fc, cfg, profile, l)
+	if _, _, err := cfg.Profile(profile); err != nil {
+		s.errorf(fc, "spec.profile", "%v", err)
+		return fnConfig{}, false
+	}
+	return fnConfig{cfg: cfg, profile: profile}, true
 }
 
 // configErrors turns schema errors into results on fc; prefix maps the
@@ -81,11 +81,8 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // render renders profile of cfg with l through pipeline.Render and
 // returns the objects as nodes.
 func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *lock.Lock) []*yaml.RNode {
-	if _, _, err := cfg.Profile(profile); err != nil {
-		s.errorf(fc, "spec.profile", "%v", err)
-		return nil
-	}
-	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv})
+	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
+		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
 		s.errorf(fc, "", "%v", err)
 		return nil

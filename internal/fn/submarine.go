@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/schema"
 )
 
@@ -54,10 +53,11 @@ type JupyterAuth struct {
 	Secret   string `json:"secret,omitempty"`
 }
 
-// submarine converts a JupyterImagePuller into stowage config, validates it
-// with the schema, and renders it: one puller named after the object, in
+// submarine converts a JupyterImagePuller into stowage config and validates
+// it with the schema: one profile and one puller named after the object, in
 // its namespace ("default" when unset), with one environment per image.
-func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
+// Problems are results; ok is false when one is an error.
+func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 	// Every problem at once: a field of the wrong type does not stop the
 	// checks of the others.
 	jip, bad := s.decodeJupyter(fc)
@@ -71,7 +71,7 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 		if ok {
 			s.errorf(fc, "spec.images", "%s %q lists no images", SubmarineKind, jip.Metadata.Name)
 		}
-		return nil
+		return fnConfig{}, false
 	}
 
 	envs := map[string]any{}
@@ -128,7 +128,7 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 		envs[im.Name] = env
 	}
 	if !ok {
-		return nil
+		return fnConfig{}, false
 	}
 	puller := map[string]any{
 		"name":         jip.Metadata.Name,
@@ -164,7 +164,7 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 	data, err := sigsyaml.Marshal(conf)
 	if err != nil {
 		s.errorf(fc, "", "%v", err)
-		return nil
+		return fnConfig{}, false
 	}
 	cfg, err := schema.LoadFiles(s.p.Dir, []schema.File{{Name: "JupyterImagePuller.yaml", Data: data}},
 		schema.Options{AllowLiteralPasswords: allowInline})
@@ -172,14 +172,14 @@ func (s *session) submarine(fc *yaml.RNode, l *lock.Lock) []*yaml.RNode {
 		var es schema.Errors
 		if !errors.As(err, &es) {
 			s.errorf(fc, "", "%v", err)
-			return nil
+			return fnConfig{}, false
 		}
 		for _, e := range es {
 			s.errorf(fc, submarineField(e.Path, first), "%s", e.Msg)
 		}
-		return nil
+		return fnConfig{}, false
 	}
-	return s.render(fc, cfg, jip.Metadata.Name, l)
+	return fnConfig{cfg: cfg, profile: jip.Metadata.Name}, true
 }
 
 // isSource reports whether a password is a stowage password source rather

@@ -39,6 +39,10 @@ const (
 	KindHelper
 	// KindPause is the profile's helper.pause, the main container.
 	KindPause
+	// KindWorkload is an image of a workload that the KRM function pins
+	// but no puller pre-pulls (pin mode, a Workload); Use.Name is the
+	// workload and its field, Profile, Namespace and Puller are empty.
+	KindWorkload
 )
 
 // Use is one use of an image by a puller of a profile.
@@ -144,14 +148,23 @@ func (u *Use) Pinned() string {
 // Key is the use's lock key (imageref.Ref.Key).
 func (u *Use) Key() string { return u.Ref.Key() }
 
-// PullerName is "namespace/puller", the puller's identity in messages.
-func (u *Use) PullerName() string { return u.Namespace + "/" + u.Puller }
+// PullerName is "namespace/puller", the puller's identity in messages; ""
+// for a KindWorkload use, which no puller has.
+func (u *Use) PullerName() string {
+	if u.Kind == KindWorkload {
+		return ""
+	}
+	return u.Namespace + "/" + u.Puller
+}
 
 // Item names what in the puller uses the image, for tables and PR text:
 // `environment "jupyter"`, `image "tool"`, "OpenPAI images", "helper image",
-// "pause image".
+// "pause image"; for a KindWorkload use, the workload and field:
+// "Deployment submarine/web spec.template.spec.containers[0].image".
 func (u *Use) Item() string {
 	switch u.Kind {
+	case KindWorkload:
+		return u.Name
 	case KindEnvironment:
 		return fmt.Sprintf("environment %q", u.Name)
 	case KindImage:
@@ -221,7 +234,10 @@ type Image struct {
 func (img *Image) UsedBy() string {
 	var parts []string
 	for _, u := range img.Uses {
-		s := u.Item() + " in " + u.PullerName()
+		s := u.Item()
+		if p := u.PullerName(); p != "" {
+			s += " in " + p
+		}
 		if !slices.Contains(parts, s) {
 			parts = append(parts, s)
 		}
@@ -425,15 +441,44 @@ func SiteReference(s *schema.Site, ref imageref.Ref) (string, error) {
 	return out, nil
 }
 
-// All returns the plan of every profile of cfg: Images over all of them,
-// one per lock key, each with the uses of every profile (Pullers and
-// OpenPAI are left empty). It is what a complete lock holds: what `lock`
-// and `bump` resolve and `vet --remote` checks. Errors: those of Build,
-// prefixed with the profile, and a key whose spellings pin two different
-// digests (naming both spellings), which no single lock entry can serve.
-func All(cfg *schema.Config, l *lock.Lock) (*Plan, error) {
+// Workload is an image written in a workload that the KRM function pins
+// in place (pin mode) without pre-pulling it: a Deployment's container
+// image, say. Such an image needs a lock entry like any other.
+type Workload struct {
+	// Object names the workload: "Deployment submarine/web".
+	Object string
+	// Field is the image's field path in it:
+	// "spec.template.spec.containers[0].image".
+	Field string
+	// Image is the reference as written there.
+	Image string
+}
+
+// All returns the plan of every profile of cfg plus the workloads' images
+// (KindWorkload uses): Images over all of them, one per lock key, each
+// with the uses of every profile (Pullers and OpenPAI are left empty). It
+// is what a complete lock holds: what `lock` and `bump` resolve and `vet
+// --remote` checks. Errors: those of Build, prefixed with the profile; a
+// workload image that does not parse (naming the object and field); and a
+// key whose spellings pin two different digests (naming both spellings),
+// which no single lock entry can serve.
+func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error) {
 	out := &Plan{}
 	var all []*Use
+	var errs []error
+	for _, w := range workloads {
+		ref, err := imageref.Parse(w.Image)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", w.Object, w.Field, err))
+			continue
+		}
+		u := &Use{Kind: KindWorkload, Name: w.Object + " " + w.Field, Ref: ref}
+		u.Pin = pin(u, l)
+		all = append(all, u)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	for _, name := range cfg.ProfileNames() {
 		p, err := Build(cfg, name, l)
 		if err != nil {

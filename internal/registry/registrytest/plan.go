@@ -22,9 +22,10 @@ type Plan struct {
 	Mirrors map[string]string
 }
 
-// PlanFor is the Plan of cfg for a registry at host ("127.0.0.1:5000").
-func PlanFor(cfg *schema.Config, host string) (Plan, error) {
-	all, err := plan.All(cfg, nil)
+// PlanFor is the Plan of cfg and the images the KRM function pins in
+// workloads, for a registry at host ("127.0.0.1:5000").
+func PlanFor(cfg *schema.Config, host string, workloads ...plan.Workload) (Plan, error) {
+	all, err := plan.All(cfg, nil, workloads...)
 	if err != nil {
 		return Plan{}, err
 	}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+)
+
+// kustomizeBinary finds the real kustomize (.ci/run installs v5.8.2 with go
+// install). Without it the test skips, unless STOWAGE_REQUIRE_KUSTOMIZE is
+// set, as in CI.
+func kustomizeBinary(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("kustomize"); err == nil {
+		return p
+	}
+	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "kustomize")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("STOWAGE_REQUIRE_KUSTOMIZE") != "" {
+		t.Fatal("kustomize not found and STOWAGE_REQUIRE_KUSTOMIZE is set: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2")
+	}
+	t.Skip("kustomize not installed (go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2)")
+	return ""
+}
+
+// A kustomization as a platform team writes it: a base Deployment with an
+// image no puller pre-pulls, an overlay that changes its tag with images:
+// and runs stowage as a transformer, and a lock listed but not written.
+var pinOnlyKustomization = map[string]string{
+	"base/kustomization.yaml": "resources: [web.yaml]\n",
+	"base/web.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+      - name: migrate
+        image: ghcr.io/example-org/migrate:1
+      containers:
+      - name: web
+        image: ghcr.io/example-org/web:1
+`,
+	"prod/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: shop
+resources:
+- ../base
+- stowage.lock.yaml
+images:
+- name: ghcr.io/example-org/web
+  newTag: "2"
+transformers:
+- stowage.yaml
+`,
+	"prod/stowage.yaml": `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: shop
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: stowage
+        args: [fn]
+spec:
+  profile: shop
+  environments:
+    jupyter: {image: "apache/submarine:jupyter-notebook-0.7.0"}
+  profiles:
+    shop:
+      pullers: [{name: notebook-images, namespace: shop, environments: [jupyter]}]
+`,
+}
+
+// TestLockKustomizationThenBuild is the GitOps path end to end: `stowage
+// lock` on the kustomization resolves, against docker-registry, the
+// pre-pulled image, the helper and both pin-only workload images (the one
+// images: retags at its new tag), writes the lock where the kustomization
+// lists it; vet and lock --check then agree; and the real kustomize, running
+// stowage as its exec function, builds it with every image pinned to the
+// lock's digests.
+func TestLockKustomizationThenBuild(t *testing.T) {
+	kustomize := kustomizeBinary(t)
+	d := registrytest.Start(t, registrytest.Options{})
+	root := t.TempDir()
+	for p, c := range pinOnlyKustomization {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod := filepath.Join(root, "prod")
+
+	// Without --root the base is outside what lock may read.
+	_, stderr, code := runCLI(t, nil, "lock", prod, "--insecure-registry", d.Host)
+	if code != 1 || !strings.Contains(stderr, `resources[0] "../base" is not a file or directory beneath`) {
+		t.Fatalf("lock without --root: exit %d\n%s", code, stderr)
+	}
+
+	ex, err := registrytest.LoadExampleRoot(prod, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var workloads []string
+	for _, w := range ex.Workloads {
+		workloads = append(workloads, w.Object+" "+w.Field+" "+w.Image)
+	}
+	wantWorkloads := "Deployment shop/web spec.template.spec.initContainers[0].image ghcr.io/example-org/migrate:1\n" +
+		"Deployment shop/web spec.template.spec.containers[0].image ghcr.io/example-org/web:2"
+	if got := strings.Join(workloads, "\n"); got != wantWorkloads {
+		t.Fatalf("workloads:\n%s\nwant:\n%s", got, wantWorkloads)
+	}
+	p, err := registrytest.PlanFor(ex.Config, d.Host, ex.Workloads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"lock", prod, "--root", root, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+	stdout, stderr, code := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("lock exit %d:\n%s", code, stderr)
+	}
+	lockPath := filepath.Join(prod, lock.FileName)
+	if want := lockPath + ": 4 added, 0 removed, 0 changed (4 images)\n"; string(stdout) != want {
+		t.Errorf("lock said %q, want %q", stdout, want)
+	}
+	l, err := lock.Read(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range l.Entries {
+		keys = append(keys, e.Name)
+	}
+	wantKeys := "docker.io/apache/submarine:jupyter-notebook-0.7.0 ghcr.io/example-org/migrate:1 ghcr.io/example-org/web:2 ghcr.io/stowage/stowage-helper:v0.1.0"
+	if got := strings.Join(keys, " "); got != wantKeys {
+		t.Fatalf("lock entries %s, want %s", got, wantKeys)
+	}
+
+	for _, cli := range [][]string{{"lock", prod, "--root", root, "--check"}, {"vet", prod, "--root", root}} {
+		if out, stderr, code := runCLI(t, nil, cli...); code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", cli, code, out, stderr)
+		}
+	}
+
+	// The real kustomize, with stowage on PATH as on a repo server.
+	bin := stowageBinary(t)
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", prod)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, errb.String())
+	}
+	built := out.String()
+	for _, key := range []string{"ghcr.io/example-org/migrate:1", "ghcr.io/example-org/web:2"} {
+		e, ok := l.Lookup(key)
+		if !ok {
+			t.Fatalf("no entry %s", key)
+		}
+		if want := "image: " + key + "@" + e.Digest + "\n"; !strings.Contains(built, want) {
+			t.Errorf("kustomize build lacks %q:\n%s", want, built)
+		}
+	}
+	if strings.Contains(built, "kind: ImageLock") || !strings.Contains(built, "kind: DaemonSet") {
+		t.Errorf("kustomize build output: want the DaemonSet and no ImageLock:\n%s", built)
+	}
+}

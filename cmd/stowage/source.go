@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
+
+	"github.com/stowage/stowage/internal/fn"
+	"github.com/stowage/stowage/internal/kustomization"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/schema"
+)
+
+// kustomizationCommands are the commands whose DIR may also be a
+// kustomization that declares stowage as a KRM function.
+var kustomizationCommands = []string{"stowage vet", "stowage lock", "stowage bump", "stowage mirror"}
+
+// source is what a command's DIR holds: a config directory, or a
+// kustomization whose transformers run stowage as a KRM function.
+type source struct {
+	// dir is DIR; file: password sources are relative to it.
+	dir string
+	// cfg is the config: the directory's, or the functionConfig's.
+	cfg *schema.Config
+	// lockPath is the lock file: DIR/stowage.lock.yaml, or the file of
+	// the kustomization's ImageLock ("" when its resources list none).
+	lockPath string
+	// kust and fn are set for a kustomization: the build up to the
+	// function, and what its functionConfig says.
+	kust *kustomization.Build
+	fn   fn.Config
+	// workloads are the images the function pins in the kustomization's
+	// other resources (none for a config directory).
+	workloads []plan.Workload
+}
+
+// addRootFlag adds --root, the directory a kustomization's reads stay
+// beneath.
+func (o *loadOptions) addRootFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&o.root, "root", "", "when DIR is a kustomization: the directory its files (bases, components) may come from; default DIR")
+}
+
+// loadSource reads dir: a kustomization with a stowage transformer when
+// dir holds a kustomization file, else a config directory. Problems of a
+// functionConfig are written to stderr as `file:line: field: message`
+// lines, as the function writes them, and returned as a *fnConfigError.
+func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
+	if kustomization.Find(dir) == "" {
+		if o.root != "" {
+			return nil, usageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
+		}
+		cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+		if err != nil {
+			return nil, err
+		}
+		return &source{dir: dir, cfg: cfg, lockPath: filepath.Join(dir, lock.FileName)}, nil
+	}
+	if o.allowLiteralPasswords {
+		return nil, usageError{fmt.Errorf("--allow-literal-passwords is for a config directory; in a kustomization the functionConfig decides (%s on a %s)", fn.AllowInlinePasswordsAnnotation, fn.SubmarineKind)}
+	}
+	b, err := kustomization.Load(dir, o.root, fn.IsFunctionConfig)
+	if err != nil {
+		return nil, err
+	}
+	p := &fn.Processor{Dir: dir}
+	c, rs, ok := p.ReadConfig(b.FunctionConfig)
+	if !ok {
+		return nil, newFnConfigError(stderr, p, b, rs)
+	}
+	for _, l := range p.Locate(b.FunctionConfig, rs) {
+		fmt.Fprintf(stderr, "stowage: %s\n", l)
+	}
+	return &source{dir: dir, cfg: c.Config, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}, nil
+}
+
+// needLock refuses a kustomization whose resources list no lock: the
+// function reads the digests from there.
+func (s *source) needLock() error {
+	if s.lockPath != "" {
+		return nil
+	}
+	return fmt.Errorf("%s lists no %s in its resources, so the function has no digests and stowage lock nowhere to write: add `- %s` to resources (the file may not exist yet) and run stowage lock again",
+		s.kust.File, lock.FileName, lock.FileName)
+}
+
+// profiles are the profiles a command covers: the function's one for a
+// kustomization (none when it only pins), else only, or every profile.
+func (s *source) profiles(only string) ([]string, error) {
+	if s.kust == nil {
+		if only != "" {
+			return []string{only}, nil
+		}
+		return s.cfg.ProfileNames(), nil
+	}
+	if only != "" {
+		return nil, usageError{fmt.Errorf("--profile is for a config directory; in a kustomization the functionConfig names the profile")}
+	}
+	if s.fn.PinOnly {
+		return nil, nil
+	}
+	name, _, err := s.cfg.Profile(s.fn.Profile)
+	if err != nil {
+		return nil, err
+	}
+	return []string{name}, nil
+}
+
+// allowEnv returns the names the function may read through env: besides
+// STOWAGE_*: the values of --allow-env in the exec declaration of the
+// functionConfig (config.kubernetes.io/function), as kustomize will pass
+// them.
+func (s *source) allowEnv() []string {
+	spec, err := runtimeutil.GetFunctionSpec(s.kust.FunctionConfig)
+	if err != nil || spec == nil {
+		return nil
+	}
+	var out []string
+	args := spec.Exec.Args
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--allow-env" && i+1 < len(args):
+			out = append(out, args[i+1])
+			i++
+		case strings.HasPrefix(a, "--allow-env="):
+			out = append(out, strings.TrimPrefix(a, "--allow-env="))
+		}
+	}
+	return out
+}
+
+// fnConfigError is a kustomization the function would fail on: its error
+// results, placed in files (fn.Located).
+type fnConfigError struct {
+	dir    string
+	errors []fn.Located
+}
+
+func newFnConfigError(stderr io.Writer, p *fn.Processor, b *kustomization.Build, rs framework.Results) error {
+	e := &fnConfigError{dir: b.Dir}
+	var lines bytes.Buffer
+	for _, l := range p.Locate(b.FunctionConfig, rs) {
+		if l.Severity == framework.Error {
+			e.errors = append(e.errors, l)
+		} else {
+			fmt.Fprintf(&lines, "stowage: %s\n", l)
+		}
+	}
+	_, _ = stderr.Write(lines.Bytes())
+	return e
+}
+
+// Error lists every error, one a line.
+func (e *fnConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kustomization %s: the stowage function would fail with %d error(s):", e.dir, len(e.errors))
+	for _, l := range e.errors {
+		b.WriteString("\n  " + l.String())
+	}
+	return b.String()
+}

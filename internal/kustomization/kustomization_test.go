@@ -1,0 +1,213 @@
+package kustomization
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// isStowage accepts the stowage functionConfig kinds (internal/fn's rule,
+// written out to keep this package's tests free of fn).
+func isStowage(n *yaml.RNode) bool {
+	return n.GetApiVersion() == "stowage.dev/v1alpha1" && n.GetKind() == "Stowage" ||
+		n.GetApiVersion() == "org.apache.submarine/v1" && n.GetKind() == "JupyterImagePuller"
+}
+
+// write creates files (path relative to dir: content) under dir.
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const fnConfig = `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: pins
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: stowage
+        args: [fn]
+spec: {}
+`
+
+const web = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: init
+        image: busybox:1.36
+      containers:
+      - name: web
+        image: nginx:1.27
+`
+
+func images(b *Build) []string {
+	var out []string
+	for _, it := range b.Items {
+		for _, p := range []string{"initContainers", "containers"} {
+			cs, _ := it.Pipe(yaml.Lookup("spec", "template", "spec", p))
+			if cs == nil {
+				continue
+			}
+			els, _ := cs.Elements()
+			for _, c := range els {
+				out = append(out, it.GetNamespace()+"/"+it.GetName()+" "+yaml.GetValue(c.Field("image").Value))
+			}
+		}
+	}
+	return out
+}
+
+// TestLoadRunsKustomizeBeforeTheFunction: the items are what kustomize
+// hands the function: the images: override and the namespace applied, a
+// transformer listed before stowage's run, the one after it not; the lock
+// file is found through the base.
+func TestLoadRunsKustomizeBeforeTheFunction(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"base/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\n",
+		"base/web.yaml":           web,
+		"base/stowage.lock.yaml":  "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: stowage-lock\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  images: []\n",
+		"prod/kustomization.yaml": `resources: [../base]
+namespace: prod
+images:
+- name: nginx
+  newTag: "1.28"
+transformers:
+- suffix.yaml
+- stowage.yaml
+- prefix.yaml
+`,
+		"prod/suffix.yaml":  "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: s}\nsuffix: -x\nfieldSpecs: [{path: metadata/name}]\n",
+		"prod/prefix.yaml":  "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: p}\nprefix: p-\nfieldSpecs: [{path: metadata/name}]\n",
+		"prod/stowage.yaml": fnConfig,
+	})
+	b, err := Load(filepath.Join(root, "prod"), root, isStowage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(images(b), "\n")
+	want := "prod/web-x busybox:1.36\nprod/web-x nginx:1.28"
+	if got != want {
+		t.Errorf("images:\n%s\nwant:\n%s", got, want)
+	}
+	if want := filepath.Join(root, "prod", "../base/stowage.lock.yaml"); b.LockFile != want {
+		t.Errorf("LockFile = %q, want %q", b.LockFile, want)
+	}
+	if b.FunctionConfig.GetName() != "pins" || b.FunctionFile != filepath.Join(root, "prod", "stowage.yaml") {
+		t.Errorf("functionConfig %s from %s", b.FunctionConfig.GetName(), b.FunctionFile)
+	}
+	for _, it := range b.Items {
+		if _, ok := it.GetAnnotations()[resourceOriginKey]; ok {
+			t.Errorf("%s keeps the origin annotation", it.GetName())
+		}
+	}
+}
+
+// TestLoadRefuses: every way a kustomization could read outside its root
+// or reach a network is refused before the build, naming the file.
+func TestLoadRefuses(t *testing.T) {
+	cases := map[string]struct {
+		files map[string]string
+		dir   string
+		want  string
+	}{
+		"remote resource": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [https://example.invalid/x.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want:  `resources[0] "https://example.invalid/x.yaml" is not a file or directory beneath`,
+		},
+		"git base": {
+			files: map[string]string{"k/kustomization.yaml": "resources:\n- github.com/example/repo//base?ref=v1\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want:  `resources[0] "github.com/example/repo//base?ref=v1" is not a file or directory beneath`,
+		},
+		"outside root": {
+			files: map[string]string{"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": web,
+				"k/kustomization.yaml": "resources: [../base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want: `resources[0] "../base" is not a file or directory beneath`,
+		},
+		"remote patch": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\npatches:\n- path: https://example.invalid/p.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
+			want:  `"https://example.invalid/p.yaml" is a URL: stowage reads no remote file`,
+		},
+		"helm": {
+			files: map[string]string{"k/kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.invalid\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want:  "stowage does not inflate Helm charts",
+		},
+		"no function": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\n", "k/web.yaml": web},
+			want:  "declares no stowage KRM function",
+		},
+		"two functions": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml, t.yaml]\n", "k/s.yaml": fnConfig, "k/t.yaml": fnConfig},
+			want:  "transformers[0] and transformers[1] both declare a stowage KRM function",
+		},
+		"unknown field": {
+			files: map[string]string{"k/kustomization.yaml": "resourcez: [web.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want:  `unknown field "resourcez"`,
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, c.files)
+			dir := filepath.Join(root, "k")
+			_, err := Load(dir, dir, isStowage)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+			if name == "no function" && !errors.Is(err, ErrNoFunction) {
+				t.Errorf("err does not wrap ErrNoFunction")
+			}
+		})
+	}
+}
+
+// TestLoadRefusesLinkOutOfRoot: a symbolic link to a file outside the
+// root is refused by name, before kustomize reads it.
+func TestLoadRefusesLinkOutOfRoot(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write(t, outside, map[string]string{"secret.yaml": web})
+	write(t, root, map[string]string{"kustomization.yaml": "resources: [web.yaml]\ntransformers: [s.yaml]\n", "s.yaml": fnConfig})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(root, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(root, "", isStowage)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "web.yaml")) {
+		t.Fatalf("err = %v, want it to name the link", err)
+	}
+}
+
+// TestLoadListedLockNotWritten: a lock listed in resources but not
+// written yet is where the lock goes.
+func TestLoadListedLockNotWritten(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [s.yaml]\n", "s.yaml": fnConfig, "web.yaml": web})
+	b, err := Load(root, "", isStowage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.LockFile != filepath.Join(root, "stowage.lock.yaml") || b.LockListed != "stowage.lock.yaml" {
+		t.Errorf("LockFile %q, LockListed %q", b.LockFile, b.LockListed)
+	}
+	if got := strings.Join(images(b), ","); got != "/web busybox:1.36,/web nginx:1.27" {
+		t.Errorf("images %s", got)
+	}
+}
