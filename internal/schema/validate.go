@@ -151,6 +151,7 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 
 	seen := map[string]int{}
+	records := map[string]int{} // namespace/records ConfigMap name -> puller
 	for i, pl := range prof.Pullers {
 		p := extend(pp, "pullers", i)
 		if msgs := validation.IsDNS1123Label(pl.Name); len(msgs) > 0 || len(pl.Name) > MaxPullerName {
@@ -167,7 +168,8 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 			tenants[ns] = j
 		}
 		id := pl.Namespace + "/" + pl.Name
-		if j, dup := seen[id]; dup {
+		j, dupPuller := seen[id]
+		if dupPuller {
 			add(extend(p, "name"), "puller %q in namespace %q is defined twice (pullers[%d] and pullers[%d])", pl.Name, pl.Namespace, j, i)
 		}
 		seen[id] = i
@@ -197,6 +199,17 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 			if msgs := validation.IsDNS1123Subdomain(pl.RecordsName); len(msgs) > 0 {
 				add(extend(p, "recordsName"), "%q is not a valid ConfigMap name: %s", pl.RecordsName, strings.Join(msgs, "; "))
 			}
+		}
+		// Two pullers of a namespace writing one records ConfigMap would
+		// overwrite each other's images.list.
+		rec, recField := pl.Name+"-records", extend(p, "name")
+		if pl.RecordsName != "" {
+			rec, recField = pl.RecordsName, extend(p, "recordsName")
+		}
+		if j, dup := records[pl.Namespace+"/"+rec]; dup && !dupPuller {
+			add(recField, "records ConfigMap %q in namespace %q is also pullers[%d]'s; give each puller its own recordsName", rec, pl.Namespace, j)
+		} else if !dup {
+			records[pl.Namespace+"/"+rec] = i
 		}
 		checkResources(add, extend(p, "resources"), pl.Resources)
 		checkRequestsWithinLimits(add, pp, &p, prof.Resources, pl.Resources)
