@@ -151,3 +151,25 @@ func TestConfigLimitsByFlag(t *testing.T) {
 		t.Errorf("the defaults again: exit %d, %s", code, stderr)
 	}
 }
+
+// TestFnListAnnotations: an item whose metadata.annotations is a list
+// (kyaml's reader refuses it with "wrong node kind" and no place) exits 1
+// naming the item, the field and the line; it never panics.
+func TestFnListAnnotations(t *testing.T) {
+	rl := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+functionConfig: {apiVersion: stowage.dev/v1alpha1, kind: Stowage, metadata: {name: n}, spec: {}}
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+    annotations: [x]
+  spec: {containers: [{name: c, image: "busybox:1.36"}]}
+`
+	_, stderr, code := hygieneRun(t, nil, rl, "fn")
+	want := "stowage: items[0] (Pod p) metadata.annotations, line 9: want a map of strings, got a sequence"
+	if code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/stowage/stowage/internal/fn"
@@ -42,6 +44,55 @@ func (c *cappedReader) err() error {
 	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of stowage fn; raise it with --max-input-bytes in the exec declaration's args", c.max)
 }
 
+// badMetadata names the first object of a ResourceList whose
+// metadata.annotations or metadata.labels is not a mapping (kyaml's
+// reader fails on it with "wrong node kind" and no place), with its line:
+// `items[1] (Pod p) metadata.annotations, line 19: want a map of strings,
+// got a sequence`; "" when there is none or data does not parse.
+func badMetadata(data []byte) string {
+	var doc yamlv3.Node
+	if yamlv3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return ""
+	}
+	get := func(n *yamlv3.Node, key string) *yamlv3.Node {
+		if n == nil || n.Kind != yamlv3.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+		return nil
+	}
+	check := func(name string, obj *yamlv3.Node) string {
+		meta := get(obj, "metadata")
+		for _, f := range []string{"annotations", "labels"} {
+			if v := get(meta, f); v != nil && v.Kind != yamlv3.MappingNode && v.Tag != "!!null" {
+				id := ""
+				if k, n := get(obj, "kind"), get(meta, "name"); k != nil && n != nil {
+					id = fmt.Sprintf(" (%s %s)", k.Value, n.Value)
+				}
+				kind := map[yamlv3.Kind]string{yamlv3.SequenceNode: "a sequence", yamlv3.ScalarNode: "a scalar", yamlv3.AliasNode: "an alias"}[v.Kind]
+				return fmt.Sprintf("%s%s metadata.%s, line %d: want a map of strings, got %s", name, id, f, v.Line, kind)
+			}
+		}
+		return ""
+	}
+	root := doc.Content[0]
+	if w := check("functionConfig", get(root, "functionConfig")); w != "" {
+		return w
+	}
+	if items := get(root, "items"); items != nil && items.Kind == yamlv3.SequenceNode {
+		for i, it := range items.Content {
+			if w := check(fmt.Sprintf("items[%d]", i), it); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
 // newFn is `stowage fn`: the KRM function, ResourceList on stdin and
 // stdout, for kustomize's exec functions.
 func newFn(getenv env) *cobra.Command {
@@ -51,9 +102,18 @@ func newFn(getenv env) *cobra.Command {
 	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxFnInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input)")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		cmd.SetIn(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput})
+		// The input is kept (kyaml holds all of it anyway) to say where a
+		// ResourceList kyaml refuses is wrong.
+		var in bytes.Buffer
+		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput}, &in))
 		p.Stderr = cmd.ErrOrStderr()
-		return run(cmd, args)
+		err := run(cmd, args)
+		if err != nil {
+			if where := badMetadata(in.Bytes()); where != "" {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		return err
 	}
 	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "an environment variable env: password sources may read besides STOWAGE_* ones (repeatable; set it in the exec declaration's args)")
 	// kyaml's command takes no positional argument but does not say so;
