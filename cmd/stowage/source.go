@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -48,9 +47,10 @@ func (o *loadOptions) addRootFlag(fs *pflag.FlagSet) {
 }
 
 // loadSource reads dir: a kustomization with a stowage transformer when
-// dir holds a kustomization file, else a config directory. Problems of a
-// functionConfig are written to stderr as `file:line: field: message`
-// lines, as the function writes them, and returned as a *fnConfigError.
+// dir holds a kustomization file, else a config directory. The warnings of
+// a functionConfig are written to stderr as `stowage: file:line: warning:
+// field: message` lines, as the function writes them; its errors are
+// returned as a *fnConfigError.
 func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if kustomization.Find(dir) == "" {
 		if o.root != "" {
@@ -71,11 +71,13 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	}
 	p := &fn.Processor{Dir: dir}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
-	if !ok {
-		return nil, newFnConfigError(stderr, p, b, rs)
-	}
 	for _, l := range p.Locate(b.FunctionConfig, rs) {
-		fmt.Fprintf(stderr, "stowage: %s\n", l)
+		if l.Severity != framework.Error {
+			fmt.Fprintf(stderr, "stowage: %s\n", l)
+		}
+	}
+	if !ok {
+		return nil, newFnConfigError(p, b, rs)
 	}
 	return &source{dir: dir, cfg: c.Config, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}, nil
 }
@@ -142,17 +144,15 @@ type fnConfigError struct {
 	errors []fn.Located
 }
 
-func newFnConfigError(stderr io.Writer, p *fn.Processor, b *kustomization.Build, rs framework.Results) error {
+// newFnConfigError collects the error results of rs (the warnings are
+// the caller's to print, once).
+func newFnConfigError(p *fn.Processor, b *kustomization.Build, rs framework.Results) error {
 	e := &fnConfigError{dir: b.Dir}
-	var lines bytes.Buffer
 	for _, l := range p.Locate(b.FunctionConfig, rs) {
 		if l.Severity == framework.Error {
 			e.errors = append(e.errors, l)
-		} else {
-			fmt.Fprintf(&lines, "stowage: %s\n", l)
 		}
 	}
-	_, _ = stderr.Write(lines.Bytes())
 	return e
 }
 

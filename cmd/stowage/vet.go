@@ -172,7 +172,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	}
 	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.allowEnv(), CheckOnly: true}
 	if err := p.Process(rl); err != nil {
-		return newFnConfigError(cmd.ErrOrStderr(), p, b, rl.Results)
+		return newFnConfigError(p, b, rl.Results)
 	}
 	profiles, err := src.profiles(v.profile)
 	if err != nil {
