@@ -163,16 +163,33 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 		}
 	}
 
+	// bump re-resolves the same four (nothing moved), mirror plans all four
+	// for a site, the Deployment's images included.
+	bumpArgs := append([]string{"bump", prod, "--root", root, "--quiet", "--exit-code", "--insecure-registry", d.Host}, p.Flags()...)
+	if _, stderr, code := runCLI(t, nil, bumpArgs...); code != 0 || !strings.Contains(stderr, "every digest in "+lockPath+" is current (4 images)") {
+		t.Errorf("bump: exit %d\n%s", code, stderr)
+	}
+	mirrorArgs := append([]string{"mirror", prod, "--root", root, "--quiet", "--dry-run", "-o", "json", "--to", d.Host + "/site", "--insecure-registry", d.Host}, p.Flags()...)
+	out, stderr, code := runCLI(t, nil, mirrorArgs...)
+	if code != 0 {
+		t.Fatalf("mirror --dry-run: exit %d\n%s", code, stderr)
+	}
+	for _, key := range []string{"ghcr.io/example-org/migrate:1", "ghcr.io/example-org/web:2", "docker.io/apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0"} {
+		if !strings.Contains(string(out), `"`+key+`"`) {
+			t.Errorf("mirror plan lacks %s:\n%s", key, out)
+		}
+	}
+
 	// The real kustomize, with stowage on PATH as on a repo server.
 	bin := stowageBinary(t)
 	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", prod)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var outb, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &outb, &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kustomize build: %v\n%s", err, errb.String())
 	}
-	built := out.String()
+	built := outb.String()
 	for _, key := range []string{"ghcr.io/example-org/migrate:1", "ghcr.io/example-org/web:2"} {
 		e, ok := l.Lookup(key)
 		if !ok {
