@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,6 +316,28 @@ func TestStatusBinary(t *testing.T) {
 		}
 		if cell := rep.Image(gpuImage).On("cpu-2"); cell == nil || cell.State != status.NotScheduled {
 			t.Errorf("GPU image on cpu-2 = %+v", cell)
+		}
+	})
+
+	t.Run("a kustomization as DIR", func(t *testing.T) {
+		// The Argo CD example: the profile is its functionConfig's, the
+		// lock the file its resources list; its DaemonSet is not applied.
+		argo := filepath.Join(repoRoot, "examples", "gitops-argo", "prepull")
+		stdout, stderr, code := runStowage(t, bin, "status", argo, "--kubeconfig", kubeconfig, "-o", "json")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		rep := decodeReport(t, stdout)
+		var got []string
+		for _, r := range rep.DaemonSets {
+			got = append(got, fmt.Sprintf("%s/%s in cluster %v", r.Namespace, r.Name, r.InCluster))
+		}
+		want := "submarine/notebook-images in cluster false, submarine/notebook-images-jupyter-gpu in cluster false"
+		if rep.Profile != "notebooks" || strings.Join(got, ", ") != want {
+			t.Errorf("profile %q, DaemonSets %s; want notebooks, %s", rep.Profile, strings.Join(got, ", "), want)
+		}
+		if _, stderr, code := runStowage(t, bin, "status", argo, "--profile", "x", "--kubeconfig", kubeconfig); code != 2 {
+			t.Errorf("--profile on a kustomization: exit %d, want 2: %s", code, stderr)
 		}
 	})
 

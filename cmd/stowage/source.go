@@ -19,7 +19,7 @@ import (
 
 // kustomizationCommands are the commands whose DIR may also be a
 // kustomization that declares stowage as a KRM function.
-var kustomizationCommands = []string{"stowage vet", "stowage lock", "stowage bump", "stowage mirror"}
+var kustomizationCommands = []string{"stowage vet", "stowage lock", "stowage bump", "stowage mirror", "stowage status"}
 
 // source is what a command's DIR holds: a config directory, or a
 // kustomization whose transformers run stowage as a KRM function.

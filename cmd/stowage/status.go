@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -19,9 +20,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
 )
@@ -70,7 +71,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).`,
 				return usageError{fmt.Errorf("--timeout and --deadline must be positive")}
 			}
 			dir := dirArg(args)
-			exp, err := expectProfile(dir, o.loadOptions)
+			exp, err := expectProfile(cmd.ErrOrStderr(), dir, o.loadOptions)
 			if err != nil {
 				return err
 			}
@@ -111,25 +112,48 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).`,
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
 	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run")
 	f.BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	o.addRootFlag(f)
 	return c
 }
 
 // expectProfile renders the profile of dir with placeholder passwords
 // (status never needs one) and pairs its DaemonSets with the image plan.
-func expectProfile(dir string, o loadOptions) (*status.Expected, error) {
-	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+//
+// DIR may be a kustomization running stowage as a KRM function: the
+// profile is then the functionConfig's, and the lock the file its
+// resources list.
+func expectProfile(stderr io.Writer, dir string, o loadOptions) (*status.Expected, error) {
+	src, err := loadSource(stderr, dir, o)
 	if err != nil {
 		return nil, err
 	}
-	l, err := readLock(dir)
+	cfg, profile := src.cfg, o.profile
+	l := &lock.Lock{}
+	if src.kust != nil {
+		ps, err := src.profiles(o.profile)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("the functionConfig of %s has no profiles: the function only pins, and no DaemonSet pre-pulls anything to check", src.kust.File)
+		}
+		profile = ps[0]
+		if err := src.needLock(); err != nil {
+			return nil, err
+		}
+		if l, err = lock.Read(src.lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		} else if err != nil {
+			l = &lock.Lock{}
+		}
+	} else if l, err = readLock(dir); err != nil {
+		return nil, err
+	}
+	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, NoPasswords: true})
 	if err != nil {
 		return nil, err
 	}
-	objs, err := pipeline.Render(cfg, o.profile, l, pipeline.Options{Dir: dir, NoPasswords: true})
-	if err != nil {
-		return nil, err
-	}
-	p, err := plan.Build(cfg, o.profile, l)
+	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err
 	}
