@@ -170,6 +170,7 @@ func newLock(getenv env) *cobra.Command {
 		ro      registryOptions
 		check   bool
 		viaSite bool
+		format  string
 	)
 	c := &cobra.Command{
 		Use:   "lock [DIR]",
@@ -183,6 +184,14 @@ images fail, the lock keeps what this run learned (every entry that resolved) an
 lock exits 1 naming each failure with the registry's answer; run it again to
 resolve the rest (render refuses an image the lock lacks, by name).
 
+With -o json, stdout holds one JSON object, also when lock fails: {ok, lock,
+written, entries, changes, failures, stale, errors}. changes lists each entry
+added, removed or changed as bump -o json does; failures each image that did
+not resolve {image, key, usedBy, registry, operation, message}; stale what
+--check found {status: missing|unused|changed|format, key, reference,
+recorded}; errors every other problem {file, line, column, field, message}.
+Messages still go to stderr.
+
 With --check, nothing is resolved or written: exit 1, listing the entries, when
 the lock would change (entries missing, unused or out of date).
 
@@ -192,8 +201,15 @@ mirror filled it; the lock keeps the original names, so it is the same lock the
 connected side writes. --mirror REGISTRY=HOST[:PORT][/PATH] is the same
 vocabulary for one registry, as in site.registries.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %q: want text or json", format)}
+			}
 			dir := dirArg(args)
+			rep := newLockReport()
+			if format == "json" {
+				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
+			}
 			var warn io.Writer
 			if !check {
 				warn = cmd.ErrOrStderr()
@@ -203,8 +219,9 @@ vocabulary for one registry, as in site.registries.`,
 				return err
 			}
 			cfg, path := src.cfg, src.lockPath
+			rep.loaded(path, old)
 			if check {
-				return lockCheck(cmd.ErrOrStderr(), path, old, data, images)
+				return lockCheck(cmd.ErrOrStderr(), path, old, data, images, rep)
 			}
 			if viaSite {
 				m, err := configSite(cfg)
@@ -235,9 +252,10 @@ vocabulary for one registry, as in site.registries.`,
 					return err
 				}
 			}
+			rep.resolved(next, changes, written)
 			// The summary says what the file now holds: after a failure
 			// only when the run changed it.
-			if lockErr == nil || written {
+			if format == "text" && (lockErr == nil || written) {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
 			}
 			switch {
@@ -256,6 +274,7 @@ vocabulary for one registry, as in site.registries.`,
 		},
 	}
 	c.Flags().BoolVar(&check, "check", false, "only report whether the lock would change; exit 1 if so")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text, or json: {ok, lock, written, entries, changes, failures, stale, errors} on stdout, also when lock fails")
 	c.Flags().BoolVar(&viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.addRootFlag(c.Flags())
@@ -285,19 +304,20 @@ func configSite(cfg *schema.Config) (site.Mapping, error) {
 }
 
 // lockCheck reports, without the network, whether `stowage lock` would
-// change the file (bump.Stale says how).
-func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, images []*plan.Image) error {
+// change the file (bump.StaleEntries says how), on stderr and in rep.
+func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, images []*plan.Image, rep *lockReport) error {
 	next, missing, err := registry.Pending(old, images)
 	if err != nil {
 		return err
 	}
-	lines := bump.Stale(old, next, missing, images, data)
-	if len(lines) == 0 {
+	stale := bump.StaleEntries(old, next, missing, images, data)
+	if len(stale) == 0 {
 		return nil
 	}
+	rep.Stale = stale
 	fmt.Fprintf(stderr, "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
-	for _, l := range lines {
-		fmt.Fprintf(stderr, "  %s\n", l)
+	for _, s := range stale {
+		fmt.Fprintf(stderr, "  %s\n", s)
 	}
 	return errCheckFailed
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
@@ -116,31 +115,68 @@ func Diff(old, new *lock.Lock, images []*plan.Image) []Change {
 	return out
 }
 
-// Stale words what `stowage lock` would change in a lock file, without the
-// network: next and missing are registry.Pending's answer for old and
-// images, data is the file's bytes. One line per entry, sorted by key:
-// "missing  KEY (WRITTEN)", "unused   KEY", "changed  KEY (recorded as R,
-// written as W)"; or "format   the file is not in canonical form" when
-// only the bytes differ. Empty when `stowage lock` would change nothing.
-func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
-	var lines []string
+// StaleEntry is one way a lock file differs from what `stowage lock` would
+// write (StaleEntries). Status is "missing" (the config uses Key, the lock
+// lacks it; Reference is the reference as the config writes it), "unused"
+// (the lock has Key, no profile uses it), "changed" (Recorded is the
+// spelling the lock recorded, Reference the one the config writes now) or
+// "format" (only the file's bytes differ; the other fields are empty).
+type StaleEntry struct {
+	Status    string `json:"status"`
+	Key       string `json:"key,omitempty"`
+	Reference string `json:"reference,omitempty"`
+	Recorded  string `json:"recorded,omitempty"`
+}
+
+// String is the entry's line in Stale.
+func (s StaleEntry) String() string {
+	switch s.Status {
+	case "missing":
+		return fmt.Sprintf("missing  %s (%s)", s.Key, s.Reference)
+	case "unused":
+		return fmt.Sprintf("unused   %s", s.Key)
+	case "changed":
+		return fmt.Sprintf("changed  %s (recorded as %s, written as %s)", s.Key, s.Recorded, s.Reference)
+	default:
+		return "format   the file is not in canonical form"
+	}
+}
+
+// StaleEntries says what `stowage lock` would change in a lock file,
+// without the network: next and missing are registry.Pending's answer for
+// old and images, data is the file's bytes. One entry per lock key, sorted
+// by key, or one "format" entry when only the bytes differ. Empty when
+// `stowage lock` would change nothing.
+func StaleEntries(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []StaleEntry {
+	var out []StaleEntry
 	for _, img := range missing {
-		lines = append(lines, fmt.Sprintf("missing  %s (%s)", img.Key, img.Ref.Written))
+		out = append(out, StaleEntry{Status: "missing", Key: img.Key, Reference: img.Ref.Written})
 	}
 	for _, c := range Diff(old, next, images) {
 		switch {
 		case c.Removed():
-			lines = append(lines, fmt.Sprintf("unused   %s", c.Key))
+			out = append(out, StaleEntry{Status: "unused", Key: c.Key})
 		case c.Added():
 			// Pending adds nothing.
 		default:
-			lines = append(lines, fmt.Sprintf("changed  %s (recorded as %s, written as %s)", c.Key, c.Old.Reference, c.New.Reference))
+			out = append(out, StaleEntry{Status: "changed", Key: c.Key, Reference: c.New.Reference, Recorded: c.Old.Reference})
 		}
 	}
-	if len(lines) == 0 && len(missing) == 0 && !bytes.Equal(next.Marshal(), data) {
-		lines = append(lines, "format   the file is not in canonical form")
+	if len(out) == 0 && len(missing) == 0 && !bytes.Equal(next.Marshal(), data) {
+		out = append(out, StaleEntry{Status: "format"})
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return strings.Fields(lines[i])[1] < strings.Fields(lines[j])[1] })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Stale words StaleEntries, one line each (StaleEntry.String):
+// "missing  KEY (WRITTEN)", "unused   KEY", "changed  KEY (recorded as R,
+// written as W)" or "format   the file is not in canonical form".
+func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
+	var lines []string
+	for _, s := range StaleEntries(old, next, missing, images, data) {
+		lines = append(lines, s.String())
+	}
 	return lines
 }
 

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/standin"
+)
+
+// decodeLockReport decodes lock -o json's stdout: exactly one object, with
+// no field the report type does not know.
+func decodeLockReport(t *testing.T, stdout []byte) lockReport {
+	t.Helper()
+	var r lockReport
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("stdout is not lock's JSON report: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than the report:\n%s", stdout)
+	}
+	return r
+}
+
+// TestLockJSON: lock -o json on a run where two images fail (one behind
+// credentials), then the run that resolves them, a run with nothing to
+// do, --check of an image the lock lacks, and a config error. Each prints
+// one JSON object on stdout with the exit code of the text form.
+func TestLockJSON(t *testing.T) {
+	const password = "pw-Secret-4711"
+	reg := startInProcess(t)
+	h := reg.Host
+	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	seed(t, nil, []string{app, tool, helper, pause}, registry.WithInsecure(h))
+	dir := writeConfig(t, map[string]configImage{
+		"app":  {Ref: app},
+		"tool": {Ref: tool, User: "bot", Password: "env:TOOL_PASSWORD"},
+	}, helper, pause)
+	env := map[string]string{"TOOL_PASSWORD": password}
+	lockPath := filepath.Join(dir, lock.FileName)
+	entry := func(ref string) lock.Entry {
+		e, err := standin.Entry(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/team/app/manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)})
+	reg.Faults.Add(registrytest.Rule{Path: "/v2/team/tool/manifests/", Fault: registrytest.Status(http.StatusForbidden, nil)})
+	stdout, stderr, code := runCLI(t, env, "lock", dir, "--insecure-registry", h, "-o", "json")
+	if strings.Contains(string(stdout)+stderr, password) {
+		t.Errorf("the password is in the output:\n%s\n%s", stdout, stderr)
+	}
+	r := decodeLockReport(t, stdout)
+	if code != 1 || r.OK || r.Lock != lockPath || !r.Written || r.Entries != 2 || len(r.Stale) != 0 || len(r.Errors) != 0 {
+		t.Fatalf("exit %d, report %+v; stderr:\n%s", code, r, stderr)
+	}
+	if !strings.Contains(stderr, "2 images failed") || !strings.Contains(stderr, "keeps the 2 entries it has") {
+		t.Errorf("stderr is not the text form's:\n%s", stderr)
+	}
+	var keys []string
+	for _, c := range r.Changes {
+		keys = append(keys, c.Key)
+		if e := entry(c.Key); c.Reference != c.Key || c.NewDigest != e.Digest || c.OldDigest != "" || c.NewKind != string(e.Kind) ||
+			!slices.Equal(c.Pullers, []string{"p/ns/pre"}) {
+			t.Errorf("change %+v, want %s added at %s", c, c.Key, e.Digest)
+		}
+	}
+	if want := []string{pause, helper}; !slices.Equal(keys, want) {
+		t.Errorf("changes of %v, want the resolved %v", keys, want)
+	}
+	if len(r.Failures) != 2 {
+		t.Fatalf("failures %+v, want app and tool", r.Failures)
+	}
+	for i, want := range []struct{ image, answer string }{{app, "404 Not Found"}, {tool, "403 Forbidden"}} {
+		f := r.Failures[i]
+		if f.Image != want.image || f.Key != want.image || f.Registry != h || f.UsedBy == "" || f.Op == "" ||
+			!strings.HasPrefix(f.Message, `image "`+want.image+`"`) || !strings.Contains(f.Message, want.answer) || !strings.Contains(stderr, f.Message) {
+			t.Errorf("failure %d = %+v, want %s answered %s, its message as on stderr", i, f, want.image, want.answer)
+		}
+	}
+
+	reg.Faults.Reset()
+	stdout, stderr, code = runCLI(t, env, "lock", dir, "--insecure-registry", h, "-o", "json")
+	r = decodeLockReport(t, stdout)
+	if code != 0 || len(stderr) != 0 || !r.OK || !r.Written || r.Entries != 4 || len(r.Failures) != 0 || len(r.Errors) != 0 {
+		t.Fatalf("second run: exit %d, report %+v; stderr:\n%s", code, r, stderr)
+	}
+	keys = nil
+	for _, c := range r.Changes {
+		keys = append(keys, c.Key)
+	}
+	if want := []string{app, tool}; !slices.Equal(keys, want) {
+		t.Errorf("second run's changes %v, want %v", keys, want)
+	}
+
+	// Nothing to do: nothing written, every list empty (not null).
+	stdout, stderr, code = runCLI(t, env, "lock", dir, "--insecure-registry", h, "-o", "json")
+	want := `{
+  "ok": true,
+  "lock": "` + lockPath + `",
+  "written": false,
+  "entries": 4,
+  "changes": [],
+  "failures": [],
+  "stale": [],
+  "errors": []
+}
+`
+	if code != 0 || len(stderr) != 0 || string(stdout) != want {
+		t.Errorf("up-to-date run: exit %d, stderr %s, stdout\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+
+	// --check: the image a new config adds is missing, the one it drops
+	// unused; nothing is written.
+	before := readFile(t, lockPath)
+	other := h + "/team/other:3"
+	dir2 := writeConfig(t, map[string]configImage{"app": {Ref: app}, "other": {Ref: other}}, helper, pause)
+	if err := os.WriteFile(filepath.Join(dir2, lock.FileName), before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, nil, "lock", dir2, "--check", "-o", "json")
+	r = decodeLockReport(t, stdout)
+	wantStale := []bump.StaleEntry{{Status: "missing", Key: other, Reference: other}, {Status: "unused", Key: tool}}
+	if code != 1 || r.OK || r.Written || r.Entries != 4 || !reflect.DeepEqual(r.Stale, wantStale) || len(r.Changes) != 0 ||
+		len(r.Failures) != 0 || len(r.Errors) != 0 || !strings.Contains(stderr, "unused   "+tool) {
+		t.Errorf("--check: exit %d, report %+v, want stale %+v; stderr:\n%s", code, r, wantStale, stderr)
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(dir2, lock.FileName)), before) {
+		t.Error("--check changed the lock")
+	}
+	stdout, _, code = runCLI(t, env, "lock", dir, "--check", "-o", "json")
+	if r = decodeLockReport(t, stdout); code != 0 || !r.OK || len(r.Stale) != 0 || r.Entries != 4 {
+		t.Errorf("--check of a lock in line: exit %d, report %+v", code, r)
+	}
+
+	// A config error is located as vet -o json locates it.
+	bad := cliInvalidDir(t)
+	stdout, stderr, code = runCLI(t, nil, "lock", bad, "-o", "json")
+	r = decodeLockReport(t, stdout)
+	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	if code != 1 || r.OK || r.Written || i < 0 || !strings.Contains(stderr, "Tenant_A") {
+		t.Fatalf("config error: exit %d, report %+v; stderr:\n%s", code, r, stderr)
+	}
+	if e := r.Errors[i]; e.File != filepath.Join(bad, "config.yaml") || e.Line != 6 || !strings.Contains(e.Message, `"Tenant_A"`) {
+		t.Errorf("namespace error %+v", e)
+	}
+
+	if stdout, _, code := runCLI(t, nil, "lock", dir, "-o", "yaml"); code != 2 || len(stdout) != 0 {
+		t.Errorf("lock -o yaml: exit %d, stdout %q; want 2 and nothing", code, stdout)
+	}
+}
