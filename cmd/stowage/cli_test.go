@@ -14,6 +14,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
@@ -806,5 +807,101 @@ images:
 	}
 	if strings.Contains(stderr, confinedCanary) || strings.Contains(string(stdout), confinedCanary) {
 		t.Errorf("vet shows the file's content")
+	}
+}
+
+// TestRenderCheckJSON: render --check --format json prints one object on
+// stdout with the check's exit code: the files that differ with their
+// status, the entries stowage did not write, the diff printed on stderr,
+// and errors located as vet -o json locates them; --format without
+// --check, or with another value, is a usage error.
+func TestRenderCheckJSON(t *testing.T) {
+	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
+	committed := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
+	out := filepath.Join(t.TempDir(), "prepull")
+	if err := os.CopyFS(out, os.DirFS(committed)); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(t *testing.T, stdout []byte) checkReport {
+		t.Helper()
+		var r checkReport
+		dec := json.NewDecoder(bytes.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("stdout is not render --check's JSON report: %v\n%s", err, stdout)
+		}
+		if dec.More() {
+			t.Fatalf("stdout holds more than the report:\n%s", stdout)
+		}
+		return r
+	}
+
+	stdout, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check", "--format", "json")
+	want := "{\n  \"ok\": true,\n  \"dir\": \"" + out + "\",\n  \"changed\": [],\n  \"foreign\": [],\n  \"diff\": \"\",\n  \"errors\": []\n}\n"
+	if code != 0 || len(stderr) != 0 || string(stdout) != want {
+		t.Errorf("fresh output: exit %d, stderr %s, stdout\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+
+	// Stale three ways, and a link and a file stowage did not write.
+	ds, cm := "daemonset-submarine-notebook-images.yaml", "configmap-submarine-notebook-images-records.yaml"
+	orig := readFile(t, filepath.Join(out, ds))
+	edited := strings.Replace(string(orig), "imagePullPolicy: IfNotPresent", "imagePullPolicy: Always", 1)
+	if edited == string(orig) {
+		t.Fatal("the example has no imagePullPolicy to change")
+	}
+	if err := os.WriteFile(filepath.Join(out, ds), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, cm)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A symbolic link is no file stowage wrote, and not compared.
+	if err := os.Symlink("notes.txt", filepath.Join(out, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	before := cliSnapshot(t, out)
+	stdout, stderr, code = runCLI(t, nil, "render", config, "-o", out, "--check", "--format", "json")
+	r := decode(t, stdout)
+	wantChanged := []output.FileDiff{{File: cm, Status: "missing"}, {File: ds, Status: "changed"}, {File: "notes.txt", Status: "extra"}}
+	if code != 1 || r.OK || r.Dir != out || !reflect.DeepEqual(r.Changed, wantChanged) ||
+		!slices.Equal(r.Foreign, []string{"link.yaml", "notes.txt"}) || len(r.Errors) != 0 {
+		t.Errorf("stale output: exit %d, report %+v, want changed %+v and foreign link.yaml, notes.txt", code, r, wantChanged)
+	}
+	for _, w := range []string{"--- " + filepath.Join(out, ds) + " (committed)\n", "+++ " + filepath.Join(out, ds) + " (rendered now)\n",
+		"\n-        imagePullPolicy: Always\n", "\n+        imagePullPolicy: IfNotPresent\n"} {
+		if !strings.Contains(r.Diff, w) {
+			t.Errorf("diff lacks %q:\n%s", w, r.Diff)
+		}
+	}
+	if !strings.Contains(stderr, r.Diff) || !strings.Contains(stderr, "Move those files out of "+out) {
+		t.Errorf("stderr is not the text form's (with the same diff):\n%s", stderr)
+	}
+	if after := cliSnapshot(t, out); !maps.Equal(before, after) {
+		t.Errorf("--check changed %s", out)
+	}
+
+	// A config error, located.
+	bad := cliInvalidDir(t)
+	stdout, stderr, code = runCLI(t, nil, "render", bad, "-o", out, "--check", "--format", "json")
+	r = decode(t, stdout)
+	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	if code != 1 || r.OK || i < 0 || len(r.Changed) != 0 || !strings.Contains(stderr, "Tenant_A") {
+		t.Fatalf("config error: exit %d, report %+v; stderr:\n%s", code, r, stderr)
+	}
+	if e := r.Errors[i]; e.File != filepath.Join(bad, "config.yaml") || e.Line != 6 || !strings.Contains(e.Message, `"Tenant_A"`) {
+		t.Errorf("namespace error %+v", e)
+	}
+
+	for _, args := range [][]string{
+		{"render", config, "-o", out, "--format", "json"},
+		{"render", config, "--format", "json"},
+		{"render", config, "-o", out, "--check", "--format", "yaml"},
+	} {
+		if stdout, _, code := runCLI(t, nil, args...); code != 2 || len(stdout) != 0 {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, stdout)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,7 +214,8 @@ func hygieneRun(t *testing.T, env map[string]string, stdin string, args ...strin
 	code := run(args, strings.NewReader(stdin), &stdout, &stderr, envFrom(env))
 	where := "stowage " + strings.Join(args, " ")
 	noLeak(t, where+": stderr", stderr.Bytes())
-	if args[0] != "render" && args[0] != "fn" {
+	// render prints Secrets on stdout, but not with --check.
+	if (args[0] != "render" || slices.Contains(args, "--check")) && args[0] != "fn" {
 		noLeak(t, where+": stdout", stdout.Bytes())
 	}
 	return stdout.Bytes(), stderr.String(), code
@@ -317,6 +319,9 @@ func TestSecretHygiene(t *testing.T) {
 		if _, stderr, code := hygieneRun(t, env, "", "lock", dir, "--check"); code != 0 {
 			t.Fatalf("lock --check: exit %d: %s", code, stderr)
 		}
+		if _, stderr, code := hygieneRun(t, env, "", "lock", dir, "--check", "-o", "json"); code != 0 {
+			t.Fatalf("lock --check -o json: exit %d: %s", code, stderr)
+		}
 
 		stdout, stderr, code := hygieneRun(t, env, "", "render", dir)
 		if code != 0 {
@@ -346,6 +351,9 @@ func TestSecretHygiene(t *testing.T) {
 		}
 		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out, "--check"); code != 1 {
 			t.Errorf("render --check of stale output: exit %d: %s", code, stderr)
+		}
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out, "--check", "--format", "json"); code != 1 {
+			t.Errorf("render --check --format json of stale output: exit %d: %s", code, stderr)
 		}
 
 		for _, args := range [][]string{
@@ -635,6 +643,12 @@ func TestSecretHygiene(t *testing.T) {
 				noLeak(t, "the lock", readFile(t, filepath.Join(dir, lock.FileName)))
 				if files, _ := filepath.Glob(filepath.Join(out, "*")); len(files) > 0 {
 					t.Errorf("the failed run wrote %v", files)
+				}
+				// lock -o json reports the same failure on stdout.
+				if tc.args[0] == "lock" {
+					if _, stderr, code := hygieneRun(t, tc.env, "", append([]string{"lock", tc.dir(t), "-o", "json"}, tc.args[1:]...)...); code != 1 {
+						t.Errorf("-o json: exit %d, want 1: %s", code, stderr)
+					}
 				}
 			})
 		}

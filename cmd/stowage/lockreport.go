@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/schema"
 )
 
 // lockReport is lock's -o json output, on stdout also when lock fails:
@@ -87,27 +85,17 @@ func (r *lockReport) write(w io.Writer, err error) error {
 		return err
 	}
 	r.OK = err == nil
-	var (
-		failed  registry.Errors
-		located schema.Errors
-	)
+	var failed registry.Errors
 	switch {
 	case err == nil, errors.Is(err, errCheckFailed):
 	case errors.As(err, &failed):
 		for _, e := range failed {
 			r.Failures = append(r.Failures, lockFailure{Image: e.Image, Key: e.Key, UsedBy: e.UsedBy, Registry: e.Registry, Op: e.Op, Message: e.Error()})
 		}
-	case errors.As(err, &located):
-		for _, e := range located {
-			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
-		}
 	default:
-		r.Errors = append(r.Errors, vetError{Message: err.Error()})
+		r.Errors = reportErrors(err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if werr := enc.Encode(r); werr != nil && err == nil {
+	if werr := writeReport(w, r); werr != nil && err == nil {
 		return werr
 	}
 	return err

@@ -14,6 +14,7 @@ func newRender(getenv env) *cobra.Command {
 	var o loadOptions
 	var out string
 	var check bool
+	var format string
 	c := &cobra.Command{
 		Use:   "render [DIR]",
 		Short: "Render a profile of the config in DIR (default .) with digests from DIR/stowage.lock.yaml",
@@ -23,11 +24,29 @@ cache ConfigMap. Never contacts a registry: digests come from the lock.
 
 Without -o, writes one multi-document YAML stream to stdout. With -o DIR, writes
 one file per object plus a kustomization.yaml, replacing DIR atomically. With
---check (needs -o), writes nothing and exits 1 listing the files that differ.`,
+--check (needs -o), writes nothing and exits 1 listing the files that differ,
+with a unified diff of each changed one (bounded; never a Secret's lines).
+
+--check --format json prints one JSON object on stdout, also when render
+fails: {ok, dir, changed, foreign, diff, errors}. changed lists each file that
+differs {file, status: changed|missing|extra}; foreign the entries of the
+directory stowage did not write (render -o refuses it until they are moved);
+diff the unified diff printed on stderr; errors every other problem {file,
+line, column, field, message}. Messages still go to stderr.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if check && out == "" {
 				return usageError{fmt.Errorf("--check needs -o DIR, the committed output to compare with")}
+			}
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: want text or json", format)}
+			}
+			if cmd.Flags().Changed("format") && !check {
+				return usageError{fmt.Errorf("--format is the output of --check; without --check, render writes manifests (-o is their directory)")}
+			}
+			rep := newCheckReport(out)
+			if format == "json" {
+				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
 			if out != "" {
 				if err := checkOutDirName("-o", out); err != nil {
@@ -51,33 +70,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 				return err
 			}
 			if check {
-				diff, err := output.Diff(out, files)
-				if err != nil {
-					return err
-				}
-				if len(diff) > 0 {
-					stderr := cmd.ErrOrStderr()
-					fmt.Fprintf(stderr, "stowage: %s is stale:\n", out)
-					for _, d := range diff {
-						fmt.Fprintf(stderr, "  %s\n", d)
-					}
-					secrets := map[string]bool{}
-					for _, o := range objs {
-						if o.Kind == "Secret" {
-							secrets[o.FileName()] = true
-						}
-					}
-					writeCheckDiff(stderr, out, diff, files, secrets)
-					// Advice that works: render -o refuses a directory
-					// holding files stowage did not write.
-					if err := output.CheckDir(out); err != nil {
-						fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s -o %s` and commit the result.\n", err, out, dirArg(args), out)
-					} else {
-						fmt.Fprintf(stderr, "Run `stowage render %s -o %s` and commit the result.\n", dirArg(args), out)
-					}
-					return errCheckFailed
-				}
-				return nil
+				return renderCheck(cmd.ErrOrStderr(), rep, dirArg(args), out, objs, files)
 			}
 			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "-o"}); err != nil {
 				return err
@@ -91,6 +84,7 @@ one file per object plus a kustomization.yaml, replacing DIR atomically. With
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile to render (optional when the config has one)")
 	c.Flags().StringVarP(&out, "output", "o", "", "write one file per object and a kustomization.yaml into this directory")
 	c.Flags().BoolVar(&check, "check", false, "compare with the files in -o DIR instead of writing; exit 1 when they differ")
+	c.Flags().StringVar(&format, "format", "text", "with --check: text, or json: {ok, dir, changed, foreign, diff, errors} on stdout, also when render fails")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
 }

@@ -157,12 +157,32 @@ func checkOwned(flag, path, marker string) error {
 // empty, or a previous render: a kustomization.yaml starting with
 // render.GeneratedHeader and regular files it lists.
 func CheckDir(out string) error {
-	ents, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
-		return nil
-	}
+	foreign, err := Foreign(out)
 	if err != nil {
 		return fmt.Errorf("output directory %s: %w", out, err)
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
+	}
+	return fmt.Errorf("output directory %s holds files stowage did not write (%s); -o replaces the whole directory, so give an empty directory or one that stowage rendered",
+		out, strings.Join(shown, ", "))
+}
+
+// Foreign returns the names of the entries of out that stowage did not
+// write there, sorted: everything but a kustomization.yaml starting with
+// render.GeneratedHeader and the regular files it lists (nothing is
+// foreign in a missing or empty out). Errors: out cannot be read.
+func Foreign(out string) ([]string, error) {
+	ents, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	k, err := os.ReadFile(filepath.Join(out, "kustomization.yaml"))
 	listed := map[string]bool{"kustomization.yaml": true}
@@ -181,21 +201,39 @@ func CheckDir(out string) error {
 			foreign = append(foreign, e.Name())
 		}
 	}
-	if len(foreign) == 0 {
-		return nil
-	}
-	shown := foreign
-	if len(shown) > 5 {
-		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
-	}
-	return fmt.Errorf("output directory %s holds files stowage did not write (%s); -o replaces the whole directory, so give an empty directory or one that stowage rendered",
-		out, strings.Join(shown, ", "))
+	return foreign, nil
 }
 
-// Diff compares want with the regular files of dir and describes each
-// difference, sorted by file name: "changed NAME", "missing NAME",
-// "extra NAME". A missing dir has every file missing.
+// FileDiff is one file that differs between a directory and what was
+// rendered: Status is "changed" (both have it, with other bytes),
+// "missing" (only the rendering has it) or "extra" (only the directory
+// has it).
+type FileDiff struct {
+	File   string `json:"file"`
+	Status string `json:"status"`
+}
+
+// String is the difference as Diff words it: "STATUS FILE".
+func (d FileDiff) String() string { return d.Status + " " + d.File }
+
+// Diff is DiffFiles worded: "changed NAME", "missing NAME", "extra NAME",
+// sorted by file name.
 func Diff(dir string, want map[string][]byte) ([]string, error) {
+	files, err := DiffFiles(dir, want)
+	if err != nil {
+		return nil, err
+	}
+	var diff []string
+	for _, f := range files {
+		diff = append(diff, f.String())
+	}
+	return diff, nil
+}
+
+// DiffFiles compares want (file name to bytes) with the regular files of
+// dir and returns each difference, sorted by file name. A missing dir has
+// every file missing. Errors: dir or one of its files cannot be read.
+func DiffFiles(dir string, want map[string][]byte) ([]FileDiff, error) {
 	have := map[string][]byte{}
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -211,27 +249,22 @@ func Diff(dir string, want map[string][]byte) ([]string, error) {
 		}
 		have[e.Name()] = b
 	}
-	var diff []string
+	var diff []FileDiff
 	for n, b := range want {
 		h, ok := have[n]
 		switch {
 		case !ok:
-			diff = append(diff, "missing "+n)
+			diff = append(diff, FileDiff{File: n, Status: "missing"})
 		case !bytes.Equal(h, b):
-			diff = append(diff, "changed "+n)
+			diff = append(diff, FileDiff{File: n, Status: "changed"})
 		}
 	}
 	for n := range have {
 		if _, ok := want[n]; !ok {
-			diff = append(diff, "extra "+n)
+			diff = append(diff, FileDiff{File: n, Status: "extra"})
 		}
 	}
-	// Sort by file name, the part after the verb.
-	slices.SortFunc(diff, func(a, b string) int {
-		_, x, _ := strings.Cut(a, " ")
-		_, y, _ := strings.Cut(b, " ")
-		return strings.Compare(x, y)
-	})
+	slices.SortFunc(diff, func(a, b FileDiff) int { return strings.Compare(a.File, b.File) })
 	return diff, nil
 }
 
