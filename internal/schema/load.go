@@ -249,7 +249,7 @@ func loadEmbedded(dir, file string, data []byte, field string, drop []string, op
 	defer recoverCUE(file, &cfg, &err)
 	f, err := extractYAML(file, data)
 	if err != nil {
-		return nil, decodeErrors(err, file).sorted()
+		return nil, yamlProblem(decodeErrors(err, file), data).sorted()
 	}
 	var body *ast.StructLit
 	for _, d := range f.Decls {
@@ -438,7 +438,7 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 		case ".yaml", ".yml":
 			af, err = extractYAML(f.Name, f.Data)
 			if err != nil {
-				errs = append(errs, decodeErrors(err, f.Name)...)
+				errs = append(errs, yamlProblem(decodeErrors(err, f.Name), f.Data)...)
 				continue
 			}
 		case ".json":

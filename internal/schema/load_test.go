@@ -124,6 +124,12 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "structural-cycle", want: []wantErr{
 			{"cycle.cue", 4, `"_x".a`, []string{"structural cycle"}},
 		}},
+		// refreshHours on line 11 is indented one space short of its
+		// puller's fields: the error is at that line, not at the list
+		// starting on line 7 that CUE's YAML decoder names.
+		{dir: "yaml-indentation", want: []wantErr{
+			{"config.yaml", 11, "", []string{"did not find expected '-' indicator"}},
+		}},
 		{dir: "package-mismatch", want: []wantErr{
 			{"b.cue", 1, "", []string{`package "notebooks" differs from package "stowage"`}},
 		}},
@@ -371,6 +377,49 @@ func TestSyntaxErrorLocated(t *testing.T) {
 	_, err := LoadFiles("cfg", inMemory("cfg/config.yaml", "profiles:\n  p:\n    pullers:\n    - name: n\n       namespace: x\n"), Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), "cfg/config.yaml:5: ") {
 		t.Errorf("got %v, want an error at cfg/config.yaml:5", err)
+	}
+}
+
+// TestYAMLSyntaxAtFaultyLine: a YAML syntax error is reported at the line
+// and column of the token at fault (counted by hand in each input), with
+// the message of CUE's decoder, also where that decoder names the line
+// where the enclosing block starts (or no line); where CUE's line is the
+// right one, it stays.
+func TestYAMLSyntaxAtFaultyLine(t *testing.T) {
+	tests := []struct {
+		name, data string
+		line, col  int
+		says       string
+	}{
+		{"a list item's field indented short", "profiles:\n  p:\n    pullers:\n      - name: n\n        namespace: x\n       refreshHours: 1\n",
+			6, 8, "did not find expected '-' indicator"},
+		{"a mapping key indented short", "images:\n  app:\n    reference: x\n   auth: {}\n", 4, 4, "did not find expected key"},
+		{"a list item inside a mapping", "images:\n  app:\n    reference: x\n  - y\n", 4, 3, "did not find expected key"},
+		{"a second colon on the first line", "images: app: x\n", 1, 9, "mapping values are not allowed in this context"},
+		// CUE's decoder names the tab's line itself.
+		{"a tab as indentation", "images:\n  app:\n\treference: x\n", 3, 0, "found character that cannot start any token"},
+		// CUE's decoder already names line 3, where "c:" follows the
+		// over-indented plain scalar; the other parser names the line
+		// where that scalar starts (2), which is not nearer.
+		{"a mapping key indented deeper", "images:\n  a: 1\n    c: 2\n", 3, 0, "mapping values are not allowed in this context"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadFiles("cfg", inMemory("cfg/config.yaml", tc.data), Options{})
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) != 1 {
+				t.Fatalf("got %v, want one error", err)
+			}
+			if e := errs[0]; e.File != "cfg/config.yaml" || e.Line != tc.line || e.Column != tc.col || e.Msg != tc.says {
+				t.Errorf("got %s:%d:%d %q, want cfg/config.yaml:%d:%d %q", e.File, e.Line, e.Column, e.Msg, tc.line, tc.col, tc.says)
+			}
+		})
+	}
+	// The KRM function's functionConfig: lines of the document itself.
+	_, err := LoadEmbedded("cfg", "fn.yaml", []byte("apiVersion: v1\nkind: Stowage\nspec:\n  images:\n    app:\n      reference: x\n     auth: {}\n"), "spec", nil, Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Line != 7 || errs[0].Column != 6 {
+		t.Errorf("LoadEmbedded: got %v, want one error at fn.yaml:7:6", err)
 	}
 }
 
