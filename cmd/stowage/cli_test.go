@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stowage/stowage/internal/imageref"
@@ -903,5 +904,18 @@ func TestRenderCheckJSON(t *testing.T) {
 		if stdout, _, code := runCLI(t, nil, args...); code != 2 || len(stdout) != 0 {
 			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, stdout)
 		}
+	}
+}
+
+// TestKustomizationFIFO: a kustomization.yaml that is a FIFO is refused by
+// name; recognising the directory never blocks on opening it.
+func TestKustomizationFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "kustomization.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, nil, "vet", dir)
+	if want := "kustomization.yaml: is not a regular file (a FIFO)"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, %q; want 1 and %q", code, stderr, want)
 	}
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
@@ -201,5 +205,38 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 	}
 	if strings.Contains(built, "kind: ImageLock") || !strings.Contains(built, "kind: DaemonSet") {
 		t.Errorf("kustomize build output: want the DaemonSet and no ImageLock:\n%s", built)
+	}
+}
+
+// TestKustomizationFetchesNothing: a builtin transformer listed before
+// stowage's whose config names an http URL (kustomize's loader would GET
+// it) makes the stowage binary fail at once, naming the host, and the
+// server sees no request.
+func TestKustomizationFetchesNothing(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "[]")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml": "resources: [stowage.lock.yaml]\ntransformers: [patch.yaml, stowage.yaml]\n",
+		"patch.yaml":         "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: " + srv.URL + "/p.yaml\n",
+		"stowage.yaml":       "apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nmetadata:\n  name: s\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: stowage, args: [fn]}\nspec: {}\n",
+	}
+	for name, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(stowageBinary(t), "vet", dir)
+	out, err := cmd.CombinedOutput()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if err == nil || !strings.Contains(string(out), "stowage reads local files only: a request to http://"+host+" was refused") {
+		t.Errorf("vet: %v\n%s", err, out)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the server saw %d request(s)", n)
 	}
 }

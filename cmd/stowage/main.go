@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -48,12 +49,30 @@ type partialError interface {
 // said what differs, so main prints nothing more and exits 1.
 var errCheckFailed = errors.New("check failed")
 
+// refusedTransport is net/http's default transport in the stowage binary.
+// stowage makes every request through a client of its own (registries:
+// go-containerregistry's transport; clusters: client-go's), so a request
+// through the default one is a library fetching what stowage did not ask
+// for: kustomize's loader fetches an http(s) URL that a builtin
+// generator's or transformer's config names. It fails at once, before any
+// connection, naming the host.
+type refusedTransport struct{}
+
+// RoundTrip refuses r.
+func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("stowage reads local files only: a request to %s://%s was refused", r.URL.Scheme, r.URL.Host)
+}
+
+// refuseDefaultHTTP installs refusedTransport as http.DefaultTransport.
+func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
+
 // interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the
 // command stop and remove what it staged before it exits anyway (a command
 // blocked on input, such as fn reading stdin, never sees the signal).
 const interruptGrace = 2 * time.Second
 
 func main() {
+	refuseDefaultHTTP()
 	// SIGTERM and SIGINT cancel the command's context instead of killing
 	// the process: writes stop before their final rename and remove their
 	// temporary files, registry requests are abandoned, and the exit code

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -29,7 +30,12 @@ var configDirCommands = []string{
 func checkConfigDir(dir string, kustomizationOK bool) error {
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		path := filepath.Join(dir, n)
-		f, err := os.Open(path)
+		// Only a regular file (or a link to one) is opened: a FIFO would
+		// block the open.
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			continue
 		}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -37,6 +38,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/lock"
@@ -80,11 +83,11 @@ type Build struct {
 	LockListed string
 }
 
-// Find returns the kustomization file in dir (konfig's recognised names)
-// or "" when there is none.
+// Find returns the kustomization file in dir (konfig's recognised names,
+// a regular file or a link to one) or "" when there is none.
 func Find(dir string) string {
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
 			return n
 		}
 	}
@@ -103,16 +106,15 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	if root == "" {
 		root = dir
 	}
-	absDir, err := filepath.Abs(dir)
+	absDir, err := resolved(dir)
 	if err != nil {
 		return nil, err
 	}
-	absRoot, err := filepath.Abs(root)
+	absRoot, err := resolved(root)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := filepath.Rel(absRoot, absDir)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+	if !beneath(absRoot, absDir) {
 		return nil, fmt.Errorf("kustomization %s is not beneath the root %s (--root)", dir, root)
 	}
 	name := Find(dir)
@@ -121,18 +123,22 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	}
 	b := &Build{Dir: dir, File: filepath.Join(dir, name)}
 
-	mem, err := copyTree(root)
+	// The copy keeps the files at their absolute paths, so that a path
+	// with ".." past the root names a file the copy lacks instead of
+	// being clamped back into it.
+	c, err := copyTree(absRoot)
 	if err != nil {
 		return nil, err
 	}
-	top := path.Join("/", filepath.ToSlash(rel))
-	if err := checkLocal(mem, root); err != nil {
+	mem := c.mem
+	top := filepath.ToSlash(absDir)
+	if err := c.checkReachable(top, root); err != nil {
 		return nil, err
 	}
 
 	data, err := mem.ReadFile(path.Join(top, name))
 	if err != nil {
-		return nil, err
+		return nil, c.explain(err)
 	}
 	var k types.Kustomization
 	if err := k.Unmarshal(data); err != nil {
@@ -145,7 +151,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	for i, t := range k.Transformers {
 		objs, file, err := transformerObjects(mem, top, t)
 		if err != nil {
-			return nil, fmt.Errorf("%s: transformers[%d]: %w", b.File, i, err)
+			return nil, fmt.Errorf("%s: transformers[%d]: %w", b.File, i, c.explain(err))
 		}
 		for _, o := range objs {
 			if !isFunction(o) {
@@ -168,7 +174,24 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 		}
 	}
 	if at < 0 {
-		return nil, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, listed in transformers:)", b.File, ErrNoFunction)
+		return nil, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
+	}
+	// What runs before the function must run here too; kustomize's
+	// plugins stay disabled in this build, so name a function or plugin
+	// there instead of kustomize's bare "external plugins disabled".
+	for field, list := range map[string][]string{"generators": k.Generators, "transformers": k.Transformers[:at]} {
+		for i, t := range list {
+			objs, _, err := transformerObjects(mem, top, t)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s[%d]: %w", b.File, field, i, c.explain(err))
+			}
+			for _, o := range objs {
+				if o.GetApiVersion() != "builtin" {
+					return nil, fmt.Errorf("%s: %s[%d] (%s %s) is a KRM function or plugin, which stowage does not run (only kustomize's builtin generators and transformers): list stowage's transformer first, or lock from a kustomization without it",
+						b.File, field, i, o.GetKind(), o.GetName())
+				}
+			}
+		}
 	}
 
 	// A lock listed in resources but not written yet: an empty ImageLock
@@ -186,7 +209,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	// kustomize drops local-config resources at the end of a build, after
 	// the function saw them: keep the ImageLock objects in this build.
 	if err := keepLocks(mem); err != nil {
-		return nil, err
+		return nil, c.explain(err)
 	}
 
 	// Build with the transformers that run before the function, and with
@@ -205,7 +228,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	}
 	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, top)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s up to the stowage transformer: %w", dir, err)
+		return nil, fmt.Errorf("kustomize build of %s up to the stowage transformer: %w", dir, c.explain(err))
 	}
 	for _, res := range rm.Resources() {
 		o, err := res.GetOrigin()
@@ -232,12 +255,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 		}
 		b.Items = append(b.Items, n)
 	}
-	if b.LockFile != "" {
-		rel, err := filepath.Rel(absRoot, absOf(b.LockFile))
-		if err != nil || !filepath.IsLocal(rel) {
-			return nil, fmt.Errorf("kustomization %s: the lock file %s is not beneath the root %s", dir, b.LockFile, root)
-		}
-	}
+	// The build read only the copy, so the lock file is beneath the root.
 	return b, nil
 }
 
@@ -268,7 +286,7 @@ func keepLocks(mem filesys.FileSystem) error {
 		for _, o := range objs {
 			if isLock(o) {
 				if err := o.PipeE(yaml.SetAnnotation(filters.LocalConfigAnnotation, "false")); err != nil {
-					return err
+					return fmt.Errorf("%s: ImageLock metadata.annotations: %w", p, err)
 				}
 				changed = true
 			}
@@ -321,14 +339,6 @@ func originFile(dir string, o *resource.Origin) string {
 	return filepath.Join(dir, filepath.FromSlash(o.Path))
 }
 
-func absOf(p string) string {
-	a, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	return a
-}
-
 // transformerObjects returns the objects of one transformers entry: inline
 // YAML, or the file it names (relative to the kustomization's directory
 // top in mem, returned as file). A directory entry holds no functionConfig
@@ -356,143 +366,304 @@ func transformerObjects(mem filesys.FileSystem, top, entry string) ([]*yaml.RNod
 	return objs, file, nil
 }
 
-// copyTree copies the regular files beneath root into an in-memory file
-// system, at the same paths under "/". Each file is read with
-// confined.ReadFile, so a symbolic link that leads outside root is an
-// error; directories named .git are skipped.
-func copyTree(root string) (filesys.FileSystem, error) {
-	mem := filesys.MakeFsInMemory()
-	files, total := 0, int64(0)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		if files++; files > MaxFiles {
-			return fmt.Errorf("%s holds more than %d files; give a smaller --root", root, MaxFiles)
-		}
-		data, err := confined.ReadFile(root, rel, input)
-		var ce *confined.Error
-		if errors.As(err, &ce) && d.Type()&fs.ModeSymlink != 0 && errors.Is(err, fs.ErrNotExist) {
-			return nil // a dangling link: nothing kustomize could read either
-		}
-		if err != nil {
-			if d.Type()&fs.ModeSymlink != 0 {
-				if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
-					// A link to a directory: kustomize could follow it; it
-					// must stay beneath root like any file.
-					if r, rerr := filepath.EvalSymlinks(p); rerr == nil {
-						if rr, _ := filepath.Rel(absOf(root), absOf(r)); filepath.IsLocal(rr) {
-							return nil
-						}
-					}
-				}
-			}
-			return err
-		}
-		if total += int64(len(data)); total > MaxBytes {
-			return fmt.Errorf("%s holds more than %d bytes of files; give a smaller --root", root, MaxBytes)
-		}
-		return mem.WriteFile(path.Join("/", filepath.ToSlash(rel)), data)
-	})
+// resolved returns p absolute with every symbolic link resolved.
+func resolved(p string) (string, error) {
+	a, err := filepath.Abs(p)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return mem, nil
+	return filepath.EvalSymlinks(a)
 }
 
-// checkLocal refuses every kustomization file in mem that names a remote
-// resource: an entry of resources, components, generators, transformers
-// or validators that is neither inline YAML nor a file or directory of
-// mem, or an http(s) URL in a field kustomize loads a file from (patches,
-// crds, configurations, replacements, openapi, generator sources). The
-// build reads only mem, so a local path that is missing fails there.
-func checkLocal(mem filesys.FileSystem, root string) error {
-	var errs []error
-	err := mem.Walk("/", func(p string, info fs.FileInfo, err error) error {
-		if err != nil || info.IsDir() || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
-			return err
+// beneath reports whether p is root or inside it (both absolute, clean).
+func beneath(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// copied is the in-memory copy of a root directory, with the files left
+// out and why.
+type copied struct {
+	mem filesys.FileSystem
+	// skipped maps the absolute path of each file or link not copied to
+	// the reason.
+	skipped map[string]string
+	files   int
+	bytes   int64
+}
+
+// MaxAliasNodes bounds the nodes a YAML file may expand to through its
+// aliases (a "billion laughs" file of a few KB expands to gigabytes in
+// kustomize's reader).
+const MaxAliasNodes = 1_000_000
+
+// copyTree copies the files beneath root (absolute, links resolved) into
+// an in-memory file system at the same absolute paths. Each file is read
+// with confined.ReadFile; a link to a directory beneath root is followed
+// (at its own path). What cannot be copied — a link leading out of root, a
+// FIFO or device, a file over 8 MiB, a YAML file whose aliases expand past
+// MaxAliasNodes — is left out and remembered: it is an error only when the
+// build needs it (explain). Directories named .git are skipped. Errors:
+// more than MaxFiles files or MaxBytes bytes.
+func copyTree(root string) (*copied, error) {
+	c := &copied{mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
+	if err := c.mem.MkdirAll(filepath.ToSlash(root)); err != nil {
+		return nil, err
+	}
+	return c, c.walk(root, root, root, map[string]bool{root: true}, 0)
+}
+
+// walk copies the directory real (a directory beneath root, links
+// resolved) to the path at in the copy.
+func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) error {
+	if depth > 40 {
+		c.skipped[at] = "directory links nested more than 40 deep"
+		return nil
+	}
+	ents, err := os.ReadDir(real)
+	if err != nil {
+		c.skipped[at] = err.Error()
+		return nil
+	}
+	for _, e := range ents {
+		src, dst := filepath.Join(real, e.Name()), filepath.Join(at, e.Name())
+		switch {
+		case e.IsDir():
+			if e.Name() == ".git" {
+				continue
+			}
+			if err := c.walk(root, src, dst, seen, depth+1); err != nil {
+				return err
+			}
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := filepath.EvalSymlinks(src)
+			if err != nil {
+				c.skipped[dst] = "a symbolic link that leads nowhere"
+				continue
+			}
+			if !beneath(root, target) {
+				c.skipped[dst] = "a symbolic link that leads out of the root (--root)"
+				continue
+			}
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				if seen[target] {
+					continue // a loop of links: its files are copied once already
+				}
+				seen[target] = true
+				if err := c.walk(root, target, dst, seen, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+		case !e.Type().IsRegular():
+			c.skipped[dst] = "not a regular file"
+			continue
 		}
-		shown := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-		data, err := mem.ReadFile(p)
+		if c.files++; c.files > MaxFiles {
+			return fmt.Errorf("%s holds more than %d files; give a smaller --root", root, MaxFiles)
+		}
+		rel, err := filepath.Rel(root, src)
 		if err != nil {
 			return err
+		}
+		data, err := confined.ReadFile(root, rel, input)
+		if err != nil {
+			c.skipped[dst] = err.Error()
+			continue
+		}
+		if c.bytes += int64(len(data)); c.bytes > MaxBytes {
+			return fmt.Errorf("%s holds more than %d bytes of files; give a smaller --root", root, MaxBytes)
+		}
+		if n, ok := aliasNodes(data); !ok {
+			c.skipped[dst] = fmt.Sprintf("a YAML file whose aliases expand to more than %d nodes (%d counted)", MaxAliasNodes, n)
+			continue
+		}
+		if err := c.mem.WriteFile(filepath.ToSlash(dst), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aliasNodes counts the nodes data expands to when it is YAML with
+// aliases, stopping past MaxAliasNodes (ok false). Data without both an
+// anchor and an alias character, or that is not YAML, is ok.
+func aliasNodes(data []byte) (int, bool) {
+	if !bytes.Contains(data, []byte("&")) || !bytes.Contains(data, []byte("*")) {
+		return 0, true
+	}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	total := 0
+	memo := map[*yamlv3.Node]int{}
+	var count func(n *yamlv3.Node, depth int) int
+	count = func(n *yamlv3.Node, depth int) int {
+		if n == nil || depth > 10000 {
+			return 1
+		}
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = 1 // a cycle counts once
+		sum := 1
+		if n.Kind == yamlv3.AliasNode {
+			sum += count(n.Alias, depth+1)
+		}
+		for _, ch := range n.Content {
+			if sum += count(ch, depth+1); sum > MaxAliasNodes {
+				break
+			}
+		}
+		memo[n] = sum
+		return sum
+	}
+	for {
+		var doc yamlv3.Node
+		if err := dec.Decode(&doc); err != nil {
+			return total, true // the end, or not YAML: not this check's to judge
+		}
+		if total += count(&doc, 0); total > MaxAliasNodes {
+			return total, false
+		}
+	}
+}
+
+// explain appends to err the reason of each file the copy left out that
+// err names (a build that needed it), so that "does not exist" says why.
+func (c *copied) explain(err error) error {
+	if err == nil || len(c.skipped) == 0 {
+		return err
+	}
+	msg := err.Error()
+	var notes []string
+	for _, p := range slices.Sorted(maps.Keys(c.skipped)) {
+		if strings.Contains(msg, p) || strings.Contains(msg, filepath.Base(p)) && len(notes) < 5 && strings.Contains(msg, filepath.Base(filepath.Dir(p))) {
+			notes = append(notes, fmt.Sprintf("%s was not read: %s", p, c.skipped[p]))
+		}
+	}
+	if len(notes) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n%s", err, strings.Join(notes, "\n"))
+}
+
+// remoteForm reports whether a resources, components, generators,
+// transformers or validators entry would make kustomize fetch from a
+// network, by the forms its loader tries before a local path (a git
+// repository: a scheme, user@host, a github.com path, the git:: prefix;
+// an http(s) URL). It is checked whether or not a local path of the same
+// name exists, since kustomize tries the remote first.
+func remoteForm(e string) bool {
+	l := strings.ToLower(strings.TrimSpace(e))
+	l = strings.TrimPrefix(l, "git::")
+	first, _, _ := strings.Cut(l, "/")
+	return strings.Contains(l, "://") ||
+		strings.Contains(first, "@") ||
+		first == "github.com" || strings.HasPrefix(l, "github.com:") ||
+		strings.HasPrefix(strings.ToLower(strings.TrimSpace(e)), "git::")
+}
+
+// isURL reports whether a file path field holds a URL (kustomize loads
+// http and https ones over the network).
+func isURL(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	return err == nil && u.Scheme != "" && u.Host != ""
+}
+
+// checkReachable checks the kustomization at dir (absolute, in the copy)
+// and every kustomization it reaches through resources and components,
+// once each: an entry of resources, components, generators, transformers
+// or validators in a remote form (remoteForm), outside root, or absent
+// from the copy is refused by file, field and index; a URL in a field
+// kustomize loads a file from (patches, crds, configurations,
+// replacements, openapi, generator sources) is refused; helmCharts is
+// refused. shownRoot is the root as the user named it.
+func (c *copied) checkReachable(dir, shownRoot string) error {
+	var errs []error
+	seen := map[string]bool{}
+	var visit func(dir string)
+	visit = func(dir string) {
+		if seen[dir] {
+			return
+		}
+		seen[dir] = true
+		name := ""
+		for _, n := range konfig.RecognizedKustomizationFileNames() {
+			if c.mem.Exists(path.Join(dir, n)) && !c.mem.IsDir(path.Join(dir, n)) {
+				name = n
+				break
+			}
+		}
+		if name == "" {
+			return // kustomize says the directory holds no kustomization
+		}
+		file := path.Join(dir, name)
+		data, err := c.mem.ReadFile(file)
+		if err != nil {
+			errs = append(errs, err)
+			return
 		}
 		var k types.Kustomization
 		if err := k.Unmarshal(data); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
-			return nil
+			errs = append(errs, fmt.Errorf("%s: %w", file, err))
+			return
 		}
 		k.FixKustomization()
-		dir := path.Dir(p)
-		for field, list := range map[string][]string{
-			"resources": k.Resources, "components": k.Components, "generators": k.Generators,
-			"transformers": k.Transformers, "validators": k.Validators,
-		} {
-			for i, e := range list {
-				if strings.Contains(e, "\n") || mem.Exists(path.Join(dir, filepath.ToSlash(e))) {
-					continue
+		for _, f := range []struct {
+			name string
+			list []string
+		}{{"resources", k.Resources}, {"components", k.Components}, {"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
+			for i, e := range f.list {
+				if strings.Contains(e, "\n") {
+					continue // inline YAML
 				}
-				if path.Base(e) == lock.FileName && filepath.IsLocal(filepath.FromSlash(e)) {
-					continue // the lock stowage lock writes
-				}
-				errs = append(errs, fmt.Errorf("%s: %s[%d] %q is not a file or directory beneath %s: stowage reads no remote resource and nothing outside the root (--root)", shown, field, i, e, root))
-			}
-		}
-		var files []string
-		for _, ps := range k.Patches {
-			files = append(files, ps.Path)
-		}
-		for _, ps := range k.PatchesJson6902 {
-			files = append(files, ps.Path)
-		}
-		for _, ps := range k.PatchesStrategicMerge {
-			files = append(files, string(ps))
-		}
-		for _, r := range k.Replacements {
-			files = append(files, r.Path)
-		}
-		for _, g := range k.ConfigMapGenerator {
-			files = append(files, g.FileSources...)
-			files = append(files, g.EnvSources...)
-		}
-		for _, g := range k.SecretGenerator {
-			files = append(files, g.FileSources...)
-			files = append(files, g.EnvSources...)
-		}
-		files = append(files, k.Crds...)
-		files = append(files, k.Configurations...)
-		files = append(files, k.OpenAPI["path"])
-		for _, f := range files {
-			// A file source may be written key=path.
-			_, f2, ok := strings.Cut(f, "=")
-			if !ok {
-				f2 = f
-			}
-			for _, s := range []string{f, f2} {
-				if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.Scheme != "" && u.Host != "" {
-					errs = append(errs, fmt.Errorf("%s: %q is a URL: stowage reads no remote file", shown, s))
-					break
+				p := path.Join(dir, filepath.ToSlash(e))
+				switch {
+				case remoteForm(e):
+					errs = append(errs, fmt.Errorf("%s: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, f.name, i, e))
+				case path.IsAbs(filepath.ToSlash(e)) || !c.mem.Exists(p) && !(f.name == "resources" && path.Base(e) == lock.FileName):
+					reason := "is not a file or directory beneath " + shownRoot + " (--root)"
+					if why, ok := c.skipped[filepath.FromSlash(p)]; ok {
+						reason = "was not read: " + why
+					}
+					errs = append(errs, fmt.Errorf("%s: %s[%d] %q %s", file, f.name, i, e, reason))
+				case c.mem.IsDir(p) && (f.name == "resources" || f.name == "components"):
+					visit(p)
 				}
 			}
 		}
-		if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
-			errs = append(errs, fmt.Errorf("%s: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", shown))
+		fields := map[string][]string{"crds": k.Crds, "configurations": k.Configurations, "openapi.path": {k.OpenAPI["path"]}}
+		for i, ps := range k.Patches {
+			fields[fmt.Sprintf("patches[%d].path", i)] = []string{ps.Path}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		for i, ps := range k.PatchesJson6902 {
+			fields[fmt.Sprintf("patchesJson6902[%d].path", i)] = []string{ps.Path}
+		}
+		for i, ps := range k.PatchesStrategicMerge {
+			fields[fmt.Sprintf("patchesStrategicMerge[%d]", i)] = []string{string(ps)}
+		}
+		for i, r := range k.Replacements {
+			fields[fmt.Sprintf("replacements[%d].path", i)] = []string{r.Path}
+		}
+		for i, g := range k.ConfigMapGenerator {
+			fields[fmt.Sprintf("configMapGenerator[%d]", i)] = append(slices.Clone(g.FileSources), g.EnvSources...)
+		}
+		for i, g := range k.SecretGenerator {
+			fields[fmt.Sprintf("secretGenerator[%d]", i)] = append(slices.Clone(g.FileSources), g.EnvSources...)
+		}
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			for _, v := range fields[f] {
+				_, after, ok := strings.Cut(v, "=") // a file source may be written key=path
+				if isURL(v) || ok && isURL(after) {
+					errs = append(errs, fmt.Errorf("%s: %s: %q is a URL: stowage reads no remote file", file, f, v))
+				}
+			}
+		}
+		if len(k.HelmCharts) > 0 {
+			errs = append(errs, fmt.Errorf("%s: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file))
+		}
 	}
+	visit(dir)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }

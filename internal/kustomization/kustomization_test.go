@@ -2,9 +2,11 @@ package kustomization
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -131,11 +133,11 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		"remote resource": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [https://example.invalid/x.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
-			want:  `resources[0] "https://example.invalid/x.yaml" is not a file or directory beneath`,
+			want:  `resources[0] "https://example.invalid/x.yaml" is a remote resource: stowage reads local files only`,
 		},
 		"git base": {
 			files: map[string]string{"k/kustomization.yaml": "resources:\n- github.com/example/repo//base?ref=v1\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
-			want:  `resources[0] "github.com/example/repo//base?ref=v1" is not a file or directory beneath`,
+			want:  `resources[0] "github.com/example/repo//base?ref=v1" is a remote resource`,
 		},
 		"outside root": {
 			files: map[string]string{"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": web,
@@ -144,7 +146,7 @@ func TestLoadRefuses(t *testing.T) {
 		},
 		"remote patch": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\npatches:\n- path: https://example.invalid/p.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
-			want:  `"https://example.invalid/p.yaml" is a URL: stowage reads no remote file`,
+			want:  `patches[0].path: "https://example.invalid/p.yaml" is a URL: stowage reads no remote file`,
 		},
 		"helm": {
 			files: map[string]string{"k/kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.invalid\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
@@ -157,6 +159,33 @@ func TestLoadRefuses(t *testing.T) {
 		"two functions": {
 			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml, t.yaml]\n", "k/s.yaml": fnConfig, "k/t.yaml": fnConfig},
 			want:  "transformers[0] and transformers[1] both declare a stowage KRM function",
+		},
+		"remote name with a local twin": {
+			// kustomize tries git before a local directory of the same name.
+			files: map[string]string{"k/kustomization.yaml": "resources:\n- github.com/evil/repo\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig,
+				"k/github.com/evil/repo/kustomization.yaml": "resources: [cm.yaml]\n", "k/github.com/evil/repo/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"},
+			want: `resources[0] "github.com/evil/repo" is a remote resource`,
+		},
+		"http with a local twin": {
+			files: map[string]string{"k/kustomization.yaml": "resources:\n- http://127.0.0.1:9/x.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig,
+				"k/http:/127.0.0.1:9/x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"},
+			want: `resources[0] "http://127.0.0.1:9/x.yaml" is a remote resource`,
+		},
+		"dot-dot past the root into a twin": {
+			// /../base must not be read as the root's own base/.
+			files: map[string]string{"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": web,
+				"k/base/kustomization.yaml": "resources: [web.yaml]\n", "k/base/web.yaml": web,
+				"k/kustomization.yaml": "resources: [../base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
+			want: `resources[0] "../base" is not a file or directory beneath`,
+		},
+		"function before stowage": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [sort.yaml, s.yaml]\n", "k/s.yaml": fnConfig,
+				"k/sort.yaml": "apiVersion: example.com/v1\nkind: Sorter\nmetadata:\n  name: sort\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: sorter}\n"},
+			want: `transformers[0] (Sorter sort) is a KRM function or plugin, which stowage does not run`,
+		},
+		"alias bomb": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/bomb.yaml": aliasBomb()},
+			want:  `resources[0] "bomb.yaml" was not read: a YAML file whose aliases expand to more than 1000000 nodes`,
 		},
 		"unknown field": {
 			files: map[string]string{"k/kustomization.yaml": "resourcez: [web.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
@@ -190,7 +219,7 @@ func TestLoadRefusesLinkOutOfRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(root, "", isStowage)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "web.yaml")) {
+	if err == nil || !strings.Contains(err.Error(), `resources[0] "web.yaml" was not read: a symbolic link that leads out of the root`) {
 		t.Fatalf("err = %v, want it to name the link", err)
 	}
 }
@@ -209,5 +238,63 @@ func TestLoadListedLockNotWritten(t *testing.T) {
 	}
 	if got := strings.Join(images(b), ","); got != "/web busybox:1.36,/web nginx:1.27" {
 		t.Errorf("images %s", got)
+	}
+}
+
+// aliasBomb is a "billion laughs" YAML file: 9 levels of 10 aliases each.
+func aliasBomb() string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a0: &a0 [\"lol\"]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "  a%d: &a%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+// TestLoadIgnoresWhatItDoesNotRead: files beneath the root that the build
+// does not need — a large binary, a FIFO, a link leading out, another
+// app's kustomization with helmCharts — do not fail it; a link to a
+// directory inside the root and a kustomization file that is a link are
+// followed, as kustomize follows them.
+func TestLoadIgnoresWhatItDoesNotRead(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write(t, root, map[string]string{
+		"app/kustomization.yaml.real": "resources: [shared, stowage.lock.yaml]\ntransformers: [s.yaml]\n",
+		"app/s.yaml":                  fnConfig,
+		"realbase/kustomization.yaml": "resources: [web.yaml]\n",
+		"realbase/web.yaml":           web,
+		"other/kustomization.yaml":    "helmCharts:\n- name: x\n  repo: https://charts.example.invalid\nresources: [https://example.invalid/x.yaml]\n",
+		"big.bin":                     strings.Repeat("x", 9<<20),
+	})
+	for link, target := range map[string]string{
+		"app/kustomization.yaml": "kustomization.yaml.real",
+		"app/shared":             "../realbase",
+		"out":                    outside,
+		"dangling":               filepath.Join(outside, "none"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(filepath.Join(root, "app"), root, isStowage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(images(b), ","); got != "/web busybox:1.36,/web nginx:1.27" {
+		t.Errorf("images %s", got)
+	}
+	if b.LockFile != filepath.Join(root, "app", "stowage.lock.yaml") {
+		t.Errorf("LockFile %q", b.LockFile)
 	}
 }
