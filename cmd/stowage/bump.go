@@ -62,7 +62,7 @@ when something changed, as git diff --exit-code does.`,
 			if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: path, RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
 				return err
 			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.passwords(), images, getenv)
 			if err != nil {
 				return err
 			}

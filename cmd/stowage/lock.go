@@ -56,17 +56,21 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
 }
 
 // resolver builds the registry client from the flags. Passwords are read
-// from dir's config sources through getenv, only when a request needs one.
-// The returned function ends the progress bar.
-func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
+// from the config's sources under pw's rule through getenv, only when a
+// request needs one; under the KRM function's rule (a kustomization) every
+// source of images is first checked to be one the function may read, and
+// refused by name before any registry is contacted. The returned function
+// ends the progress bar.
+func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
 	}
+	if err := pw.allowed(images); err != nil {
+		return nil, nil, err
+	}
 	users := map[string][]string{}
-	for _, img := range images {
-		if img.Auth != nil && img.Auth.Password != "" {
-			users[img.Auth.Password] = append(users[img.Auth.Password], img.Ref.Written)
-		}
+	for _, s := range authSources(images) {
+		users[s.Source] = s.UsedBy
 	}
 	opts := []registry.Option{
 		registry.WithJobs(o.jobs),
@@ -77,7 +81,7 @@ func (o *registryOptions) resolver(stderr io.Writer, dir string, images []*plan.
 		registry.WithUserAgent(version.Get().UserAgent()),
 		registry.WithTrustedRealm(o.trustedRealms...),
 		registry.WithPasswords(func(source string) ([]byte, error) {
-			got, err := creds.Read(dir, []creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
+			got, err := pw.read([]creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -230,7 +234,7 @@ vocabulary for one registry, as in site.registries.`,
 				}
 				ro.site = &m
 			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), dir, images, getenv)
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.passwords(), images, getenv)
 			if err != nil {
 				return err
 			}

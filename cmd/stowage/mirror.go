@@ -123,6 +123,9 @@ type mirrorInput struct {
 	roles map[openpai.Role]map[string]bool
 	// authImages give the password sources their users, for messages.
 	authImages []*plan.Image
+	// pw is the rule their passwords are read under (the KRM function's
+	// for a kustomization).
+	pw passwords
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
@@ -143,7 +146,10 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 			return err
 		}
 	}
-	r, done, err := o.reg.resolver(io.Discard, dir, in.authImages, getenv)
+	if o.from != "" {
+		in.pw = passwords{dir: dir}
+	}
+	r, done, err := o.reg.resolver(io.Discard, in.pw, in.authImages, getenv)
 	if err != nil {
 		return err
 	}
@@ -224,6 +230,7 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 			return in, usageError{errors.New("--profile is for a config directory; a kustomization's images are its functionConfig's and the workloads the function pins")}
 		}
 	}
+	in.pw = src.passwords()
 	cfg, path := src.cfg, src.lockPath
 	data, err := confined.ReadFile(filepath.Dir(path), filepath.Base(path), confined.Lock)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
@@ -38,6 +40,61 @@ type source struct {
 	// workloads are the images the function pins in the kustomization's
 	// other resources (none for a config directory).
 	workloads []plan.Workload
+	// fnAllowEnv are the --allow-env names of the exec declaration (a
+	// kustomization only).
+	fnAllowEnv []string
+}
+
+// passwords is how a command reads the password sources of its config:
+// from dir, under the CLI's rule (creds.Read) for a config directory, or
+// under the KRM function's (creds.ReadFunction with allowEnv) for a
+// kustomization, so that no command reads a variable the function itself
+// may not.
+type passwords struct {
+	dir      string
+	function bool
+	allowEnv []string
+}
+
+// passwords returns the rule of s's password reads.
+func (s *source) passwords() passwords {
+	return passwords{dir: s.dir, function: s.kust != nil, allowEnv: s.fnAllowEnv}
+}
+
+// read reads sources under the rule.
+func (p passwords) read(sources []creds.Source, getenv env) (map[string][]byte, error) {
+	if p.function {
+		return creds.ReadFunction(p.dir, sources, getenv, p.allowEnv)
+	}
+	return creds.Read(p.dir, sources, getenv)
+}
+
+// allowed refuses, under the function's rule, every env: source of images
+// the function may not read (creds.FunctionEnv), before a registry is
+// contacted; nothing for a config directory.
+func (p passwords) allowed(images []*plan.Image) error {
+	if !p.function {
+		return nil
+	}
+	return creds.FunctionEnv(authSources(images), p.allowEnv)
+}
+
+// authSources are the password sources of images' auth, sorted, each with
+// the images that use it.
+func authSources(images []*plan.Image) []creds.Source {
+	users := map[string][]string{}
+	for _, img := range images {
+		if img.Auth != nil && img.Auth.Password != "" && !slices.Contains(users[img.Auth.Password], img.Ref.Written) {
+			users[img.Auth.Password] = append(users[img.Auth.Password], img.Ref.Written)
+		}
+	}
+	out := make([]creds.Source, 0, len(users))
+	for src, us := range users {
+		slices.Sort(us)
+		out = append(out, creds.Source{Source: src, UsedBy: us})
+	}
+	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })
+	return out
 }
 
 // addRootFlag adds --root, the directory a kustomization's reads stay
@@ -79,7 +136,9 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if !ok {
 		return nil, newFnConfigError(p, b, rs)
 	}
-	return &source{dir: dir, cfg: c.Config, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}, nil
+	src := &source{dir: dir, cfg: c.Config, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}
+	src.fnAllowEnv = src.allowEnv()
+	return src, nil
 }
 
 // needLock refuses a kustomization whose resources list no lock: the

@@ -70,7 +70,7 @@ Passwords of the config's credentials are read then.`,
 				if err != nil {
 					return err
 				}
-				if r, done, err = ro.resolver(cmd.ErrOrStderr(), dir, all.Images, getenv); err != nil {
+				if r, done, err = ro.resolver(cmd.ErrOrStderr(), src.passwords(), all.Images, getenv); err != nil {
 					return err
 				}
 			}
@@ -202,7 +202,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	if err != nil {
 		return err
 	}
-	r, done, err := v.ro.resolver(cmd.ErrOrStderr(), src.dir, all.Images, v.getenv)
+	r, done, err := v.ro.resolver(cmd.ErrOrStderr(), src.passwords(), all.Images, v.getenv)
 	if err != nil {
 		return err
 	}

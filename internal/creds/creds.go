@@ -139,12 +139,32 @@ func Trim(v string) string {
 }
 
 // ReadFunction is Read for the KRM function, whose config comes from a
-// repository anyone with a merge request can change: an "env:" source may
-// only name a variable starting with EnvPrefix ("STOWAGE_") or one listed in
-// allowEnv (the function's --allow-env flag, set in the exec declaration's
-// args). The functionConfig's own fields cannot widen this. A variable
-// outside the list is refused, by name, without being read.
+// repository anyone with a merge request can change: FunctionEnv first
+// (a variable outside the function's rule is refused, by name, without
+// being read), then Read.
 func ReadFunction(dir string, sources []Source, getenv Env, allowEnv []string) (map[string][]byte, error) {
+	if err := FunctionEnv(sources, allowEnv); err != nil {
+		return nil, err
+	}
+	return Read(dir, sources, getenv)
+}
+
+// CheckFunction is Check under the KRM function's rule: FunctionEnv, then
+// Check (stowage vet on a kustomization).
+func CheckFunction(dir string, sources []Source, getenv Env, allowEnv []string) error {
+	if err := FunctionEnv(sources, allowEnv); err != nil {
+		return err
+	}
+	return Check(dir, sources, getenv)
+}
+
+// FunctionEnv refuses every "env:" source the KRM function may not read:
+// a variable may only be named when it starts with EnvPrefix ("STOWAGE_")
+// or is listed in allowEnv (the function's --allow-env flag, set in the
+// exec declaration's args); the functionConfig's own fields cannot widen
+// this. Nothing is read. The error names each variable, what needs it and
+// the two ways to allow it, all problems at once.
+func FunctionEnv(sources []Source, allowEnv []string) error {
 	var problems []string
 	for _, s := range sources {
 		name, ok := strings.CutPrefix(s.Source, "env:")
@@ -153,9 +173,9 @@ func ReadFunction(dir string, sources []Source, getenv Env, allowEnv []string) (
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
-	return Read(dir, sources, getenv)
+	return nil
 }
 
 // EnvPrefix is the prefix of the variables the KRM function may read

@@ -166,6 +166,29 @@ func TestReadFunctionEnv(t *testing.T) {
 	}
 }
 
+// TestCheckFunctionEnv: CheckFunction, vet's check under the function's
+// rule, refuses a variable the function may not read, by name and unread,
+// and checks the allowed ones as Check does (an unset one is refused).
+func TestCheckFunctionEnv(t *testing.T) {
+	read := map[string]bool{}
+	getenv := func(k string) (string, bool) { read[k] = true; return "v", k != "STOWAGE_UNSET" }
+	err := CheckFunction("", []Source{{Source: "env:CI_JOB_TOKEN", UsedBy: []string{`image "r.example/a:1"`}}, {Source: "env:STOWAGE_HUB"}}, getenv, nil)
+	want := `environment variable CI_JOB_TOKEN may not be read by the KRM function (needed by image "r.example/a:1"): name a variable starting with STOWAGE_, or add --allow-env CI_JOB_TOKEN to the exec declaration's args`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if len(read) != 0 {
+		t.Errorf("read %v, want nothing read", read)
+	}
+	if err := CheckFunction("", []Source{{Source: "env:CI_JOB_TOKEN"}, {Source: "env:STOWAGE_HUB"}}, getenv, []string{"CI_JOB_TOKEN"}); err != nil {
+		t.Errorf("allowed variables: %v", err)
+	}
+	err = CheckFunction("", []Source{{Source: "env:STOWAGE_UNSET", UsedBy: []string{"x"}}}, getenv, nil)
+	if want := "environment variable STOWAGE_UNSET is not set (needed by x)"; err == nil || err.Error() != want {
+		t.Errorf("unset: got %v, want %s", err, want)
+	}
+}
+
 // TestCheckRefusesWhatReadRefuses: Check gives, for each bad source, the
 // same error as Read (unset and empty variables, a file linked out of the
 // directory, a missing file, a FIFO, an empty file, a path with ".."), and

@@ -18,9 +18,9 @@ type Options struct {
 	Dir string
 	// Getenv reads "env:" sources: the value and whether it is set.
 	Getenv func(string) (string, bool)
-	// Function reads passwords under the KRM function's rule
-	// (creds.ReadFunction): an env: source only names a variable starting
-	// with creds.EnvPrefix or one of AllowEnv.
+	// Function reads and checks passwords under the KRM function's rule
+	// (creds.ReadFunction, creds.CheckFunction): an env: source only names
+	// a variable starting with creds.EnvPrefix or one of AllowEnv.
 	Function bool
 	AllowEnv []string
 	// NoPasswords renders with a placeholder for every password instead of
@@ -28,13 +28,15 @@ type Options struct {
 	NoPasswords bool
 	// CheckPasswords, with NoPasswords, still refuses every source Read
 	// would refuse (creds.Check: variables set and non-empty, files inside
-	// Dir, regular and non-empty) without reading a file's content (vet).
+	// Dir, regular and non-empty) without reading a file's content (vet);
+	// with Function, creds.CheckFunction.
 	CheckPasswords bool
 }
 
 // Render renders profile of cfg ("" for the only one) with the digests of
 // l: plan.Build, creds.Read (creds.ReadFunction for o.Function) of the
-// plan's password sources (unless o.NoPasswords), then render.Render.
+// plan's password sources (unless o.NoPasswords: then only checked as
+// o.CheckPasswords and o.Function say), then render.Render.
 // Kubernetes validity is the tests' job (internal/kubecheck and the real
 // API server in e2e/). Errors are those of each step, all of a step's
 // problems at once; nothing is rendered when any step fails.
@@ -46,10 +48,16 @@ func Render(cfg *schema.Config, profile string, l *lock.Lock, o Options) ([]rend
 	sources := p.PasswordSources()
 	pw := map[string][]byte{}
 	if o.NoPasswords {
-		if o.CheckPasswords {
-			if err := creds.Check(o.Dir, sources, o.Getenv); err != nil {
-				return nil, err
-			}
+		switch {
+		case o.CheckPasswords && o.Function:
+			err = creds.CheckFunction(o.Dir, sources, o.Getenv, o.AllowEnv)
+		case o.CheckPasswords:
+			err = creds.Check(o.Dir, sources, o.Getenv)
+		case o.Function:
+			err = creds.FunctionEnv(sources, o.AllowEnv)
+		}
+		if err != nil {
+			return nil, err
 		}
 		for _, s := range sources {
 			pw[s.Source] = []byte("placeholder")
