@@ -919,3 +919,31 @@ func TestKustomizationFIFO(t *testing.T) {
 		t.Errorf("exit %d, %q; want 1 and %q", code, stderr, want)
 	}
 }
+
+// TestWrongDirectoryInJSONReports: with a JSON report asked for, a wrong
+// directory is in the report's errors too (the check runs once the report
+// is set up), with the one line on stderr and exit 1.
+func TestWrongDirectoryInJSONReports(t *testing.T) {
+	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
+	want := rendered + " is the output of `stowage render -o`"
+	for _, args := range [][]string{
+		{"vet", rendered, "-o", "json"},
+		{"lock", rendered, "-o", "json"},
+		{"lock", rendered, "--check", "-o", "json"},
+		{"render", rendered, "-o", filepath.Join(t.TempDir(), "out"), "--check", "--format", "json"},
+	} {
+		stdout, stderr, code := runCLI(t, nil, args...)
+		var r struct {
+			OK     bool
+			Errors []vetError
+		}
+		if err := json.Unmarshal(stdout, &r); err != nil {
+			t.Errorf("%v: stdout is no JSON report: %v\n%s", args, err, stdout)
+			continue
+		}
+		if code != 1 || r.OK || len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Message, want) ||
+			!strings.HasPrefix(stderr, "stowage: "+want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, report %+v, stderr %q; want 1 and the one message saying %q", args, code, r, stderr, want)
+		}
+	}
+}

@@ -214,6 +214,9 @@ vocabulary for one registry, as in site.registries.`,
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
+			if err := checkDirArg(cmd, args); err != nil {
+				return err
+			}
 			var warn io.Writer
 			if !check {
 				warn = cmd.ErrOrStderr()

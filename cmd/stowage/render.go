@@ -48,6 +48,9 @@ line, column, field, message}. Messages still go to stderr.`,
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
+			if err := checkDirArg(cmd, args); err != nil {
+				return err
+			}
 			if out != "" {
 				if err := checkOutDirName("-o", out); err != nil {
 					return err

@@ -47,6 +47,9 @@ Passwords of the config's credentials are read then.`,
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
+			if err := checkDirArg(cmd, args); err != nil {
+				return err
+			}
 			dir := dirArg(args)
 			src, err := loadSource(cmd.ErrOrStderr(), dir, o)
 			if err != nil {

@@ -53,10 +53,25 @@ func checkConfigDir(dir string, kustomizationOK bool) error {
 	return nil
 }
 
-// preRunConfigDir runs checkConfigDir on the DIR argument of the commands
+// reportCommands are the commands with a JSON report on stdout (vet -o
+// json, lock -o json, render --check --format json): they run
+// checkDirArg themselves, once the report is set up, so that a wrong
+// directory is reported there too.
+var reportCommands = []string{"stowage vet", "stowage lock", "stowage render"}
+
+// preRunConfigDir runs checkDirArg for the commands that take a config
+// directory, except reportCommands.
+func preRunConfigDir(cmd *cobra.Command, args []string) error {
+	if slices.Contains(reportCommands, cmd.CommandPath()) {
+		return nil
+	}
+	return checkDirArg(cmd, args)
+}
+
+// checkDirArg runs checkConfigDir on the DIR argument of the commands
 // that take a config directory; those that also take a kustomization
 // (kustomizationCommands) refuse only render's output.
-func preRunConfigDir(cmd *cobra.Command, args []string) error {
+func checkDirArg(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(configDirCommands, cmd.CommandPath()) {
 		return nil
 	}
