@@ -151,3 +151,85 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 		}
 	}
 }
+
+// TestLockKustomizationRenderedProfileOnly: a Stowage functionConfig with
+// spec.profile: notebooks and a second profile (its own environment and
+// helper.pause): lock, against docker-registry holding every image of both,
+// locks only what the function uses, the rendered profile's images, the
+// helper and the workload's image; mirror plans the same.
+func TestLockKustomizationRenderedProfileOnly(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"web.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: web, image: "ghcr.io/example-org/web:1"}]
+`,
+		"stowage.yaml": `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: notebooks
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn]}
+spec:
+  profile: notebooks
+  environments:
+    jupyter: {image: "apache/submarine:jupyter-notebook-0.7.0"}
+    spare: {image: "quay.io/example-org/spare:2"}
+  profiles:
+    notebooks:
+      pullers: [{name: notebook-images, namespace: submarine, environments: [jupyter]}]
+    batch:
+      helper: {pause: "registry.k8s.io/pause:3.10"}
+      pullers: [{name: batch-images, namespace: batch, environments: [spare]}]
+`,
+	})
+	ex, err := registrytest.LoadExample(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := registrytest.PlanFor(ex.Config, d.Host, ex.Workloads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Refs, " "); !strings.Contains(got, "quay.io/example-org/spare:2") || !strings.Contains(got, "registry.k8s.io/pause:3.10") {
+		t.Fatalf("the registry is to hold both profiles' images; seeding %s", got)
+	}
+	push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"lock", dir, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+	if _, stderr, code := runCLI(t, nil, args...); code != 0 {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	l, err := lock.Read(filepath.Join(dir, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range l.Entries {
+		keys = append(keys, e.Name)
+	}
+	want := "docker.io/apache/submarine:jupyter-notebook-0.7.0 ghcr.io/example-org/web:1 ghcr.io/stowage/stowage-helper:v0.1.0"
+	if got := strings.Join(keys, " "); got != want {
+		t.Errorf("lock entries:\n%s\nwant:\n%s", got, want)
+	}
+	mirrorArgs := append([]string{"mirror", dir, "--quiet", "--dry-run", "-o", "json", "--to", d.Host + "/site", "--insecure-registry", d.Host}, p.Flags()...)
+	out, stderr, code := runCLI(t, nil, mirrorArgs...)
+	if code != 0 {
+		t.Fatalf("mirror --dry-run: exit %d\n%s", code, stderr)
+	}
+	for _, key := range []string{"quay.io/example-org/spare:2", "registry.k8s.io/pause:3.10"} {
+		if strings.Contains(string(out), key) {
+			t.Errorf("mirror plans %s, an image of a profile the function does not render:\n%s", key, out)
+		}
+	}
+	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 || string(out) != "ok: 1 profile(s), 2 object(s), 1 workload image(s) pinned\n" {
+		t.Errorf("vet: exit %d\n%s%s", code, out, stderr)
+	}
+}

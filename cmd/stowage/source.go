@@ -28,7 +28,8 @@ var kustomizationCommands = []string{"stowage vet", "stowage lock", "stowage bum
 type source struct {
 	// dir is DIR; file: password sources are relative to it.
 	dir string
-	// cfg is the config: the directory's, or the functionConfig's.
+	// cfg is the config: the directory's, or the functionConfig's with
+	// only the profile the function renders (renderedProfile).
 	cfg *schema.Config
 	// lockPath is the lock file: DIR/stowage.lock.yaml, or the file of
 	// the kustomization's ImageLock ("" when its resources list none).
@@ -136,9 +137,32 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if !ok {
 		return nil, newFnConfigError(p, b, rs)
 	}
-	src := &source{dir: dir, cfg: c.Config, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}
+	cfg, err := renderedProfile(c)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}
 	src.fnAllowEnv = src.allowEnv()
 	return src, nil
+}
+
+// renderedProfile is c's config restricted to what the function renders:
+// the profile c.Profile names (cfg.Profile's rule: "" is the only one),
+// or no profile when c.PinOnly. So lock, bump, vet --remote, mirror and
+// status cover exactly the images the function uses, and never those of
+// a profile it does not render.
+func renderedProfile(c fn.Config) (*schema.Config, error) {
+	cfg := *c.Config
+	if c.PinOnly {
+		cfg.Profiles = nil
+		return &cfg, nil
+	}
+	name, prof, err := c.Config.Profile(c.Profile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Profiles = map[string]schema.Profile{name: *prof}
+	return &cfg, nil
 }
 
 // needLock refuses a kustomization whose resources list no lock: the
