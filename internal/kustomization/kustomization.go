@@ -174,6 +174,11 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 		}
 	}
 	if at < 0 {
+		for i, t := range k.Transformers {
+			if !strings.Contains(t, "\n") && mem.IsDir(path.Join(top, filepath.ToSlash(t))) {
+				return nil, fmt.Errorf("%s %w: transformers[%d] %q is a directory, and stowage reads its functionConfig from a file (or inline YAML) listed in transformers:", b.File, ErrNoFunction, i, t)
+			}
+		}
 		return nil, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
 	}
 	// What runs before the function must run here too; kustomize's
