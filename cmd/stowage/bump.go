@@ -53,6 +53,9 @@ when something changed, as git diff --exit-code does.`,
 			if err != nil {
 				return err
 			}
+			if err := src.ownLock(); err != nil {
+				return err
+			}
 			cfg, path := src.cfg, src.lockPath
 			if src.kust != nil && renderOut != "" {
 				return usageError{fmt.Errorf("--render is for a config directory; %s is a kustomization, which kustomize renders with the function", dir)}

@@ -233,3 +233,77 @@ spec:
 		t.Errorf("vet: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestLockKustomizationSharedBaseLock: a lock listed in a base that two
+// overlays build on is not written by lock or bump of either overlay (each
+// would prune the other's entries): both refuse naming the file and saying
+// where to list a lock, and write nothing; vet and mirror still read it.
+func TestLockKustomizationSharedBaseLock(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	root := t.TempDir()
+	web := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web, image: \"ghcr.io/example-org/web:1\"}]\n"
+	fnConfig := `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: pin
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn]}
+spec: {}
+`
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\n",
+		"base/web.yaml":           web,
+		"a/kustomization.yaml":    "resources: [../base]\ntransformers: [stowage.yaml]\nnamePrefix: a-\n",
+		"a/stowage.yaml":          fnConfig,
+		"b/kustomization.yaml":    "resources: [../base]\ntransformers: [stowage.yaml]\nimages: [{name: ghcr.io/example-org/web, newTag: \"2\"}]\n",
+		"b/stowage.yaml":          fnConfig,
+		// A kustomization with its own lock, to write one for the base.
+		"own/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"own/web.yaml":           web,
+		"own/stowage.yaml":       fnConfig,
+	})
+	baseLock := filepath.Join(root, "base", lock.FileName)
+	flags := []string{"--quiet", "--insecure-registry", d.Host, "--mirror", "ghcr.io=" + d.Host + "/ghcr"}
+
+	// The base's lock: written where a lock belongs, then copied there.
+	push := mustResolver(t, registry.WithInsecure(d.Host), registry.WithMirror("ghcr.io", d.Host+"/ghcr"))
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, []string{"ghcr.io/example-org/web:1"}, 1); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(root, "own")
+	if _, stderr, code := runCLI(t, nil, append([]string{"lock", own}, flags...)...); code != 0 {
+		t.Fatalf("lock own: exit %d\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(own, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(baseLock, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, overlay := range []string{"a", "b"} {
+		dir := filepath.Join(root, overlay)
+		for _, cmd := range []string{"lock", "bump"} {
+			out, stderr, code := runCLI(t, nil, append([]string{cmd, dir, "--root", root}, flags...)...)
+			want := baseLock + " is not inside the kustomization's directory " + dir + " (it comes from a base), so stowage does not write it: every overlay locking a shared lock prunes the others' entries. List a lock in each overlay's own resources (`- stowage.lock.yaml` in " + filepath.Join(dir, "kustomization.yaml") + ") and remove it from the base's\n"
+			if code != 1 || stderr != "stowage: "+want {
+				t.Errorf("%s %s: exit %d\n%s%s\nwant stderr:\nstowage: %s", cmd, overlay, code, out, stderr, want)
+			}
+			if now, err := os.ReadFile(baseLock); err != nil || string(now) != string(data) {
+				t.Fatalf("%s %s changed %s: %v\n%s", cmd, overlay, baseLock, err, now)
+			}
+		}
+	}
+
+	// vet and mirror of an overlay read it.
+	a := filepath.Join(root, "a")
+	if out, stderr, code := runCLI(t, nil, "vet", a, "--root", root); code != 0 || string(out) != "ok: 0 profile(s), 0 object(s), 1 workload image(s) pinned\n" {
+		t.Errorf("vet a: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code := runCLI(t, nil, append([]string{"mirror", a, "--root", root, "--dry-run", "-o", "json", "--to", d.Host + "/site"}, flags...)...)
+	if code != 0 || !strings.Contains(string(out), `"ghcr.io/example-org/web:1"`) {
+		t.Errorf("mirror a: exit %d\n%s%s", code, out, stderr)
+	}
+}

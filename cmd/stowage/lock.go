@@ -230,6 +230,9 @@ vocabulary for one registry, as in site.registries.`,
 			if check {
 				return lockCheck(cmd.ErrOrStderr(), path, old, data, images, rep)
 			}
+			if err := src.ownLock(); err != nil {
+				return err
+			}
 			if viaSite {
 				m, err := configSite(cfg)
 				if err != nil {

@@ -175,6 +175,30 @@ func (s *source) needLock() error {
 		s.kust.File, lock.FileName, lock.FileName)
 }
 
+// ownLock refuses, for lock and bump, a kustomization whose lock file is
+// not inside its own directory (a base's, shared by overlays): each
+// overlay would write it with its own images and prune the other's
+// entries, so the lock would flip with every run. vet, mirror and status
+// may still read such a lock.
+func (s *source) ownLock() error {
+	if s.kust == nil {
+		return nil
+	}
+	dir, err := filepath.Abs(s.dir)
+	if err != nil {
+		return err
+	}
+	file, err := filepath.Abs(s.lockPath)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(dir, file); err == nil && filepath.IsLocal(rel) {
+		return nil
+	}
+	return fmt.Errorf("%s is not inside the kustomization's directory %s (it comes from a base), so stowage does not write it: every overlay locking a shared lock prunes the others' entries. List a lock in each overlay's own resources (`- %s` in %s) and remove it from the base's",
+		s.lockPath, s.dir, lock.FileName, s.kust.File)
+}
+
 // profiles are the profiles a command covers: the function's one for a
 // kustomization (none when it only pins), else only, or every profile.
 func (s *source) profiles(only string) ([]string, error) {
