@@ -21,7 +21,6 @@ require (
 )
 
 require (
-	github.com/goccy/go-yaml v1.19.2
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	sigs.k8s.io/kustomize/api v0.21.2
 )
