@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/stowage/stowage/internal/fn"
+	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -305,5 +309,143 @@ spec: {}
 	out, stderr, code := runCLI(t, nil, append([]string{"mirror", a, "--root", root, "--dry-run", "-o", "json", "--to", d.Host + "/site"}, flags...)...)
 	if code != 0 || !strings.Contains(string(out), `"ghcr.io/example-org/web:1"`) {
 		t.Errorf("mirror a: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// sizedKustomization is a pin-only kustomization with a lock pinning its
+// one workload image, and a ConfigMap of pad bytes; args are the exec
+// declaration's args.
+func sizedKustomization(args string, pad int) map[string]string {
+	return map[string]string{
+		"kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"web.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: web, image: "ghcr.io/example-org/web:1"}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pad}
+data: {pad: "` + strings.Repeat("x", pad) + `"}
+`,
+		"stowage.lock.yaml": `apiVersion: stowage.dev/v1alpha1
+kind: ImageLock
+metadata:
+  name: stowage-lock
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  images:
+  - name: ghcr.io/example-org/web:1
+    reference: ghcr.io/example-org/web:1
+    digest: sha256:d35c3aac9ab2a974fd37636040d8fdb098790f3ddcc0100dbaa8814eee19eb45
+    kind: manifest
+    size: 2407
+`,
+		"stowage.yaml": `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: pin
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: stowage
+        args: ` + args + `
+spec: {}
+`,
+	}
+}
+
+// TestVetKustomizationInputBound: vet computes the size of the ResourceList
+// kustomize would pass the function and fails, naming the size, the
+// limit and the flag, when it is over the function's bound: the default
+// 4 MiB, or --max-input-bytes of the exec declaration. The size is exact:
+// with the bound at it the real kustomize builds, one byte below it fails.
+func TestVetKustomizationInputBound(t *testing.T) {
+	// The bound is written in the functionConfig, so it counts: measured
+	// with a 5-digit placeholder, then set to 5-digit values.
+	const pad = 10000
+	args := func(limit int64) string { return fmt.Sprintf("[fn, --max-input-bytes, %q]", fmt.Sprint(limit)) }
+	dir := t.TempDir()
+	writeTree(t, dir, sizedKustomization(args(99999), pad))
+	b, err := kustomization.Load(dir, "", fn.IsFunctionConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := fnInputSize(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < 11000 || size > 13000 {
+		t.Fatalf("fnInputSize = %d, want about 12 KB", size)
+	}
+	over := func(size, limit int64) string {
+		return fmt.Sprintf("the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s", size, limit, filepath.Join(dir, "stowage.yaml"))
+	}
+	for _, limit := range []int64{size, size - 1} {
+		writeTree(t, dir, sizedKustomization(args(limit), pad))
+		out, stderr, code := runCLI(t, nil, "vet", dir)
+		switch {
+		case limit >= size && (code != 0 || string(out) != "ok: 0 profile(s), 0 object(s), 1 workload image(s) pinned\n"):
+			t.Errorf("vet with the bound at %d, the size: exit %d\n%s%s", limit, code, out, stderr)
+		case limit < size && (code != 1 || !strings.Contains(stderr, over(size, limit))):
+			t.Errorf("vet with the bound at %d, one below the size: exit %d\n%s%s", limit, code, out, stderr)
+		}
+	}
+	t.Run("kustomize", func(t *testing.T) {
+		kustomize := kustomizeBinary(t)
+		bin := stowageBinary(t)
+		for _, limit := range []int64{size, size - 1} {
+			writeTree(t, dir, sizedKustomization(args(limit), pad))
+			cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if limit >= size && err != nil || limit < size && (err == nil || !strings.Contains(string(out), fmt.Sprintf("larger than %d bytes", limit))) {
+				t.Errorf("kustomize build with the bound at %d (size %d): %v\n%s", limit, size, err, out)
+			}
+		}
+	})
+
+	// The default bound, 4 MiB.
+	big := t.TempDir()
+	writeTree(t, big, sizedKustomization("[fn]", DefaultMaxFnInput))
+	out, stderr, code := runCLI(t, nil, "vet", big)
+	if code != 1 || !strings.Contains(stderr, "more than the 4194304 the function reads (--max-input-bytes)") {
+		t.Errorf("vet over 4 MiB: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestKustomizationBadExecDeclaration: a functionConfig kustomize would
+// fail on is refused by every command that takes the kustomization, naming
+// the file (and the line where known): an annotation that does not parse,
+// list-form metadata.annotations (kustomize panics on it), exec args the
+// fn command refuses, no function annotation at all.
+func TestKustomizationBadExecDeclaration(t *testing.T) {
+	cases := []struct {
+		name, meta, want string
+	}{
+		{"annotation does not parse", "  annotations:\n    config.kubernetes.io/function: \"{{{\"\n",
+			"stowage.yaml: metadata.annotations.config.kubernetes.io/function: config.kubernetes.io/function unmarshal error: "},
+		{"annotations as a list", "  annotations:\n  - config.kubernetes.io/function: |\n      exec: {path: stowage, args: [fn]}\n",
+			"stowage.yaml:6: metadata.annotations: want a map of strings, got a sequence (kustomize cannot read the functionConfig's annotations)"},
+		{"unknown flag", "  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: stowage, args: [fn, --allow-envs, X]}\n",
+			`stowage.yaml: the exec declaration's args ["fn" "--allow-envs" "X"]: unknown flag: --allow-envs`},
+		{"no function annotation", "",
+			"stowage.yaml: no config.kubernetes.io/function annotation: kustomize would not run stowage as a KRM function"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := sizedKustomization("[fn]", 10)
+			files["stowage.yaml"] = "apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nmetadata:\n  name: pin\n" + tc.meta + "spec: {}\n"
+			writeTree(t, dir, files)
+			for _, cmd := range []string{"vet", "lock", "status"} {
+				out, stderr, code := runCLI(t, nil, cmd, dir)
+				if code != 1 || !strings.Contains(stderr, filepath.Join(dir, tc.want)) {
+					t.Errorf("%s: exit %d\n%s%s\nwant %s", cmd, code, out, stderr, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/fn"
@@ -41,9 +42,11 @@ type source struct {
 	// workloads are the images the function pins in the kustomization's
 	// other resources (none for a config directory).
 	workloads []plan.Workload
-	// fnAllowEnv are the --allow-env names of the exec declaration (a
-	// kustomization only).
+	// fnAllowEnv are the --allow-env names of the exec declaration, and
+	// fnMaxInput its --max-input-bytes (a kustomization only;
+	// execDeclaration).
 	fnAllowEnv []string
+	fnMaxInput int64
 }
 
 // passwords is how a command reads the password sources of its config:
@@ -127,6 +130,10 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
+	allowEnv, maxInput, err := execDeclaration(b)
+	if err != nil {
+		return nil, err
+	}
 	p := &fn.Processor{Dir: dir}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	for _, l := range p.Locate(b.FunctionConfig, rs) {
@@ -141,8 +148,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items)}
-	src.fnAllowEnv = src.allowEnv()
+	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items), fnAllowEnv: allowEnv, fnMaxInput: maxInput}
 	return src, nil
 }
 
@@ -221,27 +227,53 @@ func (s *source) profiles(only string) ([]string, error) {
 	return []string{name}, nil
 }
 
-// allowEnv returns the names the function may read through env: besides
-// STOWAGE_*: the values of --allow-env in the exec declaration of the
-// functionConfig (config.kubernetes.io/function), as kustomize will pass
-// them.
-func (s *source) allowEnv() []string {
-	spec, err := runtimeutil.GetFunctionSpec(s.kust.FunctionConfig)
-	if err != nil || spec == nil {
-		return nil
-	}
-	var out []string
-	args := spec.Exec.Args
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--allow-env" && i+1 < len(args):
-			out = append(out, args[i+1])
-			i++
-		case strings.HasPrefix(a, "--allow-env="):
-			out = append(out, strings.TrimPrefix(a, "--allow-env="))
+// execDeclaration reads the functionConfig's config.kubernetes.io/function
+// annotation as kustomize does (runtimeutil.GetFunctionSpec) and, when it
+// runs `stowage fn`, its args with the fn command's own flags: the names
+// --allow-env gives the function besides STOWAGE_*, and the input bound
+// (--max-input-bytes, default DefaultMaxFnInput). Errors, naming the file:
+// metadata.annotations or labels not a mapping (kustomize panics on it),
+// an annotation that does not parse, none at all (kustomize would look
+// for a plugin and fail), args the fn command refuses.
+func execDeclaration(b *kustomization.Build) (allowEnv []string, maxInput int64, err error) {
+	fc := b.FunctionConfig
+	for _, f := range []string{"annotations", "labels"} {
+		n, err := fc.Pipe(yaml.Lookup("metadata", f))
+		if err != nil || n == nil {
+			continue
+		}
+		if y := n.YNode(); y.Kind != yaml.MappingNode && y.Tag != yaml.NodeTagNull {
+			kind := map[yaml.Kind]string{yaml.SequenceNode: "a sequence", yaml.ScalarNode: "a scalar", yaml.AliasNode: "an alias"}[y.Kind]
+			return nil, 0, fmt.Errorf("%s:%d: metadata.%s: want a map of strings, got %s (kustomize cannot read the functionConfig's %s)", b.FunctionFile, y.Line, f, kind, f)
 		}
 	}
-	return out
+	spec, err := runtimeutil.GetFunctionSpec(fc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: metadata.annotations.%s: %w", b.FunctionFile, runtimeutil.FunctionAnnotationKey, err)
+	}
+	if spec == nil {
+		return nil, 0, fmt.Errorf("%s: no %s annotation: kustomize would not run stowage as a KRM function (see `stowage fn --help` for the exec declaration)", b.FunctionFile, runtimeutil.FunctionAnnotationKey)
+	}
+	maxInput = DefaultMaxFnInput
+	cmd, rest, err := newRoot(nil).Find(spec.Exec.Args)
+	if err != nil || cmd.Name() != "fn" {
+		// Not `stowage fn …` (a container, a wrapper): its flags are not
+		// known here.
+		return nil, maxInput, nil
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return nil, 0, fmt.Errorf("%s: the exec declaration's args %q: %w", b.FunctionFile, spec.Exec.Args, err)
+	}
+	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+		return nil, 0, fmt.Errorf("%s: the exec declaration's args %q: %w", b.FunctionFile, spec.Exec.Args, err)
+	}
+	if allowEnv, err = cmd.Flags().GetStringArray("allow-env"); err != nil {
+		return nil, 0, err
+	}
+	if maxInput, err = cmd.Flags().GetInt64("max-input-bytes"); err != nil {
+		return nil, 0, err
+	}
+	return allowEnv, maxInput, nil
 }
 
 // fnConfigError is a kustomization the function would fail on: its error

@@ -169,11 +169,19 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 		return err
 	}
 	b := src.kust
+	size, err := fnInputSize(b)
+	if err != nil {
+		return err
+	}
+	if size > src.fnMaxInput {
+		return fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
+			b.Dir, size, src.fnMaxInput, b.FunctionFile)
+	}
 	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
 	for _, it := range b.Items {
 		rl.Items = append(rl.Items, it.Copy())
 	}
-	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.allowEnv(), CheckOnly: true}
+	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.fnAllowEnv, CheckOnly: true}
 	if err := p.Process(rl); err != nil {
 		return newFnConfigError(p, b, rl.Results)
 	}
