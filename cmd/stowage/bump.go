@@ -42,7 +42,7 @@ affected. -o json prints the same as JSON, with a branch name derived from the
 change set (the same change always gets the same branch). --pr-body writes the
 body to a file. With --render OUTDIR the profile (--profile) is rendered again
 into OUTDIR, so the pull request carries the manifests too. --exit-code exits 1
-when something changed, as git diff --exit-code does.`,
+when something changed, as git diff --exit-code does.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {

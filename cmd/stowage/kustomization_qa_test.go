@@ -449,3 +449,69 @@ func TestKustomizationBadExecDeclaration(t *testing.T) {
 		})
 	}
 }
+
+// TestKustomizationCommandsHelp: each command that takes a kustomization
+// says so in its --help, with --root.
+func TestKustomizationCommandsHelp(t *testing.T) {
+	for _, cmd := range []string{"lock", "bump", "vet", "mirror", "status"} {
+		out, stderr, code := runCLI(t, nil, cmd, "--help")
+		help := string(out)
+		if code != 0 || !strings.Contains(help, "DIR may also be a kustomization whose transformers: hold the stowage\nfunctionConfig") ||
+			!strings.Contains(help, "from files beneath --root only (default DIR; --root .\nlets an overlay reach ../base)") {
+			t.Errorf("%s --help: exit %d\n%s%s", cmd, code, help, stderr)
+		}
+	}
+}
+
+// TestLockKustomizationLockDirMissing: a lock listed in a directory that
+// does not exist yet is refused by name before any registry is contacted,
+// saying to create the directory; nothing is written.
+func TestLockKustomizationLockDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	files := sizedKustomization("[fn]", 10)
+	delete(files, "stowage.lock.yaml")
+	files["kustomization.yaml"] = "resources: [web.yaml, locks/stowage.lock.yaml]\ntransformers: [stowage.yaml]\n"
+	writeTree(t, dir, files)
+	locks := filepath.Join(dir, "locks")
+	out, stderr, code := runCLI(t, nil, "lock", dir, "--quiet")
+	want := "stowage: " + filepath.Join(dir, "kustomization.yaml") + " lists the lock " + filepath.Join(locks, lock.FileName) + ", whose directory " + locks + " does not exist: create it (mkdir -p " + locks + ") and run the command again\n"
+	if code != 1 || stderr != want {
+		t.Errorf("lock: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+	}
+	if _, err := os.Stat(locks); !os.IsNotExist(err) {
+		t.Errorf("lock made %s: %v", locks, err)
+	}
+}
+
+// TestLockKustomizationWorkloadFile: lock's errors about a workload's
+// image name the file the workload comes from: a reference that does not
+// parse, and one the registry does not have.
+func TestLockKustomizationWorkloadFile(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	root := t.TempDir()
+	files := map[string]string{}
+	for p, c := range sizedKustomization("[fn]", 10) {
+		files["app/"+p] = c
+	}
+	files["app/kustomization.yaml"] = "resources: [../base, stowage.lock.yaml]\ntransformers: [stowage.yaml]\n"
+	files["base/kustomization.yaml"] = "resources: [web.yaml]\n"
+	files["base/web.yaml"] = files["app/web.yaml"]
+	delete(files, "app/web.yaml")
+	delete(files, "app/stowage.lock.yaml")
+	writeTree(t, root, files)
+	app := filepath.Join(root, "app")
+	flags := []string{"--root", root, "--quiet", "--insecure-registry", d.Host, "--mirror", "ghcr.io=" + d.Host + "/ghcr"}
+
+	out, stderr, code := runCLI(t, nil, append([]string{"lock", app}, flags...)...)
+	want := `image "ghcr.io/example-org/web:1" (used by Pod web spec.containers[0].image in ../base/web.yaml): registry ` + d.Host + `: `
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("lock, image missing: exit %d\n%s%s\nwant %s", code, out, stderr, want)
+	}
+
+	writeTree(t, root, map[string]string{"base/web.yaml": strings.Replace(files["base/web.yaml"], "ghcr.io/example-org/web:1", "ghcr.io/Example/web:1", 1)})
+	out, stderr, code = runCLI(t, nil, append([]string{"lock", app}, flags...)...)
+	want = "stowage: ../base/web.yaml: Pod web spec.containers[0].image: "
+	if code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("lock, image does not parse: exit %d\n%s%s\nwant %s", code, out, stderr, want)
+	}
+}

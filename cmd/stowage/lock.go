@@ -203,7 +203,7 @@ With --via-site, every image is read at the config's site registry (its site
 field, mapped by the rule render uses), for example on the site once stowage
 mirror filled it; the lock keeps the original names, so it is the same lock the
 connected side writes. --mirror REGISTRY=HOST[:PORT][/PATH] is the same
-vocabulary for one registry, as in site.registries.`,
+vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if format != "text" && format != "json" {

@@ -69,7 +69,7 @@ answer; the others complete; the exit code is then 1.
 
 --from oci:PATH pushes a bundle made with --to oci: (its images and lock are
 the bundle's; DIR is not read). --have SITE_LOCK leaves out the images that
-lock already pins at the same digest (a delta bundle).`,
+lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.format != "table" && o.format != "json" {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +24,21 @@ import (
 // kustomizationCommands are the commands whose DIR may also be a
 // kustomization that declares stowage as a KRM function.
 var kustomizationCommands = []string{"stowage vet", "stowage lock", "stowage bump", "stowage mirror", "stowage status"}
+
+// kustomizationHelp ends the long help of kustomizationCommands.
+const kustomizationHelp = `
+
+DIR may also be a kustomization whose transformers: hold the stowage
+functionConfig (a Stowage or JupyterImagePuller with the exec declaration
+config.kubernetes.io/function): the functionConfig is then the config and
+names the profile (the one the function renders; --profile is refused); the
+lock is the stowage.lock.yaml its resources list (lock and bump write it
+only inside the kustomization's own directory); the images the function
+pins in the other resources count too. Passwords are read as the function
+reads them: env: only STOWAGE_* variables and the --allow-env names of the
+exec declaration. The kustomization is built with kustomize's API up to the
+stowage transformer, from files beneath --root only (default DIR; --root .
+lets an overlay reach ../base).`
 
 // source is what a command's DIR holds: a config directory, or a
 // kustomization whose transformers run stowage as a KRM function.
@@ -185,7 +201,9 @@ func (s *source) needLock() error {
 // not inside its own directory (a base's, shared by overlays): each
 // overlay would write it with its own images and prune the other's
 // entries, so the lock would flip with every run. vet, mirror and status
-// may still read such a lock.
+// may still read such a lock. It also refuses a lock listed in a
+// directory that does not exist (resources: [locks/stowage.lock.yaml]
+// before locks/ is made), naming the directory.
 func (s *source) ownLock() error {
 	if s.kust == nil {
 		return nil
@@ -199,6 +217,13 @@ func (s *source) ownLock() error {
 		return err
 	}
 	if rel, err := filepath.Rel(dir, file); err == nil && filepath.IsLocal(rel) {
+		// The build had a placeholder for a lock not written yet; the
+		// file goes where it is listed, in a directory that must exist.
+		parent := filepath.Dir(s.lockPath)
+		if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s lists the lock %s, whose directory %s does not exist: create it (mkdir -p %s) and run the command again",
+				s.kust.File, s.lockPath, parent, parent)
+		}
 		return nil
 	}
 	return fmt.Errorf("%s is not inside the kustomization's directory %s (it comes from a base), so stowage does not write it: every overlay locking a shared lock prunes the others' entries. List a lock in each overlay's own resources (`- %s` in %s) and remove it from the base's",

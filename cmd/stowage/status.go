@@ -61,7 +61,7 @@ pulling; message; digest; nodes), and notes when a source is incomplete.
 
 Exit 0 when every image is present on every node its DaemonSets target,
 1 otherwise or when the cluster cannot be read, 2 on a usage error: a CI
-gate, an Argo CD PostSync hook or a Flux health check (examples/status/).`,
+gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output != "table" && o.output != "json" {

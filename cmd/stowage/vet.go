@@ -37,7 +37,7 @@ source outside DIR, missing, not a regular file or empty (stat, not read).
 
 With --remote, also check with one HEAD each that every digest the rendered
 manifests pin still exists in its registry, and name each one that does not.
-Passwords of the config's credentials are read then.`,
+Passwords of the config's credentials are read then.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if format != "text" && format != "json" {

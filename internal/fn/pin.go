@@ -67,7 +67,8 @@ func eachImage(items []*yaml.RNode, f func(item, img *yaml.RNode, field string))
 // PinnedImages lists the images the function pins in items (pin mode):
 // every container, init container and ephemeral container image of every
 // item that is not local-config, in item order, as plan.Workload values
-// that name the object ("Kind namespace/name") and the field. These are
+// that name the object ("Kind namespace/name"), the field and the file
+// (kioutil's file annotations; "" without them). These are
 // the images a lock for the kustomization must hold besides the config's.
 func PinnedImages(items []*yaml.RNode) []plan.Workload {
 	var out []plan.Workload
@@ -77,7 +78,8 @@ func PinnedImages(items []*yaml.RNode) []plan.Workload {
 		if id.Namespace != "" {
 			obj = id.Kind + " " + id.Namespace + "/" + id.Name
 		}
-		out = append(out, plan.Workload{Object: obj, Field: field, Image: yaml.GetValue(img)})
+		file, _ := fileOf(item)
+		out = append(out, plan.Workload{Object: obj, Field: field, Image: yaml.GetValue(img), File: file})
 	})
 	return out
 }

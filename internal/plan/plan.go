@@ -62,6 +62,9 @@ type Use struct {
 	// PasswordAt is where Auth.Password is written
 	// (schema.Config.PasswordAt), for errors; "" when unknown.
 	PasswordAt string
+	// File is the file a KindWorkload use's workload is read from
+	// (Workload.File), for errors; "" when unknown and for other kinds.
+	File string
 	// EveryNode is set on a KindOpenPAI use whose image OpenPAI runs on
 	// every node (its role "all" list holds it), not only on Name's role.
 	EveryNode bool
@@ -230,13 +233,17 @@ type Image struct {
 }
 
 // UsedBy describes the uses in one line for messages: `environment
-// "jupyter" in tenant-a/notebook-images, …`, at most three, then "N more".
+// "jupyter" in tenant-a/notebook-images, …` (a workload's: "Pod web
+// spec.containers[0].image in ../base/web.yaml" when its file is known), at
+// most three, then "N more".
 func (img *Image) UsedBy() string {
 	var parts []string
 	for _, u := range img.Uses {
 		s := u.Item()
 		if p := u.PullerName(); p != "" {
 			s += " in " + p
+		} else if u.File != "" {
+			s += " in " + u.File
 		}
 		if !slices.Contains(parts, s) {
 			parts = append(parts, s)
@@ -452,6 +459,9 @@ type Workload struct {
 	Field string
 	// Image is the reference as written there.
 	Image string
+	// File is the file the workload is read from, relative to the
+	// kustomization's directory ("../base/web.yaml"); "" when unknown.
+	File string
 }
 
 // All returns the plan of every profile of cfg plus the workloads' images
@@ -469,10 +479,14 @@ func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error)
 	for _, w := range workloads {
 		ref, err := imageref.Parse(w.Image)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", w.Object, w.Field, err))
+			at := ""
+			if w.File != "" {
+				at = w.File + ": "
+			}
+			errs = append(errs, fmt.Errorf("%s%s %s: %w", at, w.Object, w.Field, err))
 			continue
 		}
-		u := &Use{Kind: KindWorkload, Name: w.Object + " " + w.Field, Ref: ref}
+		u := &Use{Kind: KindWorkload, Name: w.Object + " " + w.Field, Ref: ref, File: w.File}
 		u.Pin = pin(u, l)
 		all = append(all, u)
 	}
