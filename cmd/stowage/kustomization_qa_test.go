@@ -515,3 +515,40 @@ func TestLockKustomizationWorkloadFile(t *testing.T) {
 		t.Errorf("lock, image does not parse: exit %d\n%s%s\nwant %s", code, out, stderr, want)
 	}
 }
+
+// TestVetJupyterImagePullerPasswordField: an env: password a
+// JupyterImagePuller names but the environment lacks is reported at the
+// JupyterImagePuller's own field and line (spec.images[1].auth.password,
+// line 15 of puller.yaml), not at the config it is converted to.
+func TestVetJupyterImagePullerPasswordField(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"kustomization.yaml": "resources: [stowage.lock.yaml]\ntransformers: [puller.yaml]\n",
+		"puller.yaml": `apiVersion: org.apache.submarine/v1
+kind: JupyterImagePuller
+metadata:
+  name: private
+  namespace: submarine
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn, --allow-env, QA_PW]}
+spec:
+  images:
+  - name: jupyter
+    image: apache/submarine:jupyter-notebook-0.7.0
+  - name: private
+    image: harbor.example/team/private:1
+    auth: {username: qa, password: "env:STOWAGE_QA_PW"}
+  - name: other
+    image: harbor.example/team/other:1
+    auth: {username: qa, password: "env:QA_PW"}
+`,
+	})
+	out, stderr, code := runCLI(t, map[string]string{"QA_PW": ""}, "vet", dir)
+	want := "stowage: kustomization " + dir + ": the stowage function would fail with 2 error(s):\n" +
+		"  puller.yaml:15: spec.images[1].auth.password: environment variable STOWAGE_QA_PW is not set (needed by environment \"private\")\n" +
+		"  puller.yaml:18: spec.images[2].auth.password: environment variable QA_PW is empty (needed by environment \"other\")\n"
+	if code != 1 || stderr != want {
+		t.Errorf("vet: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+	}
+}

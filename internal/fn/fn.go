@@ -156,6 +156,11 @@ type fnConfig struct {
 	profile string
 	// pinOnly is set for a config without profiles: nothing is rendered.
 	pinOnly bool
+	// passwordField maps the converted config's place of a password
+	// source, "FILE:LINE:COL: PATH" (schema.Config.PasswordAt), to the
+	// functionConfig's field it came from; nil when the config is the
+	// functionConfig's own (a Stowage).
+	passwordField func(at string) (field string, ok bool)
 }
 
 // Filter implements kio.Filter; problems are results, never an error.
@@ -166,7 +171,7 @@ func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	if ok {
 		a.s.site = c.site()
 		if !c.pinOnly {
-			rendered = a.s.render(fc, c.cfg, c.profile, a.l)
+			rendered = a.s.render(fc, c, a.l)
 		}
 	}
 	a.s.pin(a.l)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -80,11 +81,38 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 
 // render renders profile of cfg with l through pipeline.Render and
 // returns the objects as nodes.
-func (s *session) render(fc *yaml.RNode, cfg *schema.Config, profile string, l *lock.Lock) []*yaml.RNode {
+//
+// For a config converted from another kind (c.passwordField), each line
+// of a render error led by a password's place in the converted config
+// becomes its own result at the functionConfig's field, so that it is
+// located in the functionConfig's file, not in the converted one.
+func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
+	cfg, profile := c.cfg, c.profile
 	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
 		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
-		s.errorf(fc, "", "%v", err)
+		if c.passwordField == nil {
+			s.errorf(fc, "", "%v", err)
+			return nil
+		}
+		var rest []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			// "FILE:LINE:COL: PATH: message"
+			at, msg, found := strings.Cut(line, ": ")
+			if found {
+				var path string
+				path, msg, found = strings.Cut(msg, ": ")
+				at += ": " + path
+			}
+			if field, ok := c.passwordField(at); found && ok {
+				s.errorf(fc, field, "%s", msg)
+				continue
+			}
+			rest = append(rest, line)
+		}
+		if len(rest) > 0 {
+			s.errorf(fc, "", "%s", strings.Join(rest, "\n"))
+		}
 		return nil
 	}
 	var out []*yaml.RNode

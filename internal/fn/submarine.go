@@ -3,6 +3,7 @@ package fn
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,7 +167,7 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 		s.errorf(fc, "", "%v", err)
 		return fnConfig{}, false
 	}
-	cfg, err := schema.LoadFiles(s.p.Dir, []schema.File{{Name: "JupyterImagePuller.yaml", Data: data}},
+	cfg, err := schema.LoadFiles(s.p.Dir, []schema.File{{Name: submarineFile, Data: data}},
 		schema.Options{AllowLiteralPasswords: allowInline})
 	if err != nil {
 		var es schema.Errors
@@ -179,8 +180,24 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 		}
 		return fnConfig{}, false
 	}
-	return fnConfig{cfg: cfg, profile: jip.Metadata.Name}, true
+	// A password's place in the converted config, as cfg.PasswordAt
+	// gives it, back to the JupyterImagePuller field.
+	places := map[string]string{}
+	for name := range first {
+		if at := cfg.PasswordAt("environments", name); at != "" {
+			places[at] = submarineField("environments."+strconv.Quote(name)+".auth.password", first)
+		}
+	}
+	passwordField := func(at string) (string, bool) {
+		f, ok := places[at]
+		return f, ok
+	}
+	return fnConfig{cfg: cfg, profile: jip.Metadata.Name, passwordField: passwordField}, true
 }
+
+// submarineFile is the name of the config a JupyterImagePuller is
+// converted to; it appears in no message (see fnConfig.passwordField).
+const submarineFile = "JupyterImagePuller.yaml"
 
 // isSource reports whether a password is a stowage password source rather
 // than the password itself.
