@@ -552,3 +552,62 @@ spec:
 		t.Errorf("vet: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
 	}
 }
+
+// TestVetStowagePasswordField: in a Stowage functionConfig, an env:
+// password the function may not read, and one unset, are each reported at
+// their field and line in the file (a comment above the object shifts
+// nothing), not at the functionConfig's first line with a second place.
+func TestVetStowagePasswordField(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"kustomization.yaml": "resources: [stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"stowage.yaml": `# notebooks
+apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: notebooks
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn]}
+spec:
+  environments:
+    gpu:
+      image: harbor.example/a:1
+      auth: {username: u, password: "env:QA_PW"}
+    gpu2:
+      image: harbor.example/b:1
+      auth: {username: u, password: "env:STOWAGE_X"}
+  profiles: {notebooks: {pullers: [{name: p, namespace: s, environments: [gpu, gpu2]}]}}
+`,
+	})
+	out, stderr, code := runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91"}, "vet", dir)
+	want := "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
+		"  stowage.yaml:13: spec.environments.gpu.auth.password: environment variable QA_PW may not be read by the KRM function (needed by environment \"gpu\"): name a variable starting with STOWAGE_, or add --allow-env QA_PW to the exec declaration's args\n"
+	if code != 1 || stderr != want {
+		t.Errorf("vet: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+	}
+	writeTree(t, dir, map[string]string{"stowage.yaml": `# notebooks
+apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: notebooks
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn, --allow-env, QA_PW]}
+spec:
+  environments:
+    gpu:
+      image: harbor.example/a:1
+      auth: {username: u, password: "env:QA_PW"}
+    gpu2:
+      image: harbor.example/b:1
+      auth: {username: u, password: "env:STOWAGE_X"}
+  profiles: {notebooks: {pullers: [{name: p, namespace: s, environments: [gpu, gpu2]}]}}
+`})
+	out, stderr, code = runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91"}, "vet", dir)
+	want = "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
+		"  stowage.yaml:16: spec.environments.gpu2.auth.password: environment variable STOWAGE_X is not set (needed by environment \"gpu2\")\n"
+	if code != 1 || stderr != want {
+		t.Errorf("vet with --allow-env QA_PW: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+	}
+}

@@ -163,13 +163,19 @@ func CheckFunction(dir string, sources []Source, getenv Env, allowEnv []string) 
 // or is listed in allowEnv (the function's --allow-env flag, set in the
 // exec declaration's args); the functionConfig's own fields cannot widen
 // this. Nothing is read. The error names each variable, what needs it and
-// the two ways to allow it, all problems at once.
+// the two ways to allow it, all problems at once, each led by where the
+// source is written (Source.At) when known.
 func FunctionEnv(sources []Source, allowEnv []string) error {
 	var problems []string
 	for _, s := range sources {
 		name, ok := strings.CutPrefix(s.Source, "env:")
 		if ok && !strings.HasPrefix(name, EnvPrefix) && !slices.Contains(allowEnv, name) {
-			problems = append(problems, fmt.Sprintf("environment variable %s may not be read by the KRM function (needed by %s): name a variable starting with %s, or add --allow-env %s to the exec declaration's args", name, strings.Join(s.UsedBy, ", "), EnvPrefix, name))
+			msg := fmt.Sprintf("environment variable %s may not be read by the KRM function (needed by %s): name a variable starting with %s, or add --allow-env %s to the exec declaration's args", name, strings.Join(s.UsedBy, ", "), EnvPrefix, name)
+			// Led by where the source is written, as Read's problems are.
+			if len(s.At) > 0 {
+				msg = s.At[0] + ": " + msg
+			}
+			problems = append(problems, msg)
 		}
 	}
 	if len(problems) > 0 {

@@ -156,11 +156,12 @@ type fnConfig struct {
 	profile string
 	// pinOnly is set for a config without profiles: nothing is rendered.
 	pinOnly bool
-	// passwordField maps the converted config's place of a password
-	// source, "FILE:LINE:COL: PATH" (schema.Config.PasswordAt), to the
-	// functionConfig's field it came from; nil when the config is the
-	// functionConfig's own (a Stowage).
-	passwordField func(at string) (field string, ok bool)
+	// passwordFields map the config's place of each password source,
+	// "FILE:LINE:COL: PATH" (schema.Config.PasswordAt: a place in the
+	// functionConfig's text as kyaml passes it, or in the config a
+	// JupyterImagePuller is converted to), to the functionConfig's field
+	// it is written at, so that results are located in the file.
+	passwordFields map[string]string
 }
 
 // Filter implements kio.Filter; problems are results, never an error.

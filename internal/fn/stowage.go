@@ -48,6 +48,17 @@ func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 			s.warnf(fc, "spec.environments."+k+".image", "%s", hint)
 		}
 	}
+	fields := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Environments)) {
+		if at := cfg.PasswordAt("environments", k); at != "" {
+			fields[at] = "spec.environments." + k + ".auth.password"
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Images)) {
+		if at := cfg.PasswordAt("images", k); at != "" {
+			fields[at] = "spec.images." + k + ".auth.password"
+		}
+	}
 	if len(cfg.Profiles) == 0 {
 		if profile != "" {
 			s.errorf(fc, "spec.profile", "profile %q is named but spec has no profiles", profile)
@@ -59,7 +70,7 @@ func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 		s.errorf(fc, "spec.profile", "%v", err)
 		return fnConfig{}, false
 	}
-	return fnConfig{cfg: cfg, profile: profile}, true
+	return fnConfig{cfg: cfg, profile: profile, passwordFields: fields}, true
 }
 
 // configErrors turns schema errors into results on fc; prefix maps the
@@ -82,19 +93,14 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // render renders profile of cfg with l through pipeline.Render and
 // returns the objects as nodes.
 //
-// For a config converted from another kind (c.passwordField), each line
-// of a render error led by a password's place in the converted config
-// becomes its own result at the functionConfig's field, so that it is
-// located in the functionConfig's file, not in the converted one.
+// Each line of a render error led by a password's place in the config
+// (c.passwordFields) becomes its own result at the functionConfig's field,
+// so that it is located in the functionConfig's file and line.
 func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
 	cfg, profile := c.cfg, c.profile
 	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
 		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
-		if c.passwordField == nil {
-			s.errorf(fc, "", "%v", err)
-			return nil
-		}
 		var rest []string
 		for _, line := range strings.Split(err.Error(), "\n") {
 			// "FILE:LINE:COL: PATH: message"
@@ -104,7 +110,7 @@ func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode
 				path, msg, found = strings.Cut(msg, ": ")
 				at += ": " + path
 			}
-			if field, ok := c.passwordField(at); found && ok {
+			if field, ok := c.passwordFields[at]; found && ok {
 				s.errorf(fc, field, "%s", msg)
 				continue
 			}

@@ -182,21 +182,17 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 	}
 	// A password's place in the converted config, as cfg.PasswordAt
 	// gives it, back to the JupyterImagePuller field.
-	places := map[string]string{}
+	fields := map[string]string{}
 	for name := range first {
 		if at := cfg.PasswordAt("environments", name); at != "" {
-			places[at] = submarineField("environments."+strconv.Quote(name)+".auth.password", first)
+			fields[at] = submarineField("environments."+strconv.Quote(name)+".auth.password", first)
 		}
 	}
-	passwordField := func(at string) (string, bool) {
-		f, ok := places[at]
-		return f, ok
-	}
-	return fnConfig{cfg: cfg, profile: jip.Metadata.Name, passwordField: passwordField}, true
+	return fnConfig{cfg: cfg, profile: jip.Metadata.Name, passwordFields: fields}, true
 }
 
 // submarineFile is the name of the config a JupyterImagePuller is
-// converted to; it appears in no message (see fnConfig.passwordField).
+// converted to; it appears in no message (see fnConfig.passwordFields).
 const submarineFile = "JupyterImagePuller.yaml"
 
 // isSource reports whether a password is a stowage password source rather
