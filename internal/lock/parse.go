@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/yamlpos"
 )
 
 // Read reads and parses the lock file at path (see Parse). The file is read
@@ -87,6 +88,8 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("empty file; want an %s object", ObjectKind)
+		} else {
+			err = atFault(err, data)
 		}
 		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
 	}
@@ -279,4 +282,23 @@ func unquote(msg string) string {
 		return before + "(value not shown)"
 	}
 	return before + "(value not shown)" + after
+}
+
+// atFault moves a yaml.v3 syntax error ("yaml: line N: PROBLEM", N the
+// line where the enclosing block starts) to the line of the token at fault
+// (yamlpos.Line), when that is later; the problem's words stay yaml.v3's.
+func atFault(err error, data []byte) error {
+	rest, ok := strings.CutPrefix(err.Error(), "yaml: line ")
+	if !ok {
+		return err
+	}
+	num, problem, ok := strings.Cut(rest, ": ")
+	n, convErr := strconv.Atoi(num)
+	if !ok || convErr != nil {
+		return err
+	}
+	if line, ok := yamlpos.Line(data); ok && line > n {
+		return fmt.Errorf("yaml: line %d: %s", line, problem)
+	}
+	return err
 }

@@ -1,0 +1,33 @@
+package lock
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSyntaxErrorAtFault: a field indented one space short on line 11 is
+// reported at line 11, not at line 5 where yaml.v3 says the enclosing
+// block starts.
+func TestSyntaxErrorAtFault(t *testing.T) {
+	data := `apiVersion: stowage.dev/v1alpha1
+kind: ImageLock
+metadata:
+  name: stowage-lock
+spec:
+  images:
+  - name: docker.io/library/busybox:1.36
+    reference: busybox:1.36
+    digest: sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+    kind: manifest
+   size: 10
+`
+	_, err := Parse([]byte(data), "stowage.lock.yaml")
+	if want := "stowage.lock.yaml: yaml: line 11: did not find expected key"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	// A well-placed error stays where yaml.v3 put it.
+	_, err = Parse([]byte("apiVersion: [\n"), "x.yaml")
+	if err == nil || !strings.Contains(err.Error(), "yaml: line ") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,64 @@
+// Package yamlpos names the line of a YAML syntax error at the token at
+// fault. yaml.v3 (behind CUE's YAML decoder and stowage's lock parser)
+// names the line where the enclosing block starts when it knows one: a
+// field indented one space short on line 11, in a list that starts on line
+// 7, is reported at line 6. yaml.v2, the same libyaml port before that
+// change, names the token at fault; Line parses the same bytes (already
+// read and bounded; v2 is linear in them and refuses nesting past 10,000)
+// with it.
+package yamlpos
+
+import (
+	"strconv"
+	"strings"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+)
+
+// parserProblems are the problems yaml.v2's parser (parserc.go of
+// v2.4.4) reports; every other syntax problem is its scanner's.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected node content":     true,
+	"did not find expected key":              true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+	"found undefined tag handle":             true,
+}
+
+// Line parses data with yaml.v2 and returns the 1-based line of its
+// syntax error; ok is false when data parses, fails otherwise (a type
+// error, the depth limit) or the error names no line. yaml.v2 says
+// "yaml: line N: PROBLEM" with N counted from 1 for its scanner's problems
+// but from 0 for its parser's (it names the problem's mark, which counts
+// from 0, and adds 1 only for the scanner), so N+1 for those.
+func Line(data []byte) (line int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			line, ok = 0, false
+		}
+	}()
+	var doc struct{}
+	err := yamlv2.Unmarshal(data, &doc)
+	if err == nil {
+		return 0, false
+	}
+	rest, found := strings.CutPrefix(err.Error(), "yaml: line ")
+	if !found {
+		return 0, false
+	}
+	num, problem, found := strings.Cut(rest, ": ")
+	n, convErr := strconv.Atoi(num)
+	if !found || convErr != nil || n < 1 {
+		return 0, false
+	}
+	if parserProblems[problem] {
+		n++
+	}
+	return n, true
+}
