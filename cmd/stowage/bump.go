@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pipeline"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
 )
@@ -118,6 +120,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 				return err
 			}
 			w := cmd.OutOrStdout()
+			printWrittenPins(cmd.ErrOrStderr(), images)
 			switch {
 			case format == "json":
 				enc := json.NewEncoder(w)
@@ -152,4 +155,23 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 	o.addRootFlag(c.Flags())
 	ro.addFlags(c.Flags())
 	return c
+}
+
+// printWrittenPins names the images bump does not re-resolve because a
+// digest written in the config pins them, when another spelling of the
+// same image is written with a tag alone: that tag does not follow its
+// registry either (a pin applies to every spelling of the image).
+func printWrittenPins(w io.Writer, images []*plan.Image) {
+	for _, img := range images {
+		if img.Ref.Digest == "" {
+			continue
+		}
+		for _, u := range img.Uses {
+			if u.Ref.Digest == "" {
+				fmt.Fprintf(w, "stowage: %s is not re-resolved: %s pins it by the digest written there, and that pin also holds %s (%s), written without one; remove the digest to let bump follow the tag\n",
+					img.Key, img.Ref.Written, u.Ref.Written, u.UsedBy())
+				break
+			}
+		}
+	}
 }

@@ -114,7 +114,7 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 
 	// Without --root the base is outside what lock may read.
 	_, stderr, code := runCLI(t, nil, "lock", prod, "--insecure-registry", d.Host)
-	if code != 1 || !strings.Contains(stderr, `resources[0] "../base" is not a file or directory beneath`) {
+	if code != 1 || !strings.Contains(stderr, `resources[0] "../base" is outside the root`) {
 		t.Fatalf("lock without --root: exit %d\n%s", code, stderr)
 	}
 

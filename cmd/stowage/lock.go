@@ -274,10 +274,10 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 				return fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
 					lockErr, path, len(images))
 			case !written:
-				return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images are missing: run `stowage lock` again to resolve them",
+				return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: run `stowage lock` again to resolve them",
 					lockErr, path, len(next.Entries), len(failed), len(images))
 			default:
-				return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images are missing: run `stowage lock` again to resolve them",
+				return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: run `stowage lock` again to resolve them",
 					lockErr, path, len(next.Entries), len(failed), len(images))
 			}
 			return nil

@@ -346,7 +346,7 @@ func TestLockReportsEveryFailure(t *testing.T) {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
 	for _, want := range []string{"2 images failed", `image "` + app + `"`, "404 Not Found", `image "` + tool + `"`, "403 Forbidden",
-		"keeps the 2 entries it has; 2 of 4 images are missing"} {
+		"keeps the 2 entries it has; 2 of 4 images missing"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

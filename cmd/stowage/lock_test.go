@@ -208,3 +208,24 @@ func TestRegistryFlagsAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBumpNamesWrittenPins: an image written once with a digest and once
+// with its tag alone is pinned by the written digest in both places; bump
+// does not re-resolve it and says so, naming both spellings and the use of
+// the tag-only one, instead of only "current".
+func TestBumpNamesWrittenPins(t *testing.T) {
+	reg := startInProcess(t)
+	h := reg.Host
+	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
+	seed(t, nil, []string{app, helper, pause}, registry.WithInsecure(h))
+	pinned := app + "@" + standinEntry(t, app).Digest
+	dir := writeConfig(t, map[string]configImage{"a-pinned": {Ref: pinned}, "b-tag": {Ref: app}}, helper, pause)
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--insecure-registry", h); code != 0 {
+		t.Fatalf("lock: %s", stderr)
+	}
+	_, stderr, code := runCLI(t, nil, "bump", dir, "--insecure-registry", h)
+	want := "stowage: " + h + "/team/app:1.0 is not re-resolved: " + pinned + " pins it by the digest written there, and that pin also holds " + app + ` (image "b-tag"), written without one; remove the digest to let bump follow the tag`
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("bump: exit %d, stderr:\n%s\nwant a line:\n%s", code, stderr, want)
+	}
+}

@@ -48,7 +48,7 @@ func checkConfigDir(dir string, kustomizationOK bool) error {
 		if kustomizationOK {
 			return nil // loadSource reads it, or says why it cannot
 		}
-		return fmt.Errorf("%s is a kustomization (%s), not a stowage config directory: a config directory holds only stowage's config (.cue, .yaml, .yml, .json) and stowage.lock.yaml; inside a kustomization, run stowage as a KRM function (README: \"stowage as a kustomize KRM function\"); stowage lock, bump, vet and mirror take such a kustomization itself", dir, n)
+		return fmt.Errorf("%s is a kustomization (%s), not a stowage config directory: a config directory holds only stowage's config (.cue, .yaml, .yml, .json) and stowage.lock.yaml; inside a kustomization, run stowage as a KRM function (README: \"stowage as a kustomize KRM function\"); stowage lock, bump, vet, mirror and status take such a kustomization itself", dir, n)
 	}
 	return nil
 }

@@ -389,7 +389,9 @@ func beneath(root, p string) bool {
 // copied is the in-memory copy of a root directory, with the files left
 // out and why.
 type copied struct {
-	mem filesys.FileSystem
+	// root is the directory copied (absolute, links resolved).
+	root string
+	mem  filesys.FileSystem
 	// skipped maps the absolute path of each file or link not copied to
 	// the reason.
 	skipped map[string]string
@@ -411,7 +413,7 @@ const MaxAliasNodes = 1_000_000
 // build needs it (explain). Directories named .git are skipped. Errors:
 // more than MaxFiles files or MaxBytes bytes.
 func copyTree(root string) (*copied, error) {
-	c := &copied{mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
+	c := &copied{root: root, mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
 	if err := c.mem.MkdirAll(filepath.ToSlash(root)); err != nil {
 		return nil, err
 	}
@@ -583,7 +585,7 @@ func isURL(s string) bool {
 // kustomize loads a file from (patches, crds, configurations,
 // replacements, openapi, generator sources) is refused; helmCharts is
 // refused. shownRoot is the root as the user named it.
-func (c *copied) checkReachable(dir, shownRoot string) error {
+func (c *copied) checkReachable(top, shownRoot string) error {
 	var errs []error
 	seen := map[string]bool{}
 	var visit func(dir string)
@@ -626,8 +628,13 @@ func (c *copied) checkReachable(dir, shownRoot string) error {
 				switch {
 				case remoteForm(e):
 					errs = append(errs, fmt.Errorf("%s: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, f.name, i, e))
+				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && dir != top && filepath.IsLocal(filepath.FromSlash(e)):
+					errs = append(errs, fmt.Errorf("%s: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, i, e, lock.FileName))
 				case path.IsAbs(filepath.ToSlash(e)) || !c.mem.Exists(p) && !(f.name == "resources" && path.Base(e) == lock.FileName):
 					reason := "is not a file or directory beneath " + shownRoot + " (--root)"
+					if !path.IsAbs(filepath.ToSlash(e)) && !beneath(c.root, filepath.FromSlash(p)) {
+						reason = fmt.Sprintf("is outside the root %s: to let stowage read it, pass --root %s (a directory that holds both)", shownRoot, commonDir(c.root, filepath.FromSlash(p)))
+					}
 					if why, ok := c.skipped[filepath.FromSlash(p)]; ok {
 						reason = "was not read: " + why
 					}
@@ -668,7 +675,19 @@ func (c *copied) checkReachable(dir, shownRoot string) error {
 			errs = append(errs, fmt.Errorf("%s: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file))
 		}
 	}
-	visit(dir)
+	visit(top)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// commonDir is the deepest directory holding both a and b (absolute).
+func commonDir(a, b string) string {
+	for d := a; ; d = filepath.Dir(d) {
+		if beneath(d, b) {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return d
+		}
+	}
 }

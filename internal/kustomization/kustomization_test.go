@@ -142,7 +142,7 @@ func TestLoadRefuses(t *testing.T) {
 		"outside root": {
 			files: map[string]string{"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": web,
 				"k/kustomization.yaml": "resources: [../base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
-			want: `resources[0] "../base" is not a file or directory beneath`,
+			want: `resources[0] "../base" is outside the root`,
 		},
 		"remote patch": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\npatches:\n- path: https://example.invalid/p.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
@@ -176,7 +176,7 @@ func TestLoadRefuses(t *testing.T) {
 			files: map[string]string{"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": web,
 				"k/base/kustomization.yaml": "resources: [web.yaml]\n", "k/base/web.yaml": web,
 				"k/kustomization.yaml": "resources: [../base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
-			want: `resources[0] "../base" is not a file or directory beneath`,
+			want: `resources[0] "../base" is outside the root`,
 		},
 		"function before stowage": {
 			files: map[string]string{"k/kustomization.yaml": "transformers: [sort.yaml, s.yaml]\n", "k/s.yaml": fnConfig,
@@ -296,5 +296,23 @@ func TestLoadIgnoresWhatItDoesNotRead(t *testing.T) {
 	}
 	if b.LockFile != filepath.Join(root, "app", "stowage.lock.yaml") {
 		t.Errorf("LockFile %q", b.LockFile)
+	}
+}
+
+// TestLoadBaseLockNotWritten: a lock listed by a base and not written
+// yet is refused with the advice to list it in the kustomization that
+// declares the transformer (a base's lock would be shared by overlays).
+func TestLoadBaseLockNotWritten(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"base/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\n",
+		"base/web.yaml":           web,
+		"ov/kustomization.yaml":   "resources: [../base]\ntransformers: [s.yaml]\n",
+		"ov/s.yaml":               fnConfig,
+	})
+	_, err := Load(filepath.Join(root, "ov"), root, isStowage)
+	want := `base/kustomization.yaml: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
