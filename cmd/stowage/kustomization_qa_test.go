@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testbin"
 )
 
 // writeTree writes files (slash paths relative to root) beneath root.
@@ -211,16 +212,9 @@ spec:
 	if _, stderr, code := runCLI(t, nil, args...); code != 0 {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}
-	l, err := lock.Read(filepath.Join(dir, lock.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, e := range l.Entries {
-		keys = append(keys, e.Name)
-	}
+	_, names := lockEntryNames(t, filepath.Join(dir, lock.FileName))
 	want := "docker.io/apache/submarine:jupyter-notebook-0.7.0 ghcr.io/example-org/web:1 ghcr.io/stowage/stowage-helper:v0.1.0"
-	if got := strings.Join(keys, " "); got != want {
+	if got := names; got != want {
 		t.Errorf("lock entries:\n%s\nwant:\n%s", got, want)
 	}
 	mirrorArgs := append([]string{"mirror", dir, "--quiet", "--dry-run", "-o", "json", "--to", d.Host + "/site", "--insecure-registry", d.Host}, p.Flags()...)
@@ -394,7 +388,7 @@ func TestVetKustomizationInputBound(t *testing.T) {
 		}
 	}
 	t.Run("kustomize", func(t *testing.T) {
-		kustomize := kustomizeBinary(t)
+		kustomize := testbin.Kustomize(t)
 		bin := stowageBinary(t)
 		for _, limit := range []int64{size, size - 1} {
 			writeTree(t, dir, sizedKustomization(args(limit), pad))

@@ -15,28 +15,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testbin"
 )
-
-// kustomizeBinary finds the real kustomize (.ci/run installs v5.8.2 with go
-// install). Without it the test skips, unless STOWAGE_REQUIRE_KUSTOMIZE is
-// set, as in CI.
-func kustomizeBinary(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("kustomize"); err == nil {
-		return p
-	}
-	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "kustomize")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("STOWAGE_REQUIRE_KUSTOMIZE") != "" {
-		t.Fatal("kustomize not found and STOWAGE_REQUIRE_KUSTOMIZE is set: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2")
-	}
-	t.Skip("kustomize not installed (go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2)")
-	return ""
-}
 
 // A kustomization as a platform team writes it: a base Deployment with an
 // image no puller pre-pulls, an overlay that changes its tag with images:
@@ -98,7 +78,7 @@ spec:
 // stowage as its exec function, builds it with every image pinned to the
 // lock's digests.
 func TestLockKustomizationThenBuild(t *testing.T) {
-	kustomize := kustomizeBinary(t)
+	kustomize := testbin.Kustomize(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	root := t.TempDir()
 	for p, c := range pinOnlyKustomization {
@@ -148,16 +128,9 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 	if want := lockPath + ": 4 added, 0 removed, 0 changed (4 images)\n"; string(stdout) != want {
 		t.Errorf("lock said %q, want %q", stdout, want)
 	}
-	l, err := lock.Read(lockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, e := range l.Entries {
-		keys = append(keys, e.Name)
-	}
+	l, names := lockEntryNames(t, lockPath)
 	wantKeys := "docker.io/apache/submarine:jupyter-notebook-0.7.0 ghcr.io/example-org/migrate:1 ghcr.io/example-org/web:2 ghcr.io/stowage/stowage-helper:v0.1.0"
-	if got := strings.Join(keys, " "); got != wantKeys {
+	if got := names; got != wantKeys {
 		t.Fatalf("lock entries %s, want %s", got, wantKeys)
 	}
 
@@ -239,4 +212,19 @@ func TestKustomizationFetchesNothing(t *testing.T) {
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the server saw %d request(s)", n)
 	}
+}
+
+// lockEntryNames reads the lock at path and returns it with its entries'
+// names, in file order, joined by spaces.
+func lockEntryNames(t *testing.T, path string) (*lock.Lock, string) {
+	t.Helper()
+	l, err := lock.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range l.Entries {
+		names = append(names, e.Name)
+	}
+	return l, strings.Join(names, " ")
 }

@@ -9,30 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/internal/testbin"
 )
 
 var updateKustomize = flag.Bool("update-kustomize", false, "rewrite the expected kustomize build outputs")
-
-// kustomizeBin finds the real kustomize binary (.ci/run installs v5.8.2 with
-// go install). Without it the tests skip, unless STOWAGE_REQUIRE_KUSTOMIZE
-// is set, as in CI, where they fail instead.
-func kustomizeBin(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("kustomize"); err == nil {
-		return p
-	}
-	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "kustomize")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("STOWAGE_REQUIRE_KUSTOMIZE") != "" {
-		t.Fatal("kustomize not found and STOWAGE_REQUIRE_KUSTOMIZE is set: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2")
-	}
-	t.Skip("kustomize not installed (go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2)")
-	return ""
-}
 
 // stowagePath builds the stowage binary into a fresh directory and returns
 // a PATH with it first, as an Argo CD repo server with stowage installed
@@ -65,7 +46,7 @@ var execFlags = []string{"--enable-alpha-plugins", "--enable-exec"}
 // function on the GitOps examples and on a pin-only kustomization, and
 // compares each build with its expected output byte for byte.
 func TestKustomizeBuild(t *testing.T) {
-	kustomize := kustomizeBin(t)
+	kustomize := testbin.Kustomize(t)
 	path := stowagePath(t)
 	cases := []struct{ name, dir, golden string }{
 		{"gitops-argo", "../../examples/gitops-argo/prepull", "../../golden/gitops-argo/build.yaml"},
@@ -116,7 +97,7 @@ func TestKustomizeBuild(t *testing.T) {
 // --enable-alpha-plugins alone skips the function silently (exit 0, no
 // DaemonSet, images left unpinned); both run it.
 func TestKustomizeFlags(t *testing.T) {
-	kustomize := kustomizeBin(t)
+	kustomize := testbin.Kustomize(t)
 	path := stowagePath(t)
 	const dir = "../../examples/gitops-argo/prepull"
 	const disabled = "Error: external plugins disabled; unable to load external plugin 'Stowage'\n"
@@ -151,7 +132,7 @@ func TestKustomizeFlags(t *testing.T) {
 // TestKustomizeFunctionError: a bad functionConfig makes kustomize build
 // fail, and the function's message, with the field path, reaches the user.
 func TestKustomizeFunctionError(t *testing.T) {
-	kustomize := kustomizeBin(t)
+	kustomize := testbin.Kustomize(t)
 	dir := t.TempDir()
 	src := "../../examples/gitops-argo/prepull"
 	ents, err := os.ReadDir(src)
@@ -207,7 +188,7 @@ func copyEdited(t *testing.T, src string, edit func(name string, b []byte) []byt
 // succeeds; with stowage.dev/strict: "true" on the functionConfig the same
 // warning fails the build.
 func TestKustomizeShowsWarnings(t *testing.T) {
-	kustomize := kustomizeBin(t)
+	kustomize := testbin.Kustomize(t)
 	path := stowagePath(t)
 	const spare = "    spare:\n      image: xxx.harbor.com/5000/apache/submarine:x\n"
 	withSpare := func(strict bool) func(string, []byte) []byte {
@@ -256,7 +237,7 @@ func TestKustomizeShowsWarnings(t *testing.T) {
 // with stowage and kustomize on PATH: it passes on the example, and fails
 // on a copy whose lock lacks the image only the function pins.
 func TestArgoCheckScript(t *testing.T) {
-	kustomize := kustomizeBin(t)
+	kustomize := testbin.Kustomize(t)
 	path := filepath.Dir(kustomize) + string(os.PathListSeparator) + stowagePath(t)
 	run := func(dir string) (string, error) {
 		cmd := exec.Command("bash", "../../examples/gitops-argo/check.sh", dir)
