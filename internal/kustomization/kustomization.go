@@ -50,9 +50,16 @@ const (
 	// MaxFiles is the most files copied (directories named .git are
 	// skipped).
 	MaxFiles = 10000
+	// MaxEntries is the most directory entries walked (files,
+	// directories and links), so that a tree of empty directories is
+	// bounded as well.
+	MaxEntries = 100000
 	// MaxBytes is the most bytes copied in all.
 	MaxBytes = 64 << 20
 )
+
+// entryLimit is MaxEntries; tests lower it.
+var entryLimit = MaxEntries
 
 // input is one file copied for the build: at most 8 MiB.
 var input = confined.Kind{What: "kustomization input", Max: 8 << 20}
@@ -396,6 +403,8 @@ type copied struct {
 	// the reason.
 	skipped map[string]string
 	files   int
+	// entries counts everything walked: files, directories and links.
+	entries int
 	bytes   int64
 }
 
@@ -434,6 +443,11 @@ func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) er
 	}
 	for _, e := range ents {
 		src, dst := filepath.Join(real, e.Name()), filepath.Join(at, e.Name())
+		// Directories and links count too: a tree of empty directories
+		// is walked no further than a tree of files.
+		if c.entries++; c.entries > entryLimit {
+			return fmt.Errorf("%s holds more than %d files, directories and links; give a smaller --root", root, entryLimit)
+		}
 		switch {
 		case e.IsDir():
 			if e.Name() == ".git" {

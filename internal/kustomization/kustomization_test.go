@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,6 +314,25 @@ func TestLoadBaseLockNotWritten(t *testing.T) {
 	_, err := Load(filepath.Join(root, "ov"), root, isStowage)
 	want := `base/kustomization.yaml: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
 	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+// TestLoadBoundsEntries: a root of more entries than the bound (lowered
+// here to 500 from MaxEntries) of empty directories is refused, naming the
+// bound, instead of being walked to the end.
+func TestLoadBoundsEntries(t *testing.T) {
+	defer func(n int) { entryLimit = n }(entryLimit)
+	entryLimit = 500
+	root := t.TempDir()
+	write(t, root, map[string]string{"kustomization.yaml": "transformers: [s.yaml]\n", "s.yaml": fnConfig})
+	for i := 0; i < 600; i++ {
+		if err := os.MkdirAll(filepath.Join(root, "d", strconv.Itoa(i/30), strconv.Itoa(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Load(root, "", isStowage)
+	if want := "holds more than 500 files, directories and links; give a smaller --root"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
