@@ -31,16 +31,16 @@ test:
 # testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
 # Longer: make fuzz FUZZTIME=10m.
 FUZZTIME ?= 15s
-FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles lock:FuzzParse fn:FuzzResourceList
+FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles internal/lock:FuzzParse fn:FuzzResourceList
 fuzz:
 	@mkdir -p bin/fuzz
-	@for pkg in render schema lock fn; do $(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./internal/$$pkg || exit 1; done
+	@for pkg in render schema internal/lock fn; do $(GO) test -c -fuzz . -o bin/fuzz/$$(basename $$pkg).test ./$$pkg || exit 1; done
 	@for f in $(FUZZERS); do \
-		pkg=$${f%%:*}; name=$${f##*:}; \
-		echo "fuzz ./internal/$$pkg $$name for $(FUZZTIME)"; \
-		(cd internal/$$pkg && ../../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$name\$$" \
+		pkg=$${f%%:*}; name=$${f##*:}; bin=$$(basename $$pkg); \
+		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
+		(cd $$pkg && $(CURDIR)/bin/fuzz/$$bin.test -test.run '^$$' -test.fuzz "^$$name\$$" \
 			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
-			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/internal/$$pkg") || exit 1; \
+			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
 	done
 
 # The end-to-end tests against a real kube-apiserver: their own module, so

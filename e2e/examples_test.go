@@ -15,9 +15,9 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
-	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
 )
 
 // repoRoot is the main module's root, above this module.

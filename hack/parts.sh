@@ -15,7 +15,7 @@
 #              tests against a real registry on 127.0.0.1 (cmd/stowage,
 #              internal/registry); STOWAGE_REQUIRE_REGISTRY.
 #   kustomize  the real kustomize v5.8.2 running stowage as an exec KRM
-#              function (internal/fn); STOWAGE_REQUIRE_KUSTOMIZE.
+#              function (fn); STOWAGE_REQUIRE_KUSTOMIZE.
 #   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
 #              module (envtest); STOWAGE_REQUIRE_APISERVER.
 #   node       everything node/parts.sh lists (root, the kubelet and the

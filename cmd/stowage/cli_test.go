@@ -17,8 +17,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/schema"
 )
 
 // cliConfigDir writes a config directory for the CLI tests: the files

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // formatNames are -o values that other commands read as a format; as a

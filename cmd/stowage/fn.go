@@ -9,7 +9,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
-	"github.com/stowage/stowage/internal/fn"
+	"github.com/stowage/stowage/fn"
 )
 
 // DefaultMaxFnInput bounds the ResourceList fn reads from stdin: 4 MiB,

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/kubecheck"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under golden/ from the current output")

@@ -19,9 +19,9 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/version"
+	"github.com/stowage/stowage/schema"
 )
 
 // retryBackoff is the wait before the first retry; tests shorten it.

@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/version"
+	"github.com/stowage/stowage/schema"
 )
 
 // Exit codes of every stowage command.

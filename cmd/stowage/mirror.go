@@ -22,8 +22,8 @@ import (
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/schema"
 )
 
 // Defaults of mirror's time limits: a blob of several GB is one request.

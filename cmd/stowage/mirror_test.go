@@ -34,8 +34,8 @@ import (
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/schema"
 )
 
 // countingProxy is a reverse proxy in front of a registry that counts the

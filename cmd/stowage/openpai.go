@@ -20,7 +20,7 @@ import (
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	imageplan "github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 func newOpenPAI() *cobra.Command {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
-	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
 )
 
 // loadOptions are the flags shared by commands that read a config.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/output"
-	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/render"
 )
 
 func newRender(getenv env) *cobra.Command {

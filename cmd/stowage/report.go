@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // reportErrors is err as the errors of a JSON report (lock -o json,

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 func newSchema() *cobra.Command {

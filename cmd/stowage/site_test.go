@@ -15,8 +15,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/schema"
 )
 
 // renderedImages returns every image a rendered stream names, each with

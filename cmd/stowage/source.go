@@ -13,12 +13,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/creds"
-	"github.com/stowage/stowage/internal/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // kustomizationCommands are the commands whose DIR may also be a

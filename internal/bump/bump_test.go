@@ -12,7 +12,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

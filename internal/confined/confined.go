@@ -49,7 +49,7 @@ var (
 	// about 100,000 images).
 	Lock = Kind{What: "lock file", Max: 32 << 20}
 	// Config is one config file (.cue, .yaml, .yml, .json): 16 MiB. The
-	// whole config has its own bound in internal/schema.
+	// whole config has its own bound in schema.
 	Config = Kind{What: "config file", Max: 16 << 20}
 	// CA is a --ca-file of PEM certificates: 1 MiB.
 	CA = Kind{What: "CA file", Max: 1 << 20}

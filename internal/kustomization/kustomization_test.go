@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// isStowage accepts the stowage functionConfig kinds (internal/fn's rule,
+// isStowage accepts the stowage functionConfig kinds (fn's rule,
 // written out to keep this package's tests free of fn).
 func isStowage(n *yaml.RNode) bool {
 	return n.GetApiVersion() == "stowage.dev/v1alpha1" && n.GetKind() == "Stowage" ||

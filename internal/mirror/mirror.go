@@ -52,8 +52,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/schema"
 )
 
 // DefaultJobs is how many blobs, manifests or HEADs are in flight at once.

@@ -8,8 +8,8 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
 )
 
 // Options say where password sources are read.

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
 )
 
 const example = "../../examples/submarine-notebooks"

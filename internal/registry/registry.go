@@ -64,8 +64,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/confined"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/schema"
 )
 
 // Defaults of the options.

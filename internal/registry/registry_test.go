@@ -26,8 +26,8 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/schema"
 )
 
 // server is the in-process registry behind a fault injector.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // Plan is what one test registry must hold, and how stowage must be told to

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // ExternalSecret is a pull Secret the rendered DaemonSets name in

@@ -8,8 +8,8 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/schema"
 )
 
 // The benchmarks of the render hot path, per function, for benchstat:

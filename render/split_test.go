@@ -14,9 +14,9 @@ import (
 
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/schema"
 )
 
 // catalogueConfig is a config with one puller "big" in namespace "lab"

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // JupyterImagePuller is the object of the Submarine design, field for field

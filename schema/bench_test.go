@@ -13,8 +13,8 @@ import (
 // decoding. Compare with benchstat (docs/benchmarks.md).
 func BenchmarkLoad(b *testing.B) {
 	dirs := map[string]string{
-		"openpai-offline":     filepath.Join("..", "..", "examples", "openpai-offline"),
-		"submarine-notebooks": filepath.Join("..", "..", "examples", "submarine-notebooks"),
+		"openpai-offline":     filepath.Join("..", "examples", "openpai-offline"),
+		"submarine-notebooks": filepath.Join("..", "examples", "submarine-notebooks"),
 	}
 	for _, n := range []int{100, 2000} {
 		dir := filepath.Join(b.TempDir(), "scale")

@@ -22,8 +22,8 @@ import (
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/schema"
 )
 
 // The fuzzers of this file run their committed seeds (testdata/fuzz/) as

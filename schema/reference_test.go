@@ -19,7 +19,7 @@ var shorthands = map[string]string{"auth": "<auth>", "tolerations": "<toleration
 // schema in step: every field the schema has is documented, and every
 // documented field exists.
 func TestREADMEConfigReference(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // The fuzzers' committed seed corpora (testdata/fuzz/Fuzz*/seed-*, and the
@@ -220,7 +220,7 @@ func exampleSeeds(tb testing.TB) []exampleSeed {
 	tb.Helper()
 	var out []exampleSeed
 	for _, dir := range []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"} {
-		files, err := schema.ReadDir(filepath.Join("..", "..", "examples", dir))
+		files, err := schema.ReadDir(filepath.Join("..", "examples", dir))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
-	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/schema"
 )
 
 // stowage reads the stowage.dev/v1alpha1 Stowage functionConfig: spec is

@@ -15,15 +15,15 @@ func BenchmarkKustomizeBuild(b *testing.B) {
 	kustomize := kustomizeBinB(b)
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "bin")
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "stowage"), "../../cmd/stowage").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "stowage"), "../cmd/stowage").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 
 	with := filepath.Join(dir, "with")
 	without := filepath.Join(dir, "without")
-	copyDir(b, "../../examples/gitops-argo/prepull", with)
-	copyDir(b, "../../examples/gitops-argo/prepull", without)
+	copyDir(b, "../examples/gitops-argo/prepull", with)
+	copyDir(b, "../examples/gitops-argo/prepull", without)
 	k, err := os.ReadFile(filepath.Join(without, "kustomization.yaml"))
 	if err != nil {
 		b.Fatal(err)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
+	"github.com/stowage/stowage/schema"
 )
 
 // Helper binary locations. The helper image holds a static binary at

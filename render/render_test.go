@@ -23,8 +23,8 @@ import (
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/schema"
 )
 
 // loadConfig loads in-memory config files given as name/content pairs,

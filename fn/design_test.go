@@ -44,7 +44,7 @@ func TestSubmarineDesignVerbatim(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/fn -update)", err)
+		t.Fatalf("%v (run go test ./fn -update)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s:\n--- got ---\n%s", golden, got)

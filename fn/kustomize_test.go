@@ -21,7 +21,7 @@ var updateKustomize = flag.Bool("update-kustomize", false, "rewrite the expected
 func stowagePath(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "stowage"), "../../cmd/stowage").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "stowage"), "../cmd/stowage").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build stowage: %v\n%s", err, out)
 	}
@@ -49,8 +49,8 @@ func TestKustomizeBuild(t *testing.T) {
 	kustomize := testbin.Kustomize(t)
 	path := stowagePath(t)
 	cases := []struct{ name, dir, golden string }{
-		{"gitops-argo", "../../examples/gitops-argo/prepull", "../../golden/gitops-argo/build.yaml"},
-		{"gitops-flux", "../../examples/gitops-flux/clusters/prod/prepull", "../../golden/gitops-flux/build.yaml"},
+		{"gitops-argo", "../examples/gitops-argo/prepull", "../golden/gitops-argo/build.yaml"},
+		{"gitops-flux", "../examples/gitops-flux/clusters/prod/prepull", "../golden/gitops-flux/build.yaml"},
 		{"pin-only", "testdata/kustomize/pin-only", "testdata/kustomize/pin-only/expected.yaml"},
 	}
 	for _, tc := range cases {
@@ -99,7 +99,7 @@ func TestKustomizeBuild(t *testing.T) {
 func TestKustomizeFlags(t *testing.T) {
 	kustomize := testbin.Kustomize(t)
 	path := stowagePath(t)
-	const dir = "../../examples/gitops-argo/prepull"
+	const dir = "../examples/gitops-argo/prepull"
 	const disabled = "Error: external plugins disabled; unable to load external plugin 'Stowage'\n"
 	for _, tc := range []struct {
 		flags   []string
@@ -134,7 +134,7 @@ func TestKustomizeFlags(t *testing.T) {
 func TestKustomizeFunctionError(t *testing.T) {
 	kustomize := testbin.Kustomize(t)
 	dir := t.TempDir()
-	src := "../../examples/gitops-argo/prepull"
+	src := "../examples/gitops-argo/prepull"
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestKustomizeShowsWarnings(t *testing.T) {
 			return b
 		}
 	}
-	dir := copyEdited(t, "../../examples/gitops-argo/prepull", withSpare(false))
+	dir := copyEdited(t, "../examples/gitops-argo/prepull", withSpare(false))
 	src, err := os.ReadFile(filepath.Join(dir, "stowage.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestKustomizeShowsWarnings(t *testing.T) {
 		t.Errorf("kustomize's stderr:\n%s\nwant exactly:\n%s", stderr, want)
 	}
 
-	dir = copyEdited(t, "../../examples/gitops-argo/prepull", withSpare(true))
+	dir = copyEdited(t, "../examples/gitops-argo/prepull", withSpare(true))
 	out, stderr, err = build(t, kustomize, path, dir, execFlags...)
 	if err == nil {
 		t.Fatalf("kustomize build succeeded with stowage.dev/strict and a warning:\n%s", out)
@@ -240,17 +240,17 @@ func TestArgoCheckScript(t *testing.T) {
 	kustomize := testbin.Kustomize(t)
 	path := filepath.Dir(kustomize) + string(os.PathListSeparator) + stowagePath(t)
 	run := func(dir string) (string, error) {
-		cmd := exec.Command("bash", "../../examples/gitops-argo/check.sh", dir)
+		cmd := exec.Command("bash", "../examples/gitops-argo/check.sh", dir)
 		cmd.Env = append(os.Environ(), "PATH="+path)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := run("../../examples/gitops-argo/prepull"); err != nil || !strings.HasSuffix(out, "check: ok\n") {
+	if out, err := run("../examples/gitops-argo/prepull"); err != nil || !strings.HasSuffix(out, "check: ok\n") {
 		t.Fatalf("check.sh on the example: %v\n%s", err, out)
 	}
 	work := t.TempDir()
 	for _, f := range []string{"kustomization.yaml", "stowage.yaml", "notebook-controller.yaml", "stowage.lock.yaml"} {
-		data, err := os.ReadFile(filepath.Join("../../examples/gitops-argo/prepull", f))
+		data, err := os.ReadFile(filepath.Join("../examples/gitops-argo/prepull", f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/schema"
 	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/schema"
 )
 
 // TestMarshalIsYAMLv2 checks that Marshal, which builds the unstructured map
