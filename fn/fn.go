@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -170,8 +171,14 @@ func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	c, ok := a.config(fc)
 	var rendered []*yaml.RNode
 	if ok {
-		a.s.site = c.site()
-		if !c.pinOnly {
+		var err error
+		a.s.site, err = c.site()
+		switch {
+		case err != nil && c.pinOnly:
+			a.s.errorf(fc, "spec.site.registry", "%v", err)
+			return items, nil
+		case !c.pinOnly:
+			// A profile's site error is render's (plan.Build reports it).
 			rendered = a.s.render(fc, c, a.l)
 		}
 	}
@@ -179,20 +186,14 @@ func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	return append(items, rendered...), nil
 }
 
-// site is the site registry pin mode rewrites workloads' images to: the
-// rendered profile's, or the config's top-level one without profiles; nil
-// for none.
-func (c fnConfig) site() *schema.Site {
+// site is the site registry pin mode rewrites workloads' images to, by
+// plan.Site's rule: the rendered profile's, or the config's top-level one
+// without profiles; nil for none.
+func (c fnConfig) site() (*schema.Site, error) {
 	if c.pinOnly {
-		if c.cfg.Site != nil && c.cfg.Site.Registry != "" {
-			return c.cfg.Site
-		}
-		return nil
+		return plan.Site(c.cfg)
 	}
-	if _, prof, err := c.cfg.Profile(c.profile); err == nil {
-		return prof.Site
-	}
-	return nil
+	return plan.Site(c.cfg, c.profile)
 }
 
 // readLock finds the ImageLock item. Without one, pin mode and render have

@@ -66,14 +66,14 @@ func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
 // them, sorted; as they are without a site. A reference that does not
 // parse or map is an error (the plan reports the same one first).
 func (r *renderer) siteRefs(refs []string) []string {
-	if r.prof.Site == nil {
+	if r.plan.Site == nil {
 		return refs
 	}
 	out := make([]string, 0, len(refs))
 	for _, s := range refs {
 		ref, err := imageref.Parse(s)
 		if err == nil {
-			s, err = stplan.SiteReference(r.prof.Site, ref)
+			s, err = stplan.SiteReference(r.plan.Site, ref)
 		}
 		if err != nil {
 			r.fail("OpenPAI image %q: %v", s, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"reflect"
 	"strings"
 	"time"
 
@@ -236,7 +235,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 			if viaSite {
 				m, err := configSite(cfg)
 				if err != nil {
-					return err
+					return fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
 				}
 				ro.site = &m
 			}
@@ -292,25 +291,19 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 	return c
 }
 
-// configSite returns the one site registry cfg's profiles name (their
-// effective site fields). Errors: no profile names one, or two profiles
-// name different ones (lock the config once per site then, with --mirror).
+// configSite returns the site registry that applies to every profile of
+// cfg, or to a config without profiles (a functionConfig that only pins),
+// by plan.Site's rule, as the site package's mapping. Errors: no site
+// applies, or the profiles disagree (plan.SiteError, naming them).
 func configSite(cfg *schema.Config) (site.Mapping, error) {
-	var found *schema.Site
-	for _, name := range cfg.ProfileNames() {
-		s := cfg.Profiles[name].Site
-		if s == nil {
-			continue
-		}
-		if found != nil && !reflect.DeepEqual(found, s) {
-			return site.Mapping{}, fmt.Errorf("--via-site: the profiles name different site registries (%s and %s); give the mapping with --mirror instead", found.Registry, s.Registry)
-		}
-		found = s
+	s, err := plan.Site(cfg)
+	if err != nil {
+		return site.Mapping{}, err
 	}
-	if found == nil {
-		return site.Mapping{}, errors.New("--via-site: no profile of the config names a site registry (the site field)")
+	if s == nil {
+		return site.Mapping{}, errors.New("the config names no site registry (its site field, top-level or in a profile)")
 	}
-	return found.Mapping(), nil
+	return s.Mapping(), nil
 }
 
 // lockCheck reports, without the network, whether `stowage lock` would

@@ -115,9 +115,11 @@ lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
 type mirrorInput struct {
 	images []mirror.Image
 	lock   []byte
-	// site is the config's site registry (its site field), the
-	// destination when --to is not given; nil when the config names none.
-	site *site.Mapping
+	// site is the site registry of the profiles copied (plan.Site), the
+	// destination when --to is not given; nil when none applies or
+	// siteErr says why none can be chosen.
+	site    *site.Mapping
+	siteErr error
 	// roles are the lock keys of each OpenPAI role's images (the role
 	// "all" images with each), for bytes per role; empty without OpenPAI.
 	roles map[openpai.Role]map[string]bool
@@ -160,6 +162,8 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
 	case o.to != "":
 		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
+	case in.siteErr != nil:
+		return usageError{fmt.Errorf("--to is not given and %w: choose the profiles with --profile, or give --to", in.siteErr)}
 	case in.site != nil:
 		// The config's site registry, mapped as render names the images.
 		opts = append(opts, mirror.WithToSite(*in.site))
@@ -244,12 +248,18 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		return in, err
 	}
 	in.lock = data
-	if m, err := configSite(cfg); err == nil {
-		in.site = &m
-	}
 	profiles := o.profiles
 	if len(profiles) == 0 {
 		profiles = cfg.ProfileNames()
+	}
+	// The site of the profiles copied (plan.Site's rule); needed only
+	// without --to, so its error waits until then.
+	switch s, err := plan.Site(cfg, o.profiles...); {
+	case err != nil:
+		in.siteErr = err
+	case s != nil:
+		m := s.Mapping()
+		in.site = &m
 	}
 	// The images of each profile, then those only the KRM function pins.
 	var groups [][]*plan.Image

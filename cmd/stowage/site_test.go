@@ -174,10 +174,91 @@ func TestLockViaSite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(plain, lock.FileName), readFile(t, filepath.Join(flux, lock.FileName)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := runCLI(t, nil, "lock", plain, "--via-site"); code != 1 || !strings.Contains(stderr, "no profile of the config names a site registry") {
+	if _, stderr, code := runCLI(t, nil, "lock", plain, "--via-site"); code != 1 || !strings.Contains(stderr, "the config names no site registry") {
 		t.Errorf("lock --via-site without a site: exit %d, stderr %s", code, stderr)
 	}
 	if _, stderr, code := runCLI(t, nil, "mirror", plain, "--dry-run"); code != 2 || !strings.Contains(stderr, "the config names no site registry") {
 		t.Errorf("mirror without --to nor a site: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSiteRulePinOnlyKustomization: a kustomization whose functionConfig
+// only pins, with a top-level site, has that site for every command as
+// for the function: lock --via-site reads the workload image at the site
+// repository render names, and mirror without --to plans against it.
+func TestSiteRulePinOnlyKustomization(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	push := mustResolver(t, registry.WithInsecure(d.Host))
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, []string{d.Host + "/site/ghcr.io/example-org/web:1"}, 1); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"web.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: web, image: ghcr.io/example-org/web:1}
+`,
+		"stowage.yaml": `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: pin
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: stowage
+        args: [fn]
+spec:
+  site: {registry: "` + d.Host + `/site"}
+`,
+	})
+	if _, stderr, code := runCLI(t, nil, "lock", root, "--via-site", "--quiet", "--insecure-registry", d.Host); code != 0 {
+		t.Fatalf("lock --via-site: exit %d\n%s", code, stderr)
+	}
+	if _, names := lockEntryNames(t, filepath.Join(root, lock.FileName)); names != "ghcr.io/example-org/web:1" {
+		t.Errorf("lock --via-site wrote entries %s, want ghcr.io/example-org/web:1", names)
+	}
+	stdout, stderr, code := runCLI(t, nil, "mirror", root, "--dry-run", "--insecure-registry", d.Host)
+	if code != 0 || !strings.Contains(string(stdout), "1 images: 1 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/site/ghcr.io/example-org/web:1") {
+		t.Errorf("mirror --dry-run without --to: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestSiteRuleTwoProfiles: with two profiles on two sites, mirror
+// --profile a plans against profile a's site (seeded there only), and
+// mirror and lock --via-site over both refuse, naming each profile and
+// its site.
+func TestSiteRuleTwoProfiles(t *testing.T) {
+	d := registrytest.Start(t, registrytest.Options{})
+	push := mustResolver(t, registry.WithInsecure(d.Host))
+	refs := []string{d.Host + "/a/ghcr.io/example-org/tool:1", d.Host + "/a/ghcr.io/stowage/stowage-helper:v0.1.0"}
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, refs, 2); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"config.cue": `
+images: tool: reference: "ghcr.io/example-org/tool:1"
+profiles: {
+	a: {namespace: "a", site: registry: "` + d.Host + `/a", pullers: [{name: "p", namespace: "a", images: ["tool"]}]}
+	b: {namespace: "b", site: registry: "` + d.Host + `/b", pullers: [{name: "p", namespace: "b", images: ["tool"]}]}
+}
+`})
+	// The lock, read at profile a's site through --mirror.
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--quiet", "--insecure-registry", d.Host, "--mirror", "ghcr.io="+d.Host+"/a/ghcr.io"); code != 0 {
+		t.Fatalf("lock: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, nil, "mirror", dir, "--profile", "a", "--dry-run", "--insecure-registry", d.Host)
+	if code != 0 || !strings.Contains(string(stdout), "2 images: 2 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/a/ghcr.io/example-org/tool:1") {
+		t.Errorf("mirror --profile a --dry-run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want := `the profiles name different site registries: profile "a": ` + d.Host + `/a; profile "b": ` + d.Host + `/b`
+	if _, stderr, code := runCLI(t, nil, "mirror", dir, "--dry-run"); code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("mirror over both profiles: exit %d, stderr %s\nwant %s", code, stderr, want)
+	}
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--via-site"); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("lock --via-site over both profiles: exit %d, stderr %s\nwant %s", code, stderr, want)
 	}
 }

@@ -279,6 +279,9 @@ type Plan struct {
 	// OpenPAI is the profile's reduced OpenPAI selection, nil when it has
 	// none (Build only).
 	OpenPAI *openpai.Plan
+	// Site is the site registry that applies to the profile (Site's rule),
+	// nil for none (Build only).
+	Site *schema.Site
 	// Images are one per lock key, sorted by key: exactly what a lock for
 	// the plan holds.
 	Images []*Image
@@ -300,6 +303,9 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Profiles: []string{name}, Profile: prof}
+	if p.Site, err = Site(cfg, name); err != nil {
+		return nil, err
+	}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if prof.OpenPAI != nil {
@@ -378,8 +384,8 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	}
 	for _, u := range all {
 		u.Pin = pin(u, l)
-		if prof.Site != nil {
-			if u.Site, err = SiteReference(prof.Site, u.Ref); err != nil {
+		if p.Site != nil {
+			if u.Site, err = SiteReference(p.Site, u.Ref); err != nil {
 				fail("%s: %w", u.UsedBy(), err)
 			}
 		}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/stowage/stowage/schema"
+)
+
+// Site is the one rule that decides which site registry applies, shared by
+// render, the KRM function (its pre-pulled images and the workloads it
+// pins), lock --via-site, mirror, vet, status and `openpai services`:
+//
+//   - for a profile, its effective site: the profile's own site fields over
+//     the top-level site's, field by field (schema.Load applies that default,
+//     so schema.Profile.Site holds it);
+//   - for a config without profiles (a functionConfig that only pins), the
+//     top-level site;
+//   - for several profiles (profiles names them; none names every profile of
+//     cfg), the site they all have, which must be the same one: profiles
+//     that name different sites, or some a site and some none, are an
+//     ambiguity, never resolved by picking one.
+//
+// It returns nil when no site applies (references are then used as
+// written). Errors: a profile cfg lacks (schema.Config.Profile's error; ""
+// is the only profile), a top-level site without a default prefix for a
+// config without profiles, and a *SiteError naming the profiles of each
+// site when they disagree.
+func Site(cfg *schema.Config, profiles ...string) (*schema.Site, error) {
+	if len(profiles) == 0 {
+		if len(cfg.Profiles) == 0 {
+			s := cfg.Site
+			if s == nil {
+				return nil, nil
+			}
+			if s.Registry == "" {
+				return nil, fmt.Errorf("site.registry is required with a site: the default prefix (host[:port][/path]) for registries not in site.registries")
+			}
+			return s, nil
+		}
+		profiles = cfg.ProfileNames()
+	}
+	var groups []SiteGroup
+	var sites []*schema.Site
+	for _, p := range profiles {
+		name, prof, err := cfg.Profile(p)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(sites, func(s *schema.Site) bool { return sameSite(s, prof.Site) })
+		if i < 0 {
+			sites = append(sites, prof.Site)
+			groups = append(groups, SiteGroup{Site: siteText(prof.Site)})
+			i = len(sites) - 1
+		}
+		if !slices.Contains(groups[i].Profiles, name) {
+			groups[i].Profiles = append(groups[i].Profiles, name)
+		}
+	}
+	if len(sites) > 1 {
+		for i := range groups {
+			slices.Sort(groups[i].Profiles)
+		}
+		slices.SortFunc(groups, func(a, b SiteGroup) int { return strings.Compare(a.Profiles[0], b.Profiles[0]) })
+		return nil, &SiteError{Groups: groups}
+	}
+	return sites[0], nil
+}
+
+// SiteGroup is a site registry and the profiles whose effective site it is.
+type SiteGroup struct {
+	// Site is the site as text: its default prefix, then each
+	// site.registries entry as REGISTRY=PREFIX (sorted), comma-separated;
+	// "no site registry" for none.
+	Site string
+	// Profiles are the profiles' names, sorted.
+	Profiles []string
+}
+
+// SiteError is an ambiguous site: the profiles asked about name different
+// site registries (or some one and some none). Groups are sorted by their
+// first profile.
+type SiteError struct {
+	Groups []SiteGroup
+}
+
+// Error names every profile with its site: `the profiles name different
+// site registries: profile "a": reg.a:5000/mirror; profiles "b", "c": no
+// site registry`.
+func (e *SiteError) Error() string {
+	parts := make([]string, 0, len(e.Groups))
+	for _, g := range e.Groups {
+		q := make([]string, len(g.Profiles))
+		for i, p := range g.Profiles {
+			q[i] = fmt.Sprintf("%q", p)
+		}
+		word := "profile"
+		if len(q) > 1 {
+			word = "profiles"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s", word, strings.Join(q, ", "), g.Site))
+	}
+	return "the profiles name different site registries: " + strings.Join(parts, "; ")
+}
+
+// sameSite reports whether a and b map every reference alike (nil is no
+// site).
+func sameSite(a, b *schema.Site) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Registry == b.Registry && maps.Equal(a.Registries, b.Registries)
+}
+
+func siteText(s *schema.Site) string {
+	if s == nil {
+		return "no site registry"
+	}
+	parts := []string{s.Registry}
+	for _, from := range slices.Sorted(maps.Keys(s.Registries)) {
+		parts = append(parts, from+"="+s.Registries[from])
+	}
+	return strings.Join(parts, ", ")
+}
