@@ -225,6 +225,16 @@ spec:
 	if code != 0 || !strings.Contains(string(stdout), "1 images: 1 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/site/ghcr.io/example-org/web:1") {
 		t.Errorf("mirror --dry-run without --to: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// vet --site checks the pinned workload at the same site.
+	stdout, stderr, code = runCLI(t, nil, "vet", root, "--site", "--insecure-registry", d.Host)
+	if code != 0 || !strings.Contains(string(stdout), "1 workload image(s) pinned, ") || !strings.Contains(string(stdout), " manifest(s) on the site registry") {
+		t.Errorf("vet --site: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Without the site field, vet --site has no site to check.
+	writeTree(t, root, map[string]string{"stowage.yaml": strings.Replace(string(readFile(t, filepath.Join(root, "stowage.yaml"))), `  site: {registry: "`+d.Host+`/site"}`, "  images: {}", 1)})
+	if _, stderr, code := runCLI(t, nil, "vet", root, "--site", "--insecure-registry", d.Host); code != 1 || !strings.Contains(stderr, "--site: the functionConfig names no site registry") {
+		t.Errorf("vet --site without a site: exit %d\n%s", code, stderr)
+	}
 }
 
 // TestSiteRuleTwoProfiles: with two profiles on two sites, mirror

@@ -25,6 +25,7 @@ func newVet(getenv env) *cobra.Command {
 		o      loadOptions
 		ro     registryOptions
 		remote bool
+		onSite bool
 		format string
 	)
 	c := &cobra.Command{
@@ -37,7 +38,19 @@ source outside DIR, missing, not a regular file or empty (stat, not read).
 
 With --remote, also check with one HEAD each that every digest the rendered
 manifests pin still exists in its registry, and name each one that does not.
-Passwords of the config's credentials are read then.` + kustomizationHelp,
+Passwords of the config's credentials are read then.
+
+With --site, check on the site registry instead (each profile's site, and the
+site the KRM function rewrites pinned workloads to): every reference the
+rendered output names (DaemonSets, images.list, the OpenPAI lists, the
+workloads the function pins) must exist at its site repository with its
+pinned digest, and so must every child of a pinned index the lock records
+(each node pulls its own platform); each one missing is named, exit 1. The
+site registry is contacted with the credentials the rendered pull Secrets
+carry to it, else the Docker config. --remote and --site are separate
+questions asked on the two sides of an air gap (the source registries are
+out of reach on the site, the site from the connected side), so neither
+implies the other; give both where both are reachable.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if format != "text" && format != "json" {
@@ -56,7 +69,7 @@ Passwords of the config's credentials are read then.` + kustomizationHelp,
 				return err
 			}
 			if src.kust != nil {
-				return vetKustomization(cmd, src, vetRun{profile: o.profile, remote: remote, text: format == "text", ro: &ro, rep: rep, getenv: getenv})
+				return vetKustomization(cmd, src, vetRun{profile: o.profile, remote: remote, site: onSite, text: format == "text", ro: &ro, rep: rep, getenv: getenv})
 			}
 			cfg := src.cfg
 			profiles := cfg.ProfileNames()
@@ -95,9 +108,20 @@ Passwords of the config's credentials are read then.` + kustomizationHelp,
 				}
 			}
 			rep.Objects = n
+			siteNote := ""
+			if onSite {
+				ms, imgs, sites, err := siteManifests(cfg, profiles, l, nil)
+				if err != nil {
+					return err
+				}
+				if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), &ro, src.passwords(), getenv, ms, imgs, sites, rep); err != nil {
+					return err
+				}
+				siteNote = fmt.Sprintf(", %d manifest(s) on the site registry", len(ms))
+			}
 			if !remote {
 				if format == "text" {
-					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)\n", len(profiles), n)
+					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), n, siteNote)
 					printExternalSecrets(cmd.OutOrStdout(), external)
 				}
 				return nil
@@ -126,14 +150,15 @@ Passwords of the config's credentials are read then.` + kustomizationHelp,
 			}
 			rep.PinnedDigests = &[]int{len(pins)}[0]
 			if format == "text" {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist\n", len(profiles), n, len(pins))
+				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, len(pins), siteNote)
 				printExternalSecrets(cmd.OutOrStdout(), external)
 			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&remote, "remote", false, "also check that every pinned digest still exists in its registry")
-	c.Flags().StringVarP(&format, "output", "o", "text", "text, or json: {ok, profiles, objects, pinnedDigests, externalSecrets, errors} on stdout, also when vet fails")
+	c.Flags().BoolVar(&onSite, "site", false, "also check that the site registry holds every pinned reference the rendered output names, index children included")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text, or json: {ok, profiles, objects, pinnedDigests, site, externalSecrets, errors} on stdout, also when vet fails")
 	ro.addFlags(c.Flags())
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "vet only this profile")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
@@ -145,6 +170,7 @@ Passwords of the config's credentials are read then.` + kustomizationHelp,
 type vetRun struct {
 	profile string
 	remote  bool
+	site    bool
 	text    bool
 	ro      *registryOptions
 	rep     *vetReport
@@ -201,6 +227,16 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	pinned := ""
 	if n := len(src.workloads); n > 0 {
 		pinned = fmt.Sprintf(", %d workload image(s) pinned", n)
+	}
+	if v.site {
+		ms, imgs, sites, err := siteManifests(src.cfg, profiles, l, src.workloads)
+		if err != nil {
+			return err
+		}
+		if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), v.ro, src.passwords(), v.getenv, ms, imgs, sites, v.rep); err != nil {
+			return err
+		}
+		pinned += fmt.Sprintf(", %d manifest(s) on the site registry", len(ms))
 	}
 	if !v.remote {
 		if v.text {
@@ -272,9 +308,11 @@ type vetReport struct {
 	Objects  int      `json:"objects"`
 	// PinnedDigests is the number of digests --remote found; absent
 	// without --remote.
-	PinnedDigests   *int        `json:"pinnedDigests,omitempty"`
-	ExternalSecrets []vetSecret `json:"externalSecrets"`
-	Errors          []vetError  `json:"errors"`
+	PinnedDigests *int `json:"pinnedDigests,omitempty"`
+	// Site is the site check (--site); absent without --site.
+	Site            *vetSiteReport `json:"site,omitempty"`
+	ExternalSecrets []vetSecret    `json:"externalSecrets"`
+	Errors          []vetError     `json:"errors"`
 }
 
 // vetSecret is a pull Secret stowage names but does not render.

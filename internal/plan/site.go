@@ -1,11 +1,16 @@
 package plan
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -123,4 +128,73 @@ func siteText(s *schema.Site) string {
 		parts = append(parts, from+"="+s.Registries[from])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SiteManifest is one manifest a site registry must hold so that a node
+// pulls a use of the plan with no other registry reachable.
+type SiteManifest struct {
+	// Image is the plan's image the manifest belongs to.
+	Image *Image
+	// Reference is the reference the rendered output names, pinned:
+	// "<site repository>[:tag]@sha256:…" (an index child's is its
+	// index's).
+	Reference string
+	// Repository is the site repository, parsed.
+	Repository name.Repository
+	// Digest is the manifest's digest, "sha256:…": the pin, or one child
+	// of a pinned index.
+	Digest string
+	// Platform is the child's platform as the lock records it
+	// ("linux/arm64/v8"); "" for the pin itself.
+	Platform string
+}
+
+// SiteManifests lists what site registry s must hold for every pinned use
+// of p: each pinned digest at the use's site repository (site.Mapping's
+// rule, as render names it), and for a pin that is the lock entry's index,
+// every child the lock records (each node pulls its own platform). The
+// list is sorted by reference, then platform, each manifest once; uses
+// without a digest are left out (render refuses them, naming each).
+// Errors: s is nil, or a reference does not map (*site.Error).
+func (p *Plan) SiteManifests(s *schema.Site) ([]SiteManifest, error) {
+	if s == nil {
+		return nil, errors.New("no site registry applies")
+	}
+	m := s.Mapping()
+	seen := map[string]bool{}
+	var out []SiteManifest
+	add := func(sm SiteManifest) {
+		id := sm.Repository.Name() + "@" + sm.Digest
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, sm)
+		}
+	}
+	for _, img := range p.Images {
+		for _, u := range img.Uses {
+			d := u.Pin.Digest
+			if d == "" {
+				continue
+			}
+			repo, err := m.Repository(u.Ref.Repository)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", u.UsedBy(), err)
+			}
+			at, err := SiteReference(s, u.Ref)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", u.UsedBy(), err)
+			}
+			ref := at + "@" + d
+			add(SiteManifest{Image: img, Reference: ref, Repository: repo, Digest: d})
+			if e := img.Entry; e != nil && e.Kind == lock.KindIndex && e.Digest == d {
+				for _, c := range e.Platforms {
+					add(SiteManifest{Image: img, Reference: ref, Repository: repo, Digest: c.Digest, Platform: c.Platform})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b SiteManifest) int {
+		return cmp.Or(strings.Compare(a.Reference, b.Reference), strings.Compare(a.Platform, b.Platform))
+	})
+	return out, nil
 }

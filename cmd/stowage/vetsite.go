@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/schema"
+)
+
+// vetSiteReport is the site check of vet -o json (vet --site): the site
+// registries checked, how many manifests, and each one the site lacks or
+// that could not be checked.
+type vetSiteReport struct {
+	// Registries are the default prefixes of the site registries
+	// checked, sorted.
+	Registries []string `json:"registries"`
+	// Manifests is the number of manifests checked: every pinned digest
+	// the rendered output names and every child of a pinned index.
+	Manifests int `json:"manifests"`
+	// Missing are the manifests not found, sorted by reference.
+	Missing []vetSiteMissing `json:"missing"`
+}
+
+// vetSiteMissing is one manifest the site did not serve.
+type vetSiteMissing struct {
+	// Reference is the pinned site reference the rendered output names.
+	Reference string `json:"reference"`
+	// Digest is the manifest asked for: the pin, or an index child.
+	Digest string `json:"digest"`
+	// Platform is the index child's platform; absent for the pin.
+	Platform string `json:"platform,omitempty"`
+	// Image is the lock key, and UsedBy what in the config uses it.
+	Image  string `json:"image"`
+	UsedBy string `json:"usedBy"`
+	// NotFound is set when the registry answered 404; unset when it
+	// could not be asked or answered otherwise (Message says).
+	NotFound bool   `json:"notFound"`
+	Message  string `json:"message"`
+}
+
+// siteManifests lists what the site registry must hold for the rendered
+// output of profiles (each checked against its own site, plan.Site's
+// rule) and of the workloads the KRM function pins (against the site
+// the function rewrites them to): plan.Plan.SiteManifests of each,
+// merged. It also returns the plan images (for credentials) and the site
+// prefixes. Errors: a profile or the function names no site registry.
+func siteManifests(cfg *schema.Config, profiles []string, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
+	var (
+		out    []plan.SiteManifest
+		images []*plan.Image
+		sites  []string
+	)
+	add := func(p *plan.Plan, s *schema.Site) error {
+		ms, err := p.SiteManifests(s)
+		if err != nil {
+			return err
+		}
+		out = append(out, ms...)
+		images = append(images, p.Images...)
+		if !slices.Contains(sites, s.Registry) {
+			sites = append(sites, s.Registry)
+		}
+		return nil
+	}
+	for _, name := range profiles {
+		p, err := plan.Build(cfg, name, l)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if p.Site == nil {
+			return nil, nil, nil, fmt.Errorf("--site: profile %q names no site registry (its site field, or the top-level one), so there is no site to check", p.Profiles[0])
+		}
+		if err := add(p, p.Site); err != nil {
+			return nil, nil, nil, fmt.Errorf("profile %q: %w", p.Profiles[0], err)
+		}
+	}
+	if len(workloads) > 0 {
+		s, err := plan.Site(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if s == nil {
+			return nil, nil, nil, fmt.Errorf("--site: the functionConfig names no site registry (its site field), so the workloads it pins have no site to check")
+		}
+		p, err := plan.All(&schema.Config{}, l, workloads...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := add(p, s); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if len(profiles) == 0 && len(workloads) == 0 {
+		return nil, nil, nil, fmt.Errorf("--site: nothing is rendered or pinned, so there is nothing to check at a site")
+	}
+	// One manifest once, whoever names it.
+	slices.SortStableFunc(out, func(a, b plan.SiteManifest) int {
+		return strings.Compare(a.Repository.Name()+"@"+a.Digest, b.Repository.Name()+"@"+b.Digest)
+	})
+	out = slices.CompactFunc(out, func(a, b plan.SiteManifest) bool {
+		return a.Repository.Name() == b.Repository.Name() && a.Digest == b.Digest
+	})
+	slices.SortFunc(out, func(a, b plan.SiteManifest) int {
+		if c := strings.Compare(a.Reference, b.Reference); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Platform, b.Platform)
+	})
+	slices.Sort(sites)
+	return out, images, sites, nil
+}
+
+// vetSite checks that the site registry holds every manifest of ms
+// (registry.Resolver.VerifySite), with vet's registry flags, and fills
+// rep.Site. The error names each manifest not found.
+func vetSite(ctx context.Context, stderr io.Writer, ro *registryOptions, pw passwords, getenv env, ms []plan.SiteManifest, images []*plan.Image, sites []string, rep *vetReport) error {
+	r, done, err := ro.resolver(stderr, pw, images, getenv)
+	if err != nil {
+		return err
+	}
+	failed, err := r.VerifySite(ctx, ms)
+	done()
+	sr := &vetSiteReport{Registries: sites, Manifests: len(ms), Missing: []vetSiteMissing{}}
+	for _, f := range failed {
+		m := f.Manifest
+		sr.Missing = append(sr.Missing, vetSiteMissing{Reference: m.Reference, Digest: m.Digest, Platform: m.Platform,
+			Image: m.Image.Key, UsedBy: m.Image.UsedBy(), NotFound: f.Missing, Message: f.Err.Error()})
+	}
+	rep.Site = sr
+	if err != nil {
+		return fmt.Errorf("the site registry (%s) lacks or could not confirm %d of %d manifests the rendered output needs: %w",
+			strings.Join(sites, ", "), len(failed), len(ms), err)
+	}
+	return nil
+}
