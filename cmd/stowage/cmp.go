@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/kustomization"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/render"
+)
+
+// cmpProfileEnv is the variable an Argo CD Application's
+// spec.source.plugin.env entry PROFILE arrives as in the plugin's
+// commands: Argo CD prefixes every plugin env name with ARGOCD_ENV_.
+const cmpProfileEnv = "ARGOCD_ENV_PROFILE"
+
+func newCMP(getenv env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cmp",
+		Short: "The commands of stowage's Argo CD Config Management Plugin (examples/gitops-argo/plugin.yaml)",
+		Long: `The commands an Argo CD Config Management Plugin sidecar runs, in the
+application's directory (argocd-cmp-server runs them there, with the
+Application's plugin env as ARGOCD_ENV_* variables).
+
+  stowage cmp discover [DIR]   prints one line when DIR is stowage's, nothing otherwise
+  stowage cmp generate [DIR]   prints the manifests on stdout, nothing else
+
+See examples/gitops-argo/README.md.`,
+	}
+	c.AddCommand(newCMPDiscover(), newCMPGenerate(getenv))
+	return c
+}
+
+func newCMPDiscover() *cobra.Command {
+	return &cobra.Command{
+		Use:   "discover [DIR]",
+		Short: "Print one line when DIR (default .) is a kustomization with stowage's transformer or a stowage config directory",
+		Long: `Print one line saying why DIR (default .) is stowage's, and nothing when it is
+not: argocd-cmp-server takes any output of a plugin's discover.find.command
+as a match. DIR is stowage's when it holds a kustomization file whose
+transformers list a stowage functionConfig (kind Stowage or
+JupyterImagePuller), or, without a kustomization file, a stowage.lock.yaml
+or a .cue file. Exit 0 either way; 1 only when DIR cannot be read.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			why, err := cmpDiscover(dirArg(args))
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), why)
+			}
+			return nil
+		},
+	}
+}
+
+// cmpDiscover says why dir is stowage's ("" when it is not): a
+// kustomization declaring stowage's transformer, or a config directory
+// (a lock or a .cue file, and no kustomization file). A kustomization that
+// does not build for another reason counts as stowage's when its
+// transformers name a file kustomization.Load finds a functionConfig in,
+// which is the only way Load gets past ErrNoFunction; so generate then
+// reports the build's error instead of Argo CD saying no plugin matched.
+func cmpDiscover(dir string) (string, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return "", err
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	if name := kustomization.Find(dir); name != "" {
+		_, err := kustomization.Load(dir, "", fn.IsFunctionConfig)
+		if errors.Is(err, kustomization.ErrNoFunction) {
+			return "", nil
+		}
+		return fmt.Sprintf("%s: a kustomization with the stowage transformer", name), nil
+	}
+	if fi, err := os.Stat(filepath.Join(dir, lock.FileName)); err == nil && fi.Mode().IsRegular() {
+		return fmt.Sprintf("%s: a stowage config directory", lock.FileName), nil
+	}
+	cue, err := filepath.Glob(filepath.Join(dir, "*.cue"))
+	if err != nil {
+		return "", err
+	}
+	if len(cue) > 0 {
+		return fmt.Sprintf("%s: a stowage config directory", filepath.Base(cue[0])), nil
+	}
+	return "", nil
+}
+
+func newCMPGenerate(getenv env) *cobra.Command {
+	var o loadOptions
+	c := &cobra.Command{
+		Use:   "generate [DIR]",
+		Short: "Print the manifests of DIR (default .) on stdout: a config directory's profile, or a kustomization built with stowage's transformer",
+		Long: `Print the manifests of DIR (default .) on stdout as one YAML stream, and
+nothing else: Argo CD parses a plugin's whole stdout as manifests. Never
+contacts a registry: digests come from the committed lock.
+
+A config directory renders as 'stowage render DIR' does; the profile is
+--profile, else $ARGOCD_ENV_PROFILE (an Application's plugin env PROFILE),
+else the only one. A kustomization is built as 'kustomize build
+--enable-alpha-plugins --enable-exec DIR' builds it (kustomize's own
+library, linked into stowage), running the stowage executable on PATH as
+its exec KRM function; the functionConfig's spec.profile picks the profile.
+
+On any error stdout stays empty, the error (file, line and field) goes to
+stderr and the exit code is 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			if err := checkConfigDir(dir, true); err != nil {
+				return err
+			}
+			var out []byte
+			var err error
+			if kustomization.Find(dir) != "" {
+				if o.profile != "" {
+					return usageError{fmt.Errorf("--profile is for a config directory; in a kustomization the functionConfig's spec.profile decides")}
+				}
+				out, err = kustomizeBuild(dir)
+			} else {
+				if o.profile == "" {
+					o.profile, _ = getenv(cmpProfileEnv)
+				}
+				var objs []render.Object
+				objs, err = renderDir(dir, o, getenv)
+				if err == nil {
+					out, err = render.Encode(objs)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	c.Flags().StringVarP(&o.profile, "profile", "p", "", "config directory: the profile to render (default $"+cmpProfileEnv+", else the only one)")
+	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "config directory: accept auth.password values that are not env: or file: sources")
+	return c
+}
+
+// kustomizeBuild builds the kustomization in dir with the options
+// `kustomize build --enable-alpha-plugins --enable-exec` sets (kustomize
+// v5.8.2's commands/build: EnabledPluginConfig with statically linked
+// builtins, exec functions enabled, loads restricted to the root, the
+// order its kustomization's sortOptions give) and
+// returns kustomize's YAML stream. The exec function runs as a child
+// process; its stderr (stowage fn's located results) is this process's.
+func kustomizeBuild(dir string) ([]byte, error) {
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified // the CLI's, without --reorder
+	pc := types.EnabledPluginConfig(types.BploUseStaticallyLinked)
+	pc.FnpLoadingOptions = types.FnPluginLoadingOptions{EnableExec: true, NetworkName: "bridge"}
+	opts.PluginConfig = pc
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build of %s: %w", dir, err)
+	}
+	out, err := m.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return nil, fmt.Errorf("kustomize build of %s gave no objects", dir)
+	}
+	return out, nil
+}
