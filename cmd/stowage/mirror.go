@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
@@ -67,16 +68,20 @@ children, tags last, and every image verified at the destination. A rerun
 moves only what is missing. A failing image is named with the registry's
 answer; the others complete; the exit code is then 1.
 
+Without --to, every image goes to the site reference render names for it
+(the config's site field, site.registries included); a --to that would put
+an image anywhere else is refused, naming it.
+
 --from oci:PATH pushes a bundle made with --to oci: (its images and lock are
-the bundle's; DIR is not read). --have SITE_LOCK leaves out the images that
-lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
+the bundle's; DIR is not read): each image to the site repository the
+bundle recorded for it when it was written (where render points), so no
+--to is needed. Writing into an existing bundle adds to what it holds; an
+image it holds at another digest is refused. --have SITE_LOCK leaves out
+the images that lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.format != "table" && o.format != "json" {
 				return usageError{fmt.Errorf("-o %q: want table or json", o.format)}
-			}
-			if o.to == "" && o.from != "" {
-				return usageError{errors.New("--to is required with --from: the site registry HOST[:PORT][/PREFIX]")}
 			}
 			if o.from != "" && !strings.HasPrefix(o.from, ociPrefix) {
 				return usageError{fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", o.from)}
@@ -94,7 +99,7 @@ lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
 	}
 	fs := c.Flags()
 	fs.StringArrayVarP(&o.profiles, "profile", "p", nil, "profile whose images to copy (repeatable; default every profile)")
-	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: the config's site registry, its site field)")
+	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: where render points: the config's site field, or the site repositories a --from bundle records)")
 	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
@@ -161,15 +166,31 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	case strings.HasPrefix(o.to, ociPrefix):
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
 	case o.to != "":
-		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
+		// Images that name their site repository (where render points)
+		// must be put there by --to too; the others go where it maps them.
+		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}), mirror.WithToImageSites())
 	case in.siteErr != nil:
 		return usageError{fmt.Errorf("--to is not given and %w: choose the profiles with --profile, or give --to", in.siteErr)}
-	case in.site != nil:
-		// The config's site registry, mapped as render names the images.
-		opts = append(opts, mirror.WithToSite(*in.site))
-		o.to = in.site.Default
 	default:
-		return usageError{errors.New("--to is required: the config names no site registry (its site field); give HOST[:PORT][/PREFIX] or oci:PATH")}
+		// Every image to the site repository render names for it: the
+		// plan's, or the one the bundle recorded; the images the plan
+		// gives none (workloads the function only pins) where the
+		// profiles' site maps them.
+		if in.site == nil {
+			if err := everyImageHasSite(in.images, o.from != ""); err != nil {
+				return err
+			}
+		}
+		opts = append(opts, mirror.WithToImageSites())
+		switch {
+		case o.from != "":
+			o.to = "the site repositories the bundle records"
+		case in.site != nil:
+			opts = append(opts, mirror.WithToSite(*in.site))
+			o.to = in.site.Default
+		default:
+			o.to = "the config's site registries"
+		}
 	}
 	if o.from != "" {
 		opts = append(opts, mirror.WithFromLayout(strings.TrimPrefix(o.from, ociPrefix)))
@@ -300,7 +321,12 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 				if u.Pin.Why == plan.PinChild {
 					tag = ""
 				}
-				id := img.Key + "\x00" + u.Pin.Digest + "\x00" + tag
+				siteRepo, err := siteRepository(u)
+				if err != nil {
+					problems = append(problems, err.Error())
+					continue
+				}
+				id := img.Key + "\x00" + u.Pin.Digest + "\x00" + tag + "\x00" + siteRepo
 				if seen[id] {
 					continue
 				}
@@ -310,7 +336,7 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 					problems = append(problems, fmt.Sprintf("image %s: digest %q: %v", u.Ref.Written, u.Pin.Digest, err))
 					continue
 				}
-				mi := mirror.Image{Name: img.Key, Written: img.Ref.Written, Source: img.Ref.Repository, Tag: tag, Digest: h}
+				mi := mirror.Image{Name: img.Key, Written: img.Ref.Written, Source: img.Ref.Repository, Tag: tag, Digest: h, Site: siteRepo}
 				if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
 					mi.Auth = a
 				}
@@ -327,6 +353,41 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		return in, fmt.Errorf("the lock does not pin every image; run `stowage lock %s`:\n  %s", dir, strings.Join(problems, "\n  "))
 	}
 	return in, nil
+}
+
+// siteRepository is the repository of the use's site reference (the
+// plan's Use.Site, where render points), or "" when its profile names no
+// site registry.
+func siteRepository(u *plan.Use) (string, error) {
+	if u.Site == "" {
+		return "", nil
+	}
+	ref, err := name.ParseReference(u.Site, name.StrictValidation)
+	if err != nil {
+		return "", fmt.Errorf("%s: site reference %q: %v", u.UsedBy(), u.Site, err)
+	}
+	return ref.Context().Name(), nil
+}
+
+// everyImageHasSite refuses a run without --to when an image names no site
+// repository, naming every such image.
+func everyImageHasSite(images []mirror.Image, bundle bool) error {
+	var without []string
+	for _, img := range images {
+		if img.Site == "" {
+			without = append(without, img.Name)
+		}
+	}
+	if len(without) == 0 {
+		return nil
+	}
+	sort.Strings(without)
+	without = compactStrings(without)
+	why := "the config names no site registry (its site field) for"
+	if bundle {
+		why = "the bundle records no site repository (its config named no site registry) for"
+	}
+	return usageError{fmt.Errorf("--to is required: %s %s; give HOST[:PORT][/PREFIX] or oci:PATH", why, strings.Join(without, ", "))}
 }
 
 func compactStrings(ss []string) []string {

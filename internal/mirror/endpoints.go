@@ -12,11 +12,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -131,28 +129,40 @@ func (s *registrySource) blob(ctx context.Context, img *Image, d v1.Descriptor) 
 	return l.Compressed()
 }
 
-// layoutSource reads images from an OCI image layout.
+// layoutSource reads images from an OCI image layout, every file through
+// an os.Root on its directory, never through a link, each bounded.
 type layoutSource struct {
-	path layout.Path
+	path string
+	root *os.Root
 }
 
 func openLayoutSource(path string) (*layoutSource, error) {
-	p, err := layout.FromPath(path)
+	root, err := os.OpenRoot(path)
 	if err != nil {
 		return nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
 	}
-	return &layoutSource{path: p}, nil
+	if _, err := rootFile(root, path, layoutName, layoutKind); err != nil {
+		root.Close()
+		return nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
+	}
+	for _, d := range []string{blobsDir, blobsDir + "/sha256"} {
+		if err := checkDir(root, path, d); err != nil {
+			root.Close()
+			return nil, err
+		}
+	}
+	return &layoutSource{path: path, root: root}, nil
 }
 
-func (s *layoutSource) where(*Image) string { return "oci:" + string(s.path) }
+func (s *layoutSource) where(*Image) string { return "oci:" + s.path }
 
 func (s *layoutSource) manifest(_ context.Context, _ *Image, h v1.Hash) ([]byte, types.MediaType, error) {
-	rc, err := s.path.Blob(h)
+	f, err := openBlob(s.root, s.path, h)
 	if err != nil {
 		return nil, "", fmt.Errorf("manifest %s is not in the bundle: %w", h, err)
 	}
-	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
 		return nil, "", err
 	}
@@ -167,11 +177,11 @@ func (s *layoutSource) manifest(_ context.Context, _ *Image, h v1.Hash) ([]byte,
 }
 
 func (s *layoutSource) blob(_ context.Context, _ *Image, d v1.Descriptor) (io.ReadCloser, error) {
-	rc, err := s.path.Blob(d.Digest)
+	f, err := openBlob(s.root, s.path, d.Digest)
 	if err != nil {
 		return nil, fmt.Errorf("blob %s is not in the bundle: %w", d.Digest, err)
 	}
-	return newVerifier(rc, d), nil
+	return newVerifier(f, d), nil
 }
 
 // sniffMediaType is a manifest's own mediaType field; an OCI manifest may
@@ -227,18 +237,54 @@ func (v *verifier) Close() error { return v.rc.Close() }
 
 // registrySink writes to a site registry.
 type registrySink struct {
-	r    *registry.Resolver
-	site site.Mapping
+	r *registry.Resolver
+	// site maps images without a Site (and must agree with the Site of
+	// the others); nil when every image names its own.
+	site *site.Mapping
 }
 
+// repo is img.Site, or where the mapping puts img when it names none; an
+// image whose Site the mapping would move is refused (SiteConflictError).
 func (s *registrySink) repo(img *Image) (name.Repository, error) {
-	to, err := s.site.Repository(img.Source)
-	if err != nil {
-		return name.Repository{}, err
+	var to name.Repository
+	if s.site != nil {
+		mapped, err := s.site.Repository(img.Source)
+		if err != nil {
+			return name.Repository{}, err
+		}
+		to = mapped
+	}
+	if img.Site != "" {
+		own, err := name.NewRepository(img.Site, name.StrictValidation)
+		if err != nil {
+			return name.Repository{}, fmt.Errorf("site repository %q: %w", img.Site, err)
+		}
+		if s.site != nil && to.Name() != own.Name() {
+			return name.Repository{}, &SiteConflictError{Site: own.Name(), To: to.Name()}
+		}
+		to = own
+	} else if s.site == nil {
+		return name.Repository{}, errNoSite
 	}
 	repo, _, _, err := s.r.Destination(to)
 	return repo, err
 }
+
+// SiteConflictError is an image whose recorded site repository (where
+// render points) is not where the destination mapping (--to) puts it.
+type SiteConflictError struct {
+	// Site is the image's own site repository, To the mapping's.
+	Site, To string
+}
+
+// Error names both repositories and the way out.
+func (e *SiteConflictError) Error() string {
+	return fmt.Sprintf("render points at %s, the destination given would write %s; leave --to out (the images go where render points) or give the prefix that puts them there", e.Site, e.To)
+}
+
+// errNoSite is an image that names no site repository sent to a registry
+// without a mapping.
+var errNoSite = errors.New("no site repository is recorded for it (the config named no site registry when it was bundled); give --to HOST[:PORT][/PREFIX]")
 
 func (s *registrySink) where(repo name.Repository) string { return repo.RegistryStr() }
 func (s *registrySink) blobKey(repo name.Repository) string {
@@ -334,14 +380,3 @@ func (s *registrySink) tag(ctx context.Context, img *Image, repo name.Repository
 }
 
 func (s *registrySink) finish(context.Context, []*PlannedImage) error { return nil }
-
-// blobPath is where a layout keeps blob h.
-func blobPath(root string, h v1.Hash) string {
-	return filepath.Join(root, "blobs", h.Algorithm, h.Hex)
-}
-
-// fileExists reports whether path is a regular file.
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
-}

@@ -69,6 +69,16 @@ const (
 	// AnnotationTag is the tag the image gets at a registry it is pushed
 	// to; absent when the image is pushed by digest only.
 	AnnotationTag = "dev.stowage.tag"
+	// AnnotationSite is the site repository the image was bundled for
+	// (Image.Site: "registry.site:5000/library/busybox", where render
+	// points); absent when the config named no site registry, and the
+	// push then needs --to.
+	AnnotationSite = "dev.stowage.site"
+	// AnnotationBundle marks index.json as a bundle stowage wrote; its
+	// value is the bundle format version, BundleVersion.
+	AnnotationBundle = "dev.stowage.bundle"
+	// BundleVersion is the value of AnnotationBundle this package writes.
+	BundleVersion = "1"
 	// BundleLock is the file name of the lock inside a bundle.
 	BundleLock = "stowage.lock.yaml"
 )
@@ -92,6 +102,12 @@ type Image struct {
 	Digest v1.Hash
 	// Auth is the config's credential for Source; nil for the keychain.
 	Auth *schema.Auth
+	// Site is the site repository the image goes to, as the image plan
+	// names it (plan.Use.Site without its tag: the repository render
+	// points at), or empty when the config names no site registry. A
+	// bundle records it (AnnotationSite) so that a push from the bundle
+	// lands where render points.
+	Site string
 }
 
 func (img Image) written() string {
@@ -121,6 +137,7 @@ type options struct {
 	fromLayout string
 	toLayout   string
 	site       *site.Mapping
+	toRegistry bool
 	progress   Progress
 	lock       []byte
 }
@@ -153,6 +170,15 @@ func WithToSite(m site.Mapping) Option {
 		o.site = &m
 		return nil
 	}
+}
+
+// WithToImageSites sends every image to the site repository it names
+// (Image.Site). With WithToSite too, an image without a Site goes where the
+// mapping puts it, and an image with one must be put there by the mapping
+// as well (else its plan fails naming both repositories): a --to never
+// moves an image away from where render points.
+func WithToImageSites() Option {
+	return func(o *options) error { o.toRegistry = true; return nil }
 }
 
 // WithToLayout writes images into an OCI image layout at path (a bundle).
@@ -214,10 +240,11 @@ func New(opts ...Option) (*Mirror, error) {
 		}
 	}
 	m := &Mirror{o: o, jobs: o.jobs}
+	toRegistry := o.site != nil || o.toRegistry
 	switch {
-	case (o.site == nil) == (o.toLayout == ""):
+	case toRegistry == (o.toLayout != ""):
 		return nil, errors.New("give exactly one destination: a site registry or an OCI layout")
-	case (o.site != nil || o.fromLayout == "") && o.resolver == nil:
+	case (toRegistry || o.fromLayout == "") && o.resolver == nil:
 		return nil, errors.New("a registry is involved but no Resolver was given")
 	}
 	if o.fromLayout != "" {
@@ -229,13 +256,14 @@ func New(opts ...Option) (*Mirror, error) {
 	} else {
 		m.src = &registrySource{r: o.resolver}
 	}
-	if o.site != nil {
-		m.dst = &registrySink{r: o.resolver, site: *o.site}
+	if toRegistry {
+		m.dst = &registrySink{r: o.resolver, site: o.site}
 	} else {
-		if err := checkLayoutTarget(o.toLayout); err != nil {
+		dst, err := openLayoutSink(o.toLayout, o.lock)
+		if err != nil {
 			return nil, err
 		}
-		m.dst = &layoutSink{path: o.toLayout, lock: o.lock}
+		m.dst = dst
 	}
 	return m, nil
 }

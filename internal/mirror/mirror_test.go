@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
 )
@@ -444,7 +445,7 @@ func TestChildAlone(t *testing.T) {
 func TestBundleRoundTripAndByteIdentical(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	lockBytes := []byte("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\n")
+	lockBytes := (&lock.Lock{}).Marshal()
 	build := func(dir string) {
 		m := f.mirror(t, WithToLayout(dir, lockBytes))
 		plan, err := m.Plan(ctx, f.images)

@@ -135,7 +135,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	p := &Plan{}
 	seen := map[string]bool{}
 	for _, img := range images {
-		id := img.Name + "\x00" + img.Digest.String() + "\x00" + img.Tag
+		id := img.Name + "\x00" + img.Digest.String() + "\x00" + img.Tag + "\x00" + img.Site
 		if seen[id] {
 			continue
 		}
@@ -150,8 +150,16 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		if a.Digest != b.Digest {
 			return a.Digest.String() < b.Digest.String()
 		}
-		return a.Tag < b.Tag
+		if a.Tag != b.Tag {
+			return a.Tag < b.Tag
+		}
+		return a.Site < b.Site
 	})
+	if ls, ok := m.dst.(*layoutSink); ok {
+		if err := ls.check(p.Images); err != nil {
+			return nil, err
+		}
+	}
 	var (
 		mu    sync.Mutex
 		nodes = map[v1.Hash]*node{}
