@@ -69,8 +69,7 @@ moves only what is missing. A failing image is named with the registry's
 answer; the others complete; the exit code is then 1.
 
 Without --to, every image goes to the site reference render names for it
-(the config's site field, site.registries included); a --to that would put
-an image anywhere else is refused, naming it.
+(the config's site field, site.registries included).
 
 --from oci:PATH pushes a bundle made with --to oci: (its images and lock are
 the bundle's; DIR is not read): each image to the site repository the
@@ -165,10 +164,18 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	switch {
 	case strings.HasPrefix(o.to, ociPrefix):
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
-	case o.to != "":
-		// Images that name their site repository (where render points)
-		// must be put there by --to too; the others go where it maps them.
+	case o.to != "" && o.from != "":
+		// A bundle's images that name their site repository (where
+		// render points) must be put there by --to too; the others go
+		// where it maps them.
 		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}), mirror.WithToImageSites())
+	case o.to != "":
+		// From the config, --to is the destination asked for (a staging
+		// or test registry, say): PREFIX/<registry>/<repository>.
+		for i := range in.images {
+			in.images[i].Site = ""
+		}
+		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
 	case in.siteErr != nil:
 		return usageError{fmt.Errorf("--to is not given and %w: choose the profiles with --profile, or give --to", in.siteErr)}
 	default:
