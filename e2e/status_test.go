@@ -152,6 +152,26 @@ func TestStatusBinary(t *testing.T) {
 		}
 	}
 
+	// Just applied: the DaemonSet controller (envtest runs none) has not
+	// observed either DaemonSet, so status fails, though nothing failed
+	// and no node has a pod yet; `status --wait` started now passes once
+	// the pods and the observed status below are written.
+	stdout, stderr, code := runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig, "-o", "json")
+	if rep := decodeReport(t, stdout); code != 1 || rep.Ready || len(rep.DaemonSets) != 2 || rep.DaemonSets[0].Observed || rep.DaemonSets[1].Observed {
+		t.Fatalf("status right after apply: exit %d, want 1 with no DaemonSet observed\n%s%s", code, stdout, stderr)
+	}
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	waited := make(chan result, 1)
+	go func() {
+		o, e, c := runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig, "--wait", "90s")
+		waited <- result{o, e, c}
+	}()
+	// Let the waiting run read the cluster before the status is written.
+	time.Sleep(3 * time.Second)
+
 	// One pod per DaemonSet and node it targets, every container pulled.
 	targets := map[string][]string{"jupyter-image-puller": {"cpu-1", "gpu-1"}, "jupyter-image-puller-jupyter-gpu": {"gpu-1"}}
 	pods := map[string]*corev1.Pod{}
@@ -169,6 +189,10 @@ func TestStatusBinary(t *testing.T) {
 		if _, err := apps.DaemonSets("submarine").UpdateStatus(ctx, ds, metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("DaemonSet %s status: %v", dsName, err)
 		}
+	}
+
+	if w := <-waited; w.code != 0 || !strings.Contains(w.stdout, "4 of 4 image(s) present on every targeted node") {
+		t.Fatalf("status --wait 90s: exit %d, want 0 once the DaemonSets are observed\n%s%s", w.code, w.stdout, w.stderr)
 	}
 
 	const gpuImage = "harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0"
@@ -200,8 +224,8 @@ func TestStatusBinary(t *testing.T) {
 			t.Errorf("GPU image on cpu-1 = %+v", cell)
 		}
 		want := []status.Rollout{
-			{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Current: true, Desired: 2, Updated: 2, Ready: 2, Available: 2},
-			{Namespace: "submarine", Name: "jupyter-image-puller-jupyter-gpu", InCluster: true, Current: true, Desired: 1, Updated: 1, Ready: 1, Available: 1},
+			{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Observed: true, Current: true, Desired: 2, Updated: 2, Ready: 2, Available: 2},
+			{Namespace: "submarine", Name: "jupyter-image-puller-jupyter-gpu", InCluster: true, Observed: true, Current: true, Desired: 1, Updated: 1, Ready: 1, Available: 1},
 		}
 		if !slices.Equal(rep.DaemonSets, want) {
 			t.Errorf("rollouts = %+v\nwant %+v", rep.DaemonSets, want)

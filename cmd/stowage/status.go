@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ import (
 type statusOptions struct {
 	loadOptions
 	kubeconfig, context, output string
-	timeout, deadline           time.Duration
+	timeout, deadline, wait     time.Duration
 }
 
 // Bounds of the cluster reads: objects per list request, and list pages
@@ -40,6 +41,9 @@ const (
 	statusPageSize = 500
 	statusMaxPages = 100
 )
+
+// statusPollInterval is how often status --wait reads the cluster again.
+const statusPollInterval = 5 * time.Second
 
 func newStatus(getenv env) *cobra.Command {
 	var o statusOptions
@@ -59,6 +63,16 @@ affinity or an untolerated taint keep the DaemonSet off the node), then
 each DaemonSet's rollout and a summary per image (state success, failure or
 pulling; message; digest; nodes), and notes when a source is incomplete.
 
+A DaemonSet whose generation the DaemonSet controller has not observed yet
+(status.observedGeneration behind metadata.generation, as right after an
+apply) is not ready, and nor are its images, even where it seems to target no
+node: status cannot pass before the controller has placed the pods.
+
+--wait DURATION reads the cluster again every 5s until every image is present
+on every targeted node, or DURATION has passed; the report is the last
+reading. Each reading is bounded by --deadline, so a run lasts at most
+DURATION plus --deadline.
+
 Exit 0 when every image is present on every node its DaemonSets target,
 1 otherwise or when the cluster cannot be read, 2 on a usage error: a CI
 gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kustomizationHelp,
@@ -70,6 +84,9 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			if o.timeout <= 0 || o.deadline <= 0 {
 				return usageError{fmt.Errorf("--timeout and --deadline must be positive")}
 			}
+			if o.wait < 0 {
+				return usageError{fmt.Errorf("--wait must not be negative")}
+			}
 			dir := dirArg(args)
 			exp, err := expectProfile(cmd.ErrOrStderr(), dir, o.loadOptions)
 			if err != nil {
@@ -79,13 +96,23 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), o.deadline)
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.wait+o.deadline)
 			defer cancel()
-			cl, err := readCluster(ctx, rc, exp)
+			read := func(ctx context.Context) (*status.Report, error) {
+				ctx, cancel := context.WithTimeout(ctx, o.deadline)
+				defer cancel()
+				cl, err := readCluster(ctx, rc, exp)
+				if err != nil {
+					return nil, err
+				}
+				return status.Evaluate(exp, cl), nil
+			}
+			rep, err := pollStatus(ctx, o.wait, statusPollInterval, read, func(rep *status.Report, left time.Duration) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "stowage: waiting, %s left: %s\n", left.Round(time.Second), notReady(rep))
+			})
 			if err != nil {
 				return err
 			}
-			rep := status.Evaluate(exp, cl)
 			out := cmd.OutOrStdout()
 			if o.output == "json" {
 				b, err := json.MarshalIndent(rep, "", "  ")
@@ -110,10 +137,67 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default its current-context)")
 	f.StringVarP(&o.output, "output", "o", "table", "table or json")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
-	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run")
+	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run (with --wait, of each reading)")
+	f.DurationVar(&o.wait, "wait", 0, "read the cluster again every 5s until every image is present on every targeted node, for at most this long (0: read once)")
 	f.BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.addRootFlag(f)
 	return c
+}
+
+// pollStatus reads the cluster's report with read until it is Ready or
+// wait has passed since the first reading, every interval (never sleeping
+// past wait), calling tick with each report that is not ready and the time
+// left; it returns the last report. A reading that fails ends it with that
+// error; the end of ctx ends the wait with the last report. With wait 0
+// it reads once.
+func pollStatus(ctx context.Context, wait, interval time.Duration, read func(context.Context) (*status.Report, error), tick func(*status.Report, time.Duration)) (*status.Report, error) {
+	start := time.Now()
+	for {
+		rep, err := read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		left := wait - time.Since(start)
+		if rep.Ready || left <= 0 {
+			return rep, nil
+		}
+		if tick != nil {
+			tick(rep, left)
+		}
+		t := time.NewTimer(min(interval, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rep, nil
+		case <-t.C:
+		}
+	}
+}
+
+// notReady says in one line what keeps rep from being ready: how many
+// images are present on every targeted node, and the DaemonSets not in
+// the cluster or not yet observed by their controller.
+func notReady(rep *status.Report) string {
+	ok := 0
+	for _, im := range rep.Images {
+		if im.State == status.Success {
+			ok++
+		}
+	}
+	s := fmt.Sprintf("%d of %d images present on every targeted node", ok, len(rep.Images))
+	var pending []string
+	for _, d := range rep.DaemonSets {
+		switch {
+		case !d.InCluster:
+			pending = append(pending, d.Namespace+"/"+d.Name+" not in the cluster")
+		case !d.Observed:
+			pending = append(pending, d.Namespace+"/"+d.Name+" not yet observed")
+		}
+	}
+	if len(pending) > 0 {
+		s += "; DaemonSet " + strings.Join(pending, ", ")
+	}
+	return s
 }
 
 // expectProfile renders the profile of dir with placeholder passwords

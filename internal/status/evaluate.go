@@ -80,8 +80,9 @@ type Report struct {
 	// Profile is the profile's name.
 	Profile string `json:"profile"`
 	// Ready is true when every rendered DaemonSet is in the cluster and
-	// every image is present on every node its DaemonSets target: the
-	// exit-0 condition.
+	// observed by the DaemonSet controller (Rollout.Observed), and every
+	// image is present on every node its DaemonSets target: the exit-0
+	// condition.
 	Ready bool `json:"ready"`
 	// Images are the summaries, sorted by reference.
 	Images []ImageStatus `json:"images"`
@@ -142,6 +143,12 @@ type Rollout struct {
 	Name      string `json:"name"`
 	// InCluster is false when the DaemonSet has not been applied.
 	InCluster bool `json:"inCluster"`
+	// Observed is false while the DaemonSet controller has not observed
+	// the live generation (status.observedGeneration is behind
+	// metadata.generation): its counts, and which nodes have pods, are
+	// not yet those of the applied template, so the profile is not ready
+	// however the images look. False when not in the cluster.
+	Observed bool `json:"observed"`
 	// Current is true when the live pod template pins the images this
 	// render pins (the stowage.dev/images-hash annotations agree).
 	Current bool `json:"current"`
@@ -205,11 +212,22 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 
 	// cells[image reference][node] is the state decided so far.
 	cells := map[string]map[string]NodeImage{}
+	// unobserved[image reference] are the DaemonSets pulling the image
+	// that the controller has not observed yet.
+	unobserved := map[string][]string{}
 	notes := map[string]bool{}
 	for _, ds := range exp.DaemonSets {
 		key := ds.Namespace + "/" + ds.Name
 		live := c.DaemonSets[key]
-		rep.DaemonSets = append(rep.DaemonSets, rollout(ds, live))
+		ro := rollout(ds, live)
+		rep.DaemonSets = append(rep.DaemonSets, ro)
+		if live != nil && !ro.Observed {
+			for _, ct := range containers(ds) {
+				if img := exp.image(ct.Image); img != nil && !slices.Contains(unobserved[img.Reference], key) {
+					unobserved[img.Reference] = append(unobserved[img.Reference], key)
+				}
+			}
+		}
 		target := ds
 		if live != nil {
 			target = live
@@ -299,15 +317,25 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 			st.State = InProgress
 			st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
 		}
+		// Which nodes are targeted is not known while the controller has
+		// not observed a DaemonSet: zero targeted nodes, or all present,
+		// may be a stale picture.
+		if ds := unobserved[img.Reference]; len(ds) > 0 && st.State == Success {
+			slices.Sort(ds)
+			st.State = InProgress
+			st.Message = fmt.Sprintf("DaemonSet %s not yet observed by its controller (status.observedGeneration behind metadata.generation); present on %d of %d targeted node(s) so far",
+				strings.Join(ds, ", "), present, targeted)
+		}
 		if st.State != Success {
 			rep.Ready = false
 		}
 		rep.Images = append(rep.Images, st)
 	}
 	// A DaemonSet missing from the cluster fails the profile even where it
-	// targets no node: the profile is not applied.
+	// targets no node: the profile is not applied; one the controller has
+	// not observed yet is not known to target no node.
 	for _, r := range rep.DaemonSets {
-		if !r.InCluster {
+		if !r.InCluster || !r.Observed {
 			rep.Ready = false
 		}
 	}
@@ -364,6 +392,7 @@ func rollout(rendered, live *appsv1.DaemonSet) Rollout {
 		return r
 	}
 	r.InCluster = true
+	r.Observed = live.Status.ObservedGeneration >= live.Generation
 	want := rendered.Spec.Template.Annotations[imagesHashAnnotation]
 	r.Current = want != "" && live.Spec.Template.Annotations[imagesHashAnnotation] == want
 	s := live.Status
@@ -372,7 +401,7 @@ func rollout(rendered, live *appsv1.DaemonSet) Rollout {
 	if !r.Current {
 		msgs = append(msgs, "the cluster's pod template pins other images than this render: apply the rendered profile")
 	}
-	if live.Generation != s.ObservedGeneration {
+	if !r.Observed {
 		msgs = append(msgs, fmt.Sprintf("generation %d not yet observed by the DaemonSet controller (observed %d)", live.Generation, s.ObservedGeneration))
 	}
 	if r.Updated < r.Desired {

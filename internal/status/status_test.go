@@ -487,7 +487,7 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("chinese on gpu-1 = %+v", c)
 			}
 			want := []Rollout{
-				{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Desired: 1, Ready: 1,
+				{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Observed: true, Desired: 1, Ready: 1,
 					Message: "the cluster's pod template pins other images than this render: apply the rendered profile; 0 of 1 pods updated"},
 				{Namespace: "submarine", Name: "jupyter-image-puller-jupyter-gpu", Message: "not in the cluster: apply the rendered profile"},
 			}
@@ -643,5 +643,50 @@ func TestExpectExamples(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEvaluateNotObserved: status cannot pass before the DaemonSet
+// controller has seen what was applied. A GPU DaemonSet whose generation
+// the controller has not observed targets no node of a CPU-only cluster as
+// far as the objects say, yet its image is pulling (not success), the
+// rollout says not observed, and the profile is not ready; once observed,
+// the same cluster is ready (the image is on no targeted node, as
+// placed). A DaemonSet just created (observedGeneration 0) holds the
+// profile back too, though its pods look complete.
+func TestEvaluateNotObserved(t *testing.T) {
+	exp, _ := submarine(t)
+	cpuNode := map[string]string{corev1.LabelOSStable: "linux"}
+	build := func(gen, observed int64) *Report {
+		f := newFixture(t, exp)
+		f.node("cpu-1", cpuNode)
+		f.pod(dsMain, "cpu-1", nil)
+		ds := f.c.DaemonSets[dsGPU]
+		ds.Generation, ds.Status.ObservedGeneration = gen, observed
+		return Evaluate(f.exp, f.c)
+	}
+	rep := build(2, 1)
+	st := imageStatus(t, rep, gpu)
+	want := "DaemonSet " + dsGPU + " not yet observed by its controller (status.observedGeneration behind metadata.generation); present on 0 of 0 targeted node(s) so far"
+	if rep.Ready || st.State != InProgress || st.Message != want {
+		t.Errorf("unobserved: ready %v, gpu image %s: %s\nwant %s", rep.Ready, st.State, st.Message, want)
+	}
+	for _, r := range rep.DaemonSets {
+		if got, want := r.Observed, r.Namespace+"/"+r.Name != dsGPU; got != want {
+			t.Errorf("rollout %s/%s observed %v, want %v", r.Namespace, r.Name, got, want)
+		}
+		if r.Namespace+"/"+r.Name == dsGPU && !strings.Contains(r.Message, "generation 2 not yet observed by the DaemonSet controller (observed 1)") {
+			t.Errorf("rollout %s message %q", dsGPU, r.Message)
+		}
+	}
+	if st := imageStatus(t, rep, jupyter); st.State != Success {
+		t.Errorf("jupyter, pulled by an observed DaemonSet: %+v", st)
+	}
+	rep = build(2, 2)
+	if st := imageStatus(t, rep, gpu); !rep.Ready || st.State != Success || st.Message != "no node is targeted by the DaemonSets that pull this image" {
+		t.Errorf("observed: ready %v, gpu image %+v", rep.Ready, st)
+	}
+	if rep = build(1, 0); rep.Ready {
+		t.Errorf("just created (observedGeneration 0): ready")
 	}
 }
