@@ -139,7 +139,9 @@ func startCluster(t *testing.T, sandboxImage string, registries []string) *clust
 		"--kubelet-client-certificate", p.path("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key", p.path("apiserver-kubelet-client.key"),
 		// kubectl logs through the node's IP, no DNS needed.
-		"--kubelet-preferred-address-types", "InternalIP")
+		"--kubelet-preferred-address-types", "InternalIP",
+		// Default /var/run/kubernetes (unused with the certificate above).
+		"--cert-dir", filepath.Join(ns.state, "apiserver-certs"))
 
 	cfg := &rest.Config{
 		Host:            apiServer,
@@ -169,6 +171,9 @@ func startCluster(t *testing.T, sandboxImage string, registries []string) *clust
 		"--controllers", "*", "--leader-elect=false",
 		"--service-account-private-key-file", p.path("sa.key"), "--root-ca-file", p.path("ca.crt"),
 		"--use-service-account-credentials",
+		// Created on start; the default /usr/libexec/kubernetes/... is
+		// on the host's disk, outside every tmpfs of the namespace.
+		"--flex-volume-plugin-dir", volumePluginDir(ns),
 		"--bind-address", "127.0.0.1")
 	ns.start(t, "kube-scheduler", filepath.Join(c.kube, "kube-scheduler"),
 		"--kubeconfig", kubeconfigs["scheduler"],
@@ -309,7 +314,7 @@ func (c *cluster) startKubelet(t *testing.T, kubeconfig string) {
 		Authorization:               kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeAlwaysAllow},
 		ContainerRuntimeEndpoint:    "unix:///run/containerd/containerd.sock",
 		PodLogsDir:                  filepath.Join(ns.state, "pod-logs"),
-		VolumePluginDir:             filepath.Join(ns.state, "volume-plugins"),
+		VolumePluginDir:             volumePluginDir(ns),
 		ResolverConfig:              &resolv,
 		FailSwapOn:                  &f,
 		ImageGCHighThresholdPercent: &high,
@@ -330,6 +335,11 @@ func (c *cluster) startKubelet(t *testing.T, kubeconfig string) {
 		"--root-dir", root, "--cert-dir", filepath.Join(ns.state, "kubelet-pki"),
 		"--hostname-override", nodeName, "--node-ip", nodeIP)
 }
+
+// volumePluginDir is the flex-volume plugin directory of the kubelet and
+// kube-controller-manager, in the state directory (both default to
+// /usr/libexec/kubernetes/kubelet-plugins/volume/exec on the host).
+func volumePluginDir(ns *namespace) string { return filepath.Join(ns.state, "volume-plugins") }
 
 // ctrImages returns the image names containerd's k8s.io namespace holds
 // (`ctr -n k8s.io images ls -q` inside the namespace): references by tag

@@ -44,12 +44,6 @@ var sysctls = map[string]string{
 	"kernel/keys/root_maxbytes": "25000000",
 }
 
-// hostPaths are paths the kubelet writes whatever its flags say. The suite
-// mounts tmpfs over /var/lib and /var/log inside its namespace, so nothing
-// lands there on the host; teardown checks that and removes any it finds
-// that did not exist before.
-var hostPaths = []string{"/var/lib/kubelet/device-plugins", "/var/log/containers", "/var/log/pods"}
-
 // proc is a process the suite started, stopped by PID at teardown.
 type proc struct {
 	name string
@@ -62,12 +56,12 @@ type proc struct {
 // held open by one process (unshare ... sleep), with every process the suite
 // started inside it.
 type namespace struct {
-	holder  *exec.Cmd
-	pid     int
-	state   string // private state directory on the host's disk
-	cgroup  string // name of the suite's cgroups: "<cgroup>" for the pods (kubelet cgroupRoot), "<cgroup>-daemons" for the daemons
-	procs   []*proc
-	existed map[string]bool // hostPaths that existed before the suite started
+	holder *exec.Cmd
+	pid    int
+	state  string // private state directory on the host's disk
+	cgroup string // name of the suite's cgroups: "<cgroup>" for the pods (kubelet cgroupRoot), "<cgroup>-daemons" for the daemons
+	procs  []*proc
+	host   hostSnapshot // hostPaths before the suite started anything
 }
 
 // newNamespace creates the namespace and everything inside it that the
@@ -80,11 +74,7 @@ func newNamespace(t *testing.T) *namespace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &namespace{state: state, cgroup: fmt.Sprintf("stowage-node-%d", os.Getpid()), existed: map[string]bool{}}
-	for _, p := range hostPaths {
-		_, err := os.Lstat(p)
-		n.existed[p] = err == nil
-	}
+	n := &namespace{state: state, cgroup: fmt.Sprintf("stowage-node-%d", os.Getpid()), host: snapshotHost()}
 	t.Cleanup(func() { n.teardown(t) })
 
 	n.holder = exec.Command("unshare", "--net", "--mount", "--propagation", "private", "--", "sleep", "infinity")
@@ -378,7 +368,9 @@ func (n *namespace) dial(ctx context.Context, network, addr string) (net.Conn, e
 // grace), then whatever is left in the suite's cgroups (containerd's shims,
 // containers), then the holder, so the namespaces and every mount in them
 // go away. Then the cgroups and the state directory are removed, and the
-// kubelet's fixed host paths checked.
+// host paths the daemons default to (hostPaths) must be as they were before
+// the suite: any change fails the test, and a path the suite created is
+// removed.
 func (n *namespace) teardown(t *testing.T) {
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		n.procs[i].stop(10 * time.Second)
@@ -396,11 +388,16 @@ func (n *namespace) teardown(t *testing.T) {
 	if err := os.RemoveAll(n.state); err != nil {
 		t.Errorf("teardown: removing %s: %v", n.state, err)
 	}
-	for _, p := range hostPaths {
-		if _, err := os.Lstat(p); err == nil && !n.existed[p] {
-			t.Errorf("teardown: the kubelet left %s on the host; removing it", p)
-			os.RemoveAll(p)
-		}
+	after := snapshotHost()
+	changes := n.host.changes(after)
+	for _, c := range changes {
+		t.Errorf("teardown: the suite changed the host: %s", c)
+	}
+	if len(changes) == 0 {
+		t.Logf("teardown: the %d host paths the daemons default to are as before the suite (%s)", len(hostPaths), strings.Join(hostPaths, " "))
+	}
+	for _, p := range n.host.created(after) {
+		os.RemoveAll(p)
 	}
 }
 

@@ -25,11 +25,13 @@ const panicChildEnv = "STOWAGE_NODE_PANIC_CHILD"
 // running. It runs TestPanicChild in a child test process, which starts the
 // namespace, containerd, a registry and a container (in the suite's cgroup,
 // where the kubelet puts pods), writes down every PID and path, and
-// panics. Afterwards none of those processes may run, and the cgroups, the
-// state folder and the kubelet's host paths must be gone.
+// panics. Afterwards none of those processes may run, the cgroups and the
+// state folder must be gone, and the host paths the daemons default to
+// (hostPaths) must be as they were before the child started.
 func TestTeardownAfterPanic(t *testing.T) {
 	requireParts(t)
 	report := filepath.Join(t.TempDir(), "report")
+	host := snapshotHost()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestPanicChild$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), panicChildEnv+"="+report)
 	out, err := cmd.CombinedOutput()
@@ -71,8 +73,11 @@ func TestTeardownAfterPanic(t *testing.T) {
 			t.Errorf("%s still exists after the child's panic", p)
 		}
 	}
+	for _, c := range host.changes(snapshotHost()) {
+		t.Errorf("after the child's panic the host changed: %s", c)
+	}
 	if !t.Failed() {
-		t.Logf("after a panic with %d processes running in the namespace: all stopped, %d paths removed", len(pids), len(paths))
+		t.Logf("after a panic with %d processes running in the namespace: all stopped, %d paths removed, the %d host paths the daemons default to unchanged", len(pids), len(paths), len(hostPaths))
 	}
 }
 
