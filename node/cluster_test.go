@@ -78,7 +78,17 @@ func requireParts(t *testing.T) {
 func startCluster(t *testing.T, sandboxImage string, registries []string) *cluster {
 	t.Helper()
 	start := time.Now()
-	ns := newNamespace(t)
+	c := startClusterIn(t, newNamespace(t), sandboxImage, registries)
+	c.startToReady = time.Since(start)
+	return c
+}
+
+// startClusterIn starts the cluster as startCluster does, in a namespace
+// the caller made (and removes when t ends); startToReady counts from this
+// call.
+func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries []string) *cluster {
+	t.Helper()
+	start := time.Now()
 	c := &cluster{ns: ns, kube: kubeDir()}
 	p, err := newPKI(filepath.Join(ns.state, "pki"))
 	if err != nil {

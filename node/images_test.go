@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,11 +150,19 @@ type registry struct {
 // given on its stdin, never on a command line).
 func startRegistry(t *testing.T, ns *namespace, host, password string) *registry {
 	t.Helper()
+	return startRegistryLog(t, ns, host, password, false)
+}
+
+// startRegistryLog is startRegistry, with the registry's access log (one
+// line per request, in the combined log format, user agent included) in
+// its log file when accessLog is set: see registry.requests.
+func startRegistryLog(t *testing.T, ns *namespace, host, password string, accessLog bool) *registry {
+	t.Helper()
 	dir := filepath.Join(ns.state, "registry-"+strings.ReplaceAll(host, ":", "-"))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", filepath.Join(dir, "data"), host)
+	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: %v\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", !accessLog, filepath.Join(dir, "data"), host)
 	if password != "" {
 		htpasswd := filepath.Join(dir, "htpasswd")
 		cmd := exec.Command("htpasswd", "-B", "-c", "-i", htpasswd, privateUser)
@@ -241,4 +251,31 @@ func (p *pusher) pushIndex(t *testing.T, ref string, idx v1.ImageIndex) string {
 		t.Fatal(err)
 	}
 	return d.String()
+}
+
+// request is one line of a registry's access log.
+type request struct {
+	method, path, agent string
+	status              int
+}
+
+// accessLine matches a line of docker-registry's access log (gorilla's
+// combined log format): `ADDR - USER [TIME] "METHOD PATH PROTO" STATUS
+// SIZE "REFERER" "USER-AGENT"`.
+var accessLine = regexp.MustCompile(`^\S+ \S+ \S+ \[[^\]]*\] "([A-Z]+) (\S+) [^"]*" (\d{3}) \S+ "[^"]*" "([^"]*)"`)
+
+// requests returns the requests r's access log holds so far (started with
+// startRegistryLog and accessLog set), in order.
+func (r *registry) requests(t *testing.T) []request {
+	t.Helper()
+	var out []request
+	for _, l := range strings.Split(string(readFile(t, r.proc.log)), "\n") {
+		m := accessLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		st, _ := strconv.Atoi(m[3])
+		out = append(out, request{method: m[1], path: m[2], status: st, agent: m[4]})
+	}
+	return out
 }

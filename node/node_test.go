@@ -730,6 +730,14 @@ func container(name, image string) corev1.Container {
 // lock, inside the namespace, and returns the pinned Deployment.
 func pinWithFn(t *testing.T, c *cluster, stowage, cfgDir string, dep *appsv1.Deployment) *appsv1.Deployment {
 	t.Helper()
+	return pinWithFnSite(t, c, stowage, cfgDir, nil, dep)
+}
+
+// pinWithFnSite is pinWithFn with a site: the functionConfig's spec is
+// {site: site} (pin mode still: no profiles), so the function writes each
+// image as its site reference, pinned.
+func pinWithFnSite(t *testing.T, c *cluster, stowage, cfgDir string, site map[string]any, dep *appsv1.Deployment) *appsv1.Deployment {
+	t.Helper()
 	var lockItem map[string]any
 	if err := yaml.Unmarshal(readFile(t, filepath.Join(cfgDir, lock.FileName)), &lockItem); err != nil {
 		t.Fatal(err)
@@ -742,11 +750,15 @@ func pinWithFn(t *testing.T, c *cluster, stowage, cfgDir string, dep *appsv1.Dep
 	if err := yaml.Unmarshal(depJSON, &depItem); err != nil {
 		t.Fatal(err)
 	}
+	spec := map[string]any{}
+	if site != nil {
+		spec["site"] = site
+	}
 	rl := map[string]any{
 		"apiVersion":     "config.kubernetes.io/v1",
 		"kind":           "ResourceList",
 		"items":          []any{lockItem, depItem},
-		"functionConfig": map[string]any{"apiVersion": "stowage.dev/v1alpha1", "kind": "Stowage", "metadata": map[string]any{"name": "pin"}, "spec": map[string]any{}},
+		"functionConfig": map[string]any{"apiVersion": "stowage.dev/v1alpha1", "kind": "Stowage", "metadata": map[string]any{"name": "pin"}, "spec": spec},
 	}
 	in, err := yaml.Marshal(rl)
 	if err != nil {
