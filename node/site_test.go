@@ -259,7 +259,7 @@ func TestSite(t *testing.T) {
 	var statusAccess map[string]string
 	t.Run("status", func(t *testing.T) {
 		for _, dir := range []string{accept, sub} {
-			out, errOut, err := ns.output(nil, time.Minute, bins.stowage, "status", dir, "--kubeconfig", c.kubeconfig, "-o", "json")
+			out, errOut, err := ns.output(nil, 2*time.Minute, bins.stowage, "status", dir, "--kubeconfig", c.kubeconfig, "--wait", "1m", "-o", "json")
 			if err != nil {
 				t.Errorf("stowage status %s: %v\n%s%s", filepath.Base(dir), err, out, errOut)
 				continue
