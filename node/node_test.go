@@ -139,26 +139,29 @@ func TestNode(t *testing.T) {
 	if !t.Run("prepull", func(t *testing.T) {
 		start := time.Now()
 		c.kubectl(t, "apply", "--server-side", "-k", out)
-		c.waitDaemonSet(t, pullerNS, pullerName, l, 5*time.Minute)
+		c.waitAll(t, out, 5*time.Minute)
 		record("apply to DaemonSet Ready, images absent", time.Since(start))
 		c.checkOnNode(t, l)
 		c.checkStatus(t, bins.stowage, cfgDir, l)
 
-		// Again with every image on the node: delete the DaemonSet, wait
-		// for its pod to go, apply the same output.
-		if err := c.client.AppsV1().DaemonSets(pullerNS).Delete(ctx, pullerName, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+		// Again with every image on the node: delete the DaemonSets, wait
+		// for their pods to go, apply the same output.
+		for _, ds := range renderedDaemonSets(t, out) {
+			if err := c.client.AppsV1().DaemonSets(ds.Namespace).Delete(ctx, ds.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		waitFor(t, 2*time.Minute, "the DaemonSet's pod deleted", func() (bool, string) {
+		waitFor(t, 2*time.Minute, "the DaemonSets' pods deleted", func() (bool, string) {
 			pods := c.pods(t, pullerNS)
 			return len(pods) == 0, fmt.Sprintf("%d pods left", len(pods))
 		})
 		start = time.Now()
 		c.kubectl(t, "apply", "--server-side", "-k", out)
-		c.waitDaemonSet(t, pullerNS, pullerName, l, 3*time.Minute)
+		c.waitAll(t, out, 3*time.Minute)
 		record("apply to DaemonSet Ready, images present", time.Since(start))
-		pods := c.pods(t, pullerNS)
-		c.checkPulledFromCache(t, pullerNS, pods[0].Name, &pods[0])
+		for _, pod := range c.pods(t, pullerNS) {
+			c.checkPulledFromCache(t, pullerNS, pod.Name, &pod)
+		}
 	}) {
 		t.FailNow()
 	}
@@ -190,7 +193,7 @@ func TestNode(t *testing.T) {
 		}
 		start := time.Now()
 		c.kubectl(t, "apply", "--server-side", "-k", out)
-		c.waitDaemonSet(t, pullerNS, pullerName, l, 5*time.Minute)
+		c.waitAll(t, out, 5*time.Minute)
 		record("bump: apply to the rolled DaemonSet Ready", time.Since(start))
 		c.checkOnNode(t, l)
 		c.checkStatus(t, bins.stowage, cfgDir, l)
@@ -243,26 +246,27 @@ func TestNode(t *testing.T) {
 		c.ns.run(t, env, bins.stowage, "render", cfgDir, "--profile", "site", "-o", out)
 		c.kubectl(t, "create", "namespace", siteNS)
 		c.kubectl(t, "apply", "--server-side", "-k", out)
-		ds, err := c.client.AppsV1().DaemonSets(siteNS).Get(ctx, "site-images", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := ds.Spec.Template.Spec
-		for _, ct := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
-			if !strings.HasPrefix(ct.Image, siteHost+"/site/") {
-				t.Errorf("the site DaemonSet's container %s pulls %s, not from %s", ct.Name, ct.Image, siteHost+"/site")
+		dss := renderedDaemonSets(t, out)
+		var inits []corev1.Container
+		for _, ds := range dss {
+			spec := ds.Spec.Template.Spec
+			for _, ct := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+				if !strings.HasPrefix(ct.Image, siteHost+"/site/") {
+					t.Errorf("the site DaemonSet %s's container %s pulls %s, not from %s", ds.Name, ct.Name, ct.Image, siteHost+"/site")
+				}
 			}
+			c.waitRendered(t, ds, 3*time.Minute)
+			inits = append(inits, spec.InitContainers...)
 		}
-		c.waitDaemonSet(t, siteNS, "site-images", l, 3*time.Minute)
 		images := c.ctrImages(t)
-		for _, ct := range spec.InitContainers {
+		for _, ct := range inits {
 			repo, digest, _ := strings.Cut(ct.Image, "@")
 			if !images[repoOf(t, repo)+"@"+digest] {
 				t.Errorf("%s is not on the node under the site's name", ct.Image)
 			}
 		}
 		if !t.Failed() {
-			t.Logf("with the source registries stopped, the site DaemonSet pulled its %d init containers' images from %s, e.g. %s", len(spec.InitContainers), siteHost, spec.InitContainers[len(spec.InitContainers)-1].Image)
+			t.Logf("with the source registries stopped, the site DaemonSets pulled their %d init containers' images from %s, e.g. %s", len(inits), siteHost, inits[len(inits)-1].Image)
 		}
 	})
 
@@ -399,48 +403,13 @@ profiles:
 	return dir
 }
 
-// waitDaemonSet waits until the DaemonSet has rolled out its current
-// generation on the node (updated, ready, available) and its pod's init
-// containers ran the locked digests of l.
-func (c *cluster) waitDaemonSet(t *testing.T, namespace, name string, l *lock.Lock, limit time.Duration) {
+// waitAll waits until the cluster runs every DaemonSet of the render
+// output folder out (waitRendered).
+func (c *cluster) waitAll(t *testing.T, out string, limit time.Duration) {
 	t.Helper()
-	ctx := context.Background()
-	waitFor(t, limit, "DaemonSet "+namespace+"/"+name+" Ready", func() (bool, string) {
-		ds, err := c.client.AppsV1().DaemonSets(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		s := ds.Status
-		msg := fmt.Sprintf("generation %d observed %d desired %d updated %d ready %d available %d; %s", ds.Generation, s.ObservedGeneration,
-			s.DesiredNumberScheduled, s.UpdatedNumberScheduled, s.NumberReady, s.NumberAvailable, c.podSummary(t, namespace))
-		return s.ObservedGeneration >= ds.Generation && s.DesiredNumberScheduled == 1 && s.UpdatedNumberScheduled == 1 &&
-			s.NumberReady == 1 && s.NumberAvailable == 1 && s.NumberUnavailable == 0 && c.podMatches(t, ds, l), msg
-	})
-}
-
-// podMatches reports whether the DaemonSet's only pod runs its current
-// template and every init container's imageID carries its locked digest.
-func (c *cluster) podMatches(t *testing.T, ds *appsv1.DaemonSet, l *lock.Lock) bool {
-	pods := c.pods(t, ds.Namespace)
-	if len(pods) != 1 || pods[0].DeletionTimestamp != nil {
-		return false
+	for _, ds := range renderedDaemonSets(t, out) {
+		c.waitRendered(t, ds, limit)
 	}
-	want := map[string]string{}
-	for _, ic := range ds.Spec.Template.Spec.InitContainers {
-		want[ic.Name] = ic.Image
-	}
-	for _, st := range pods[0].Status.InitContainerStatuses {
-		img, ok := want[st.Name]
-		if !ok || st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
-			return false
-		}
-		_, digest, _ := strings.Cut(img, "@")
-		if !strings.HasSuffix(st.ImageID, "@"+digest) {
-			return false
-		}
-		delete(want, st.Name)
-	}
-	return len(want) == 0
 }
 
 // checkOnNode checks that every locked digest is on the node: in

@@ -656,11 +656,11 @@ func (c *cluster) waitRendered(t *testing.T, ds *appsv1.DaemonSet, limit time.Du
 		if onlyElsewhere {
 			return s.DesiredNumberScheduled == 0, msg
 		}
-		if s.DesiredNumberScheduled != 1 || s.UpdatedNumberScheduled != 1 || s.NumberReady != 1 || s.NumberAvailable != 1 {
+		if s.DesiredNumberScheduled != 1 || s.UpdatedNumberScheduled != 1 || s.NumberReady != 1 || s.NumberAvailable != 1 || s.NumberUnavailable != 0 {
 			return false, msg
 		}
 		pods, err := c.client.CoreV1().Pods(ds.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil || len(pods.Items) != 1 {
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].DeletionTimestamp != nil {
 			return false, msg
 		}
 		want := map[string]string{}
