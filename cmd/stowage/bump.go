@@ -27,6 +27,7 @@ func newBump(getenv env) *cobra.Command {
 		renderOut string
 		keepGoing bool
 	)
+	o.deadline = &ro.runTimeout
 	c := &cobra.Command{
 		Use:   "bump [DIR]",
 		Short: "Resolve every tag of DIR's config (default .) again and rewrite DIR/stowage.lock.yaml",

@@ -175,6 +175,7 @@ func newLock(getenv env) *cobra.Command {
 		viaSite bool
 		format  string
 	)
+	o.deadline = &ro.runTimeout
 	c := &cobra.Command{
 		Use:   "lock [DIR]",
 		Short: "Resolve the images DIR's config (default .) uses that DIR/stowage.lock.yaml lacks",

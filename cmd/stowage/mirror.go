@@ -48,6 +48,7 @@ type mirrorOptions struct {
 
 func newMirror(getenv env) *cobra.Command {
 	var o mirrorOptions
+	o.load.deadline = &o.reg.runTimeout
 	c := &cobra.Command{
 		Use:   "mirror [DIR]",
 		Short: "Copy every locked image of DIR's profiles to a site registry or an OCI-layout bundle, digest for digest",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
@@ -18,6 +19,9 @@ type loadOptions struct {
 	// root is --root: when DIR is a kustomization, the directory its
 	// reads stay beneath ("" is DIR).
 	root string
+	// deadline, when set, points at the command's --deadline: a
+	// kustomization's build stops there too.
+	deadline *time.Duration
 }
 
 // readLock reads DIR/stowage.lock.yaml; a missing lock is an empty lock, so

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -142,7 +143,13 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if o.allowLiteralPasswords {
 		return nil, usageError{fmt.Errorf("--allow-literal-passwords is for a config directory; in a kustomization the functionConfig decides (%s on a %s)", fn.AllowInlinePasswordsAnnotation, fn.SubmarineKind)}
 	}
-	b, err := kustomization.Load(dir, o.root, fn.IsFunctionConfig)
+	ctx := context.Background()
+	if o.deadline != nil && *o.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, *o.deadline, fmt.Errorf("it ran past --deadline %v; raise it for a kustomization this large", *o.deadline))
+		defer cancel()
+	}
+	b, err := kustomization.LoadContext(ctx, dir, o.root, fn.IsFunctionConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ const statusPollInterval = 5 * time.Second
 
 func newStatus(getenv env) *cobra.Command {
 	var o statusOptions
+	o.loadOptions.deadline = &o.deadline
 	c := &cobra.Command{
 		Use:   "status [DIR]",
 		Short: "Show which images of a profile are on which node of the current cluster; exit 0 only when all are",

@@ -28,6 +28,7 @@ func newVet(getenv env) *cobra.Command {
 		onSite bool
 		format string
 	)
+	o.deadline = &ro.runTimeout
 	c := &cobra.Command{
 		Use:   "vet [DIR]",
 		Short: "Check the config in DIR (default .) and that the lock covers every image of every profile",

@@ -16,6 +16,7 @@ package kustomization
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -110,6 +111,36 @@ func Find(dir string) string {
 // link that leaves root, a remote resource, a kustomize build error, more
 // than MaxFiles files or MaxBytes bytes beneath root.
 func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
+	return load(dir, root, isFunction)
+}
+
+// ErrDeadline is returned (wrapped) by LoadContext when its context ends
+// before the build does.
+var ErrDeadline = errors.New("kustomize's build did not end in time")
+
+// LoadContext is Load stopped when ctx ends: it then returns an error
+// wrapping ErrDeadline and ctx's error, within milliseconds. kustomize's
+// build cannot be cancelled, so it is abandoned and runs on until it ends
+// or the process exits; LoadContext is for a command that exits after it.
+func LoadContext(ctx context.Context, dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
+	type result struct {
+		b   *Build
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := load(dir, root, isFunction)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomization %s: %w (%w)", dir, ErrDeadline, context.Cause(ctx))
+	}
+}
+
+func load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	if root == "" {
 		root = dir
 	}
@@ -242,6 +273,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s up to the stowage transformer: %w", dir, c.explain(err))
 	}
+	index := newFileIndex(mem)
 	for _, res := range rm.Resources() {
 		o, err := res.GetOrigin()
 		if err != nil {
@@ -250,7 +282,7 @@ func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 		n := res.RNode.Copy()
 		_ = n.PipeE(yaml.ClearAnnotation(resourceOriginKey))
 		if f := originFile(".", o); f != "" {
-			if i, ok := indexIn(mem, path.Join(top, filepath.ToSlash(o.Path)), n); ok {
+			if i, ok := index.at(path.Join(top, filepath.ToSlash(o.Path)), n); ok {
 				_ = n.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, filepath.ToSlash(f)))
 				_ = n.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, strconv.Itoa(i)))
 			}
@@ -319,27 +351,63 @@ func isLock(n *yaml.RNode) bool {
 	return n.GetApiVersion() == lock.APIVersion && n.GetKind() == lock.ObjectKind
 }
 
-// indexIn returns the position of n among the objects of file p in mem:
-// the only object, or the one with n's kind and name (a name changed by
+// fileIndex finds the position of a built resource among the objects of
+// the file it came from. Each file is parsed once, whatever the number of
+// resources it holds: parsing it again for each of them made a file of
+// 3,000 small objects cost 3,000 parses of the whole file.
+type fileIndex struct {
+	mem   filesys.FileSystem
+	files map[string]*indexedFile
+	// parses counts the files parsed (tests).
+	parses int
+}
+
+// indexedFile is one file's objects: how many, and the position of the
+// first of each kind and name.
+type indexedFile struct {
+	ok     bool
+	count  int
+	byName map[string]int
+}
+
+// newFileIndex indexes files of mem on first use.
+func newFileIndex(mem filesys.FileSystem) *fileIndex {
+	return &fileIndex{mem: mem, files: map[string]*indexedFile{}}
+}
+
+// at returns the position of n among the objects of file p in mem: the
+// only object, or the first one with n's kind and name (a name changed by
 // the build, namePrefix say, is not found).
-func indexIn(mem filesys.FileSystem, p string, n *yaml.RNode) (int, bool) {
-	data, err := mem.ReadFile(p)
-	if err != nil {
-		return 0, false
-	}
-	objs, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
-	if err != nil {
-		return 0, false
-	}
-	if len(objs) == 1 {
-		return 0, true
-	}
-	for i, o := range objs {
-		if o.GetKind() == n.GetKind() && o.GetName() == n.GetName() {
-			return i, true
+func (x *fileIndex) at(p string, n *yaml.RNode) (int, bool) {
+	f, seen := x.files[p]
+	if !seen {
+		f = &indexedFile{byName: map[string]int{}}
+		x.files[p] = f
+		x.parses++
+		data, err := x.mem.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		objs, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			return 0, false
+		}
+		f.ok, f.count = true, len(objs)
+		for i, o := range objs {
+			k := o.GetKind() + "\x00" + o.GetName()
+			if _, dup := f.byName[k]; !dup {
+				f.byName[k] = i
+			}
 		}
 	}
-	return 0, false
+	if !f.ok {
+		return 0, false
+	}
+	if f.count == 1 {
+		return 0, true
+	}
+	i, ok := f.byName[n.GetKind()+"\x00"+n.GetName()]
+	return i, ok
 }
 
 // originFile is the file a resource was read from, joined to dir; "" when
@@ -406,11 +474,15 @@ type copied struct {
 	// entries counts everything walked: files, directories and links.
 	entries int
 	bytes   int64
+	// aliasNodes sums the nodes the copied YAML files with aliases
+	// expand to (aliasNodes), at most MaxAliasNodes.
+	aliasNodes int
 }
 
 // MaxAliasNodes bounds the nodes a YAML file may expand to through its
 // aliases (a "billion laughs" file of a few KB expands to gigabytes in
-// kustomize's reader).
+// kustomize's reader), and the nodes all the YAML files with aliases
+// beneath the root expand to together.
 const MaxAliasNodes = 1_000_000
 
 // copyTree copies the files beneath root (absolute, links resolved) into
@@ -420,7 +492,8 @@ const MaxAliasNodes = 1_000_000
 // FIFO or device, a file over 8 MiB, a YAML file whose aliases expand past
 // MaxAliasNodes — is left out and remembered: it is an error only when the
 // build needs it (explain). Directories named .git are skipped. Errors:
-// more than MaxFiles files or MaxBytes bytes.
+// more than MaxFiles files, MaxEntries entries or MaxBytes bytes, or YAML
+// files whose aliases expand past MaxAliasNodes nodes together.
 func copyTree(root string) (*copied, error) {
 	c := &copied{root: root, mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
 	if err := c.mem.MkdirAll(filepath.ToSlash(root)); err != nil {
@@ -496,9 +569,16 @@ func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) er
 		if c.bytes += int64(len(data)); c.bytes > MaxBytes {
 			return fmt.Errorf("%s holds more than %d bytes of files; give a smaller --root", root, MaxBytes)
 		}
-		if n, ok := aliasNodes(data); !ok {
+		n, ok := aliasNodes(data)
+		if !ok {
 			c.skipped[dst] = fmt.Sprintf("a YAML file whose aliases expand to more than %d nodes (%d counted)", MaxAliasNodes, n)
 			continue
+		}
+		// Each file under the bound is not enough: kustomize's reader
+		// holds every file it reads expanded, so alias bombs split across
+		// many small files are bounded together.
+		if c.aliasNodes += n; c.aliasNodes > MaxAliasNodes {
+			return fmt.Errorf("%s: the YAML files beneath %s expand through their aliases to more than %d nodes together by this file; give a smaller --root or fewer aliases", dst, root, MaxAliasNodes)
 		}
 		if err := c.mem.WriteFile(filepath.ToSlash(dst), data); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -188,6 +189,12 @@ func TestLoadRefuses(t *testing.T) {
 			files: map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/bomb.yaml": aliasBomb()},
 			want:  `resources[0] "bomb.yaml" was not read: a YAML file whose aliases expand to more than 1000000 nodes`,
 		},
+		"alias bombs split across files": {
+			// Each file (380 bytes) expands to 358,035 nodes, under the
+			// bound of one file; three of them pass it together.
+			files: splitBombs(3),
+			want:  `expand through their aliases to more than 1000000 nodes together by this file`,
+		},
 		"unknown field": {
 			files: map[string]string{"k/kustomization.yaml": "resourcez: [web.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
 			want:  `unknown field "resourcez"`,
@@ -207,6 +214,19 @@ func TestLoadRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitBombs is a kustomization listing n files of aliasBombOf(…, 5).
+func splitBombs(n int) map[string]string {
+	files := map[string]string{"k/s.yaml": fnConfig}
+	var list []string
+	for i := range n {
+		f := fmt.Sprintf("bomb%d.yaml", i)
+		files["k/"+f] = aliasBombOf(fmt.Sprintf("bomb%d", i), 5)
+		list = append(list, f)
+	}
+	files["k/kustomization.yaml"] = "resources: [" + strings.Join(list, ", ") + "]\ntransformers: [s.yaml]\n"
+	return files
 }
 
 // TestLoadRefusesLinkOutOfRoot: a symbolic link to a file outside the
@@ -243,10 +263,14 @@ func TestLoadListedLockNotWritten(t *testing.T) {
 }
 
 // aliasBomb is a "billion laughs" YAML file: 9 levels of 10 aliases each.
-func aliasBomb() string {
+func aliasBomb() string { return aliasBombOf("bomb", 9) }
+
+// aliasBombOf is a ConfigMap called name whose data expands, through
+// levels of ten aliases each, to about 10^levels nodes.
+func aliasBombOf(name string, levels int) string {
 	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a0: &a0 [\"lol\"]\n")
-	for i := 1; i <= 9; i++ {
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata:\n  a0: &a0 [\"lol\"]\n", name)
+	for i := 1; i <= levels; i++ {
 		fmt.Fprintf(&b, "  a%d: &a%d [", i, i)
 		for j := 0; j < 10; j++ {
 			if j > 0 {
@@ -334,5 +358,44 @@ func TestLoadBoundsEntries(t *testing.T) {
 	_, err := Load(root, "", isStowage)
 	if want := "holds more than 500 files, directories and links; give a smaller --root"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+// TestLoadIndexesEachFileOnce: the file and index annotations of 600
+// objects of one file are right, and the file is parsed once, not once
+// per object (3,000 objects in one file took 89 s that way).
+func TestLoadIndexesEachFileOnce(t *testing.T) {
+	var many strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&many, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata: {k: v}\n", i)
+	}
+	root := t.TempDir()
+	write(t, root, map[string]string{"kustomization.yaml": "resources: [many.yaml]\ntransformers: [s.yaml]\n", "s.yaml": fnConfig, "many.yaml": many.String()})
+	b, err := Load(root, "", isStowage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Items) != 600 {
+		t.Fatalf("%d items, want 600", len(b.Items))
+	}
+	for _, it := range b.Items {
+		a := it.GetAnnotations()
+		if want := strings.TrimPrefix(it.GetName(), "cm"); a["internal.config.kubernetes.io/index"] != want || a["internal.config.kubernetes.io/path"] != "many.yaml" {
+			t.Fatalf("%s: path %q index %q, want many.yaml and %s", it.GetName(), a["internal.config.kubernetes.io/path"], a["internal.config.kubernetes.io/index"], want)
+		}
+	}
+
+	mem := filesys.MakeFsInMemory()
+	if err := mem.WriteFile("/many.yaml", []byte(many.String())); err != nil {
+		t.Fatal(err)
+	}
+	x := newFileIndex(mem)
+	for i, it := range b.Items {
+		if got, ok := x.at("/many.yaml", it); !ok || got != i {
+			t.Fatalf("%s at %d, %v; want %d", it.GetName(), got, ok, i)
+		}
+	}
+	if x.parses != 1 {
+		t.Errorf("many.yaml parsed %d times for 600 objects, want once", x.parses)
 	}
 }
