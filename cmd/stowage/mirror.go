@@ -77,7 +77,9 @@ the bundle's; DIR is not read): each image to the site repository the
 bundle recorded for it when it was written (where render points), so no
 --to is needed. Writing into an existing bundle adds to what it holds; an
 image it holds at another digest is refused. --have SITE_LOCK leaves out
-the images that lock already pins at the same digest (a delta bundle).` + kustomizationHelp,
+the images that lock already pins at the same digest, and of the others the
+blobs the site holds (a delta bundle: index.json lists them, the push
+mounts them at the site).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.format != "table" && o.format != "json" {
@@ -148,8 +150,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if err != nil {
 		return err
 	}
+	var have []mirror.Image
 	if o.have != "" {
-		if in.images, err = leaveOut(in.images, o.have); err != nil {
+		if in.images, have, err = leaveOut(in.images, o.have); err != nil {
 			return err
 		}
 	}
@@ -164,7 +167,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
 	switch {
 	case strings.HasPrefix(o.to, ociPrefix):
-		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock))
+		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock), mirror.WithHave(have))
 	case o.to != "" && o.from != "":
 		// A bundle's images that name their site repository (where
 		// render points) must be put there by --to too; the others go
@@ -239,6 +242,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if rep != nil {
 		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
 			o.to, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
+		if p.OmittedBlobs > 0 {
+			fmt.Fprintf(stdout, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", p.OmittedBlobs, humanBytes(p.OmittedBytes))
+		}
 	}
 	return err
 }
@@ -410,24 +416,34 @@ func compactStrings(ss []string) []string {
 
 // leaveOut drops the images the site lock at path already pins: its entry
 // for the image's key has the same digest, as the entry or as one of its
-// children.
-func leaveOut(images []mirror.Image, path string) ([]mirror.Image, error) {
+// children. It also returns what the site holds of the images' keys (the
+// site lock's entry for each key, at the image's source and site
+// repositories), whose blobs a delta bundle leaves out.
+func leaveOut(images []mirror.Image, path string) ([]mirror.Image, []mirror.Image, error) {
 	data, err := confined.ReadPath(path, confined.Lock)
 	if err != nil {
-		return nil, fmt.Errorf("--have: %w", err)
+		return nil, nil, fmt.Errorf("--have: %w", err)
 	}
 	have, err := lock.Parse(data, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("--have: %w", err)
 	}
-	var out []mirror.Image
+	var out, held []mirror.Image
+	seen := map[string]bool{}
 	for _, img := range images {
-		if e, ok := have.Lookup(lockKey(img)); ok && holds(e, img.Digest.String()) {
+		e, ok := have.Lookup(lockKey(img))
+		if ok {
+			if h, err := v1.NewHash(e.Digest); err == nil && !seen[img.Name+"\x00"+img.Site] {
+				seen[img.Name+"\x00"+img.Site] = true
+				held = append(held, mirror.Image{Name: img.Name, Written: img.Written, Source: img.Source, Digest: h, Site: img.Site, Auth: img.Auth})
+			}
+		}
+		if ok && holds(e, img.Digest.String()) {
 			continue
 		}
 		out = append(out, img)
 	}
-	return out, nil
+	return out, held, nil
 }
 
 // lockKey is the lock key of a mirror image: its name is one already, from
@@ -455,16 +471,20 @@ func holds(e lock.Entry, digest string) bool {
 
 // planReport is the -o json shape of a mirror plan.
 type planReport struct {
-	Destination string          `json:"destination"`
-	Images      []planImage     `json:"images"`
-	Present     int             `json:"present"`
-	Missing     int             `json:"missing"`
-	Blobs       int             `json:"blobs"`
-	Bytes       int64           `json:"bytes"`
-	Mounts      int             `json:"mounts"`
-	Manifests   int             `json:"manifests"`
-	Roles       []planRoleBytes `json:"roles,omitempty"`
-	Errors      []string        `json:"errors,omitempty"`
+	Destination string      `json:"destination"`
+	Images      []planImage `json:"images"`
+	Present     int         `json:"present"`
+	Missing     int         `json:"missing"`
+	Blobs       int         `json:"blobs"`
+	Bytes       int64       `json:"bytes"`
+	Mounts      int         `json:"mounts"`
+	Manifests   int         `json:"manifests"`
+	// OmittedBlobs and OmittedBytes are what a delta bundle (--have)
+	// leaves out because the site holds it.
+	OmittedBlobs int             `json:"omittedBlobs,omitempty"`
+	OmittedBytes int64           `json:"omittedBytes,omitempty"`
+	Roles        []planRoleBytes `json:"roles,omitempty"`
+	Errors       []string        `json:"errors,omitempty"`
 }
 
 type planImage struct {
@@ -486,7 +506,8 @@ type planRoleBytes struct {
 }
 
 func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) planReport {
-	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{}}
+	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
+		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes}
 	failed := map[string]bool{}
 	for _, e := range p.Errors {
 		rep.Errors = append(rep.Errors, e.Error())
@@ -532,6 +553,9 @@ func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d images: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
 		len(rep.Images), rep.Present, rep.Missing, rep.Blobs, humanBytes(rep.Bytes), rep.Mounts, rep.Manifests)
+	if rep.OmittedBlobs > 0 {
+		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", rep.OmittedBlobs, humanBytes(rep.OmittedBytes))
+	}
 	if len(rep.Roles) > 0 {
 		fmt.Fprintln(w, "\nbytes to move per OpenPAI node role (its images and role \"all\"'s; a blob shared between roles is in each):")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)

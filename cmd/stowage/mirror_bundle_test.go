@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,8 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 )
 
 // renderedRefs are the distinct pinned references ("host/path:tag@sha256:…")
@@ -121,5 +126,69 @@ func TestMirrorBundleLandsWhereRenderPoints(t *testing.T) {
 	stdout, stderr, code = runCLI(t, nil, "mirror", "--from", "oci:"+b, "--insecure-registry", s.site.Host)
 	if code != 0 || !strings.Contains(string(stdout), "0 images copied") {
 		t.Errorf("second push: exit %d %s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestMirrorDeltaBundleCarriesOnlyNewBlobs: the site holds a first bundle's
+// images; one image is rebuilt with a 604-byte change on top of its
+// layers and bumped. The delta bundle (--have the first bundle's lock)
+// carries that image's new layer, config and manifest, not its 350 kB of
+// unchanged layers, and says so; pushed with no --to, every reference render
+// names is at the site.
+func TestMirrorDeltaBundleCarriesOnlyNewBlobs(t *testing.T) {
+	s := newMirrorSetup(t, nil)
+	siteYAML := fmt.Sprintf("site:\n  registry: %q\n  registries:\n    %q: %q\n", s.site.Host+"/unused", s.src.Host, s.site.Host+"/mapped")
+	if err := os.WriteFile(filepath.Join(s.dir, "site.yaml"), []byte(siteYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(t.TempDir(), "first")
+	if _, stderr, code := runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+first, "--insecure-registry", s.src.Host); code != 0 {
+		t.Fatalf("bundle: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "mirror", "--from", "oci:"+first, "--insecure-registry", s.site.Host); code != 0 {
+		t.Fatalf("push: exit %d\n%s", code, stderr)
+	}
+	// app-a again: the same layers and a 604-byte one on top.
+	push := mustResolver(t, registry.WithInsecure(s.src.Host))
+	alice := &authn.AuthConfig{Username: "alice", Password: canary}
+	fixed := ociImage(t, seedLayer(t, "base layer", 300_000), seedLayer(t, "app-a", 50_000), seedLayer(t, "the fix", 604))
+	if err := registrytest.Write(context.Background(), push, mustParse(t, s.src.Host+"/team/app-a:v1"), alice, fixed, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, s.env, "bump", s.dir, "--insecure-registry", s.src.Host); code != 0 && code != 3 {
+		t.Fatalf("bump: exit %d\n%s", code, stderr)
+	}
+	delta := filepath.Join(t.TempDir(), "delta")
+	stdout, stderr, code := runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+delta, "--have", filepath.Join(first, "stowage.lock.yaml"), "--insecure-registry", s.src.Host)
+	noCanary(t, "delta", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("delta: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(string(stdout), "2 blobs (350.00kB) left out of the delta bundle") {
+		t.Errorf("the delta run says %q", stdout)
+	}
+	var blobBytes int64
+	for p, b := range treeFiles(t, delta) {
+		if strings.HasPrefix(p, "blobs/") {
+			blobBytes += int64(len(b))
+		}
+	}
+	if blobBytes > 5_000 {
+		t.Errorf("the delta bundle carries %d bytes of blobs for a 604-byte change", blobBytes)
+	}
+	if err := s.src.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, nil, "mirror", "--from", "oci:"+delta, "--insecure-registry", s.site.Host); code != 0 {
+		t.Fatalf("push delta: exit %d\n%s", code, stderr)
+	}
+	for _, r := range renderedRefs(t, s.env, s.dir) {
+		ref, err := name.ParseReference(r, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := remote.Head(ref); err != nil {
+			t.Errorf("render names %s; the site lacks it: %v", r, err)
+		}
 	}
 }

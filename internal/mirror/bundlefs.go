@@ -254,6 +254,9 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 				return nil, at("%s %q: not a repository name (host[:port]/path)", AnnotationSite, img.Site)
 			}
 		}
+		if img.Omitted, err = parseOmitted(d.Annotations[AnnotationOmitted]); err != nil {
+			return nil, at("%s: %v", AnnotationOmitted, err)
+		}
 		id := identity(img.Name, img.Tag, img.Site)
 		if prev, ok := seen[id]; ok && prev != img.Digest {
 			return nil, at("image %s is listed twice, at %s and %s", key, prev, img.Digest)

@@ -156,6 +156,13 @@ func openLayoutSource(path string) (*layoutSource, error) {
 
 func (s *layoutSource) where(*Image) string { return "oci:" + s.path }
 
+// has reports whether the bundle has a file for blob h (a delta bundle
+// leaves some out).
+func (s *layoutSource) has(h v1.Hash) bool {
+	fi, err := s.root.Lstat(blobName(h))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 func (s *layoutSource) manifest(_ context.Context, _ *Image, h v1.Hash) ([]byte, types.MediaType, error) {
 	f, err := openBlob(s.root, s.path, h)
 	if err != nil {

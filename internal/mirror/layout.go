@@ -182,7 +182,7 @@ func (s *layoutSink) head(_ context.Context, img *Image, _ name.Repository, id s
 	if d, err := v1.NewHash(id); err == nil {
 		h = d
 	}
-	ok, err := s.complete(h, 0)
+	ok, err := s.complete(h, 0, img.Omitted)
 	if err != nil || !ok {
 		return v1.Hash{}, false, err
 	}
@@ -190,8 +190,9 @@ func (s *layoutSink) head(_ context.Context, img *Image, _ name.Repository, id s
 }
 
 // complete reports whether manifest h and every blob and child it
-// references are in the bundle with the content their digests name.
-func (s *layoutSink) complete(h v1.Hash, depth int) (bool, error) {
+// references are in the bundle with the content their digests name, the
+// blobs a delta bundle leaves out (omitted) apart.
+func (s *layoutSink) complete(h v1.Hash, depth int, omitted map[v1.Hash]string) (bool, error) {
 	if s.root == nil {
 		return false, nil
 	}
@@ -207,11 +208,14 @@ func (s *layoutSink) complete(h v1.Hash, depth int) (bool, error) {
 		return false, fmt.Errorf("manifest %s in the bundle: %w", h, err)
 	}
 	for _, c := range children {
-		if ok, err := s.complete(c.Digest, depth+1); err != nil || !ok {
+		if ok, err := s.complete(c.Digest, depth+1, omitted); err != nil || !ok {
 			return false, err
 		}
 	}
 	for _, d := range blobs {
+		if _, ok := omitted[d.Digest]; ok {
+			continue
+		}
 		if ok, err := s.verify(d); err != nil || !ok {
 			return false, err
 		}
@@ -480,6 +484,9 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 		}
 		if pi.Site != "" {
 			ann[AnnotationSite] = pi.Site
+		}
+		if len(pi.Omitted) > 0 {
+			ann[AnnotationOmitted] = omittedAnnotation(pi.Omitted)
 		}
 		descs[identity(pi.Name, pi.Tag, pi.Site)] = v1.Descriptor{MediaType: sniffMediaType(raw), Digest: pi.Digest, Size: int64(len(raw)), Annotations: ann}
 	}

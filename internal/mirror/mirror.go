@@ -74,6 +74,11 @@ const (
 	// points); absent when the config named no site registry, and the
 	// push then needs --to.
 	AnnotationSite = "dev.stowage.site"
+	// AnnotationOmitted lists the blobs a delta bundle leaves out of an
+	// image because the site holds them (Image.Omitted), as digest
+	// references "repository@sha256:…" naming where the site holds each,
+	// sorted, separated by spaces; absent when the image is whole.
+	AnnotationOmitted = "dev.stowage.omitted"
 	// AnnotationBundle marks index.json as a bundle stowage wrote; its
 	// value is the bundle format version, BundleVersion.
 	AnnotationBundle = "dev.stowage.bundle"
@@ -108,6 +113,13 @@ type Image struct {
 	// bundle records it (AnnotationSite) so that a push from the bundle
 	// lands where render points.
 	Site string
+	// Omitted are the blobs of the image a delta bundle leaves out
+	// because the site holds them, each with the repository that holds
+	// it there: a site repository when Site is set, else a source
+	// repository, mapped to the site like the image. A Plan into a
+	// bundle with WithHave sets it (AnnotationOmitted records it);
+	// BundleImages reads it back, and a push mounts each from there.
+	Omitted map[v1.Hash]string
 }
 
 func (img Image) written() string {
@@ -138,6 +150,7 @@ type options struct {
 	toLayout   string
 	site       *site.Mapping
 	toRegistry bool
+	have       []Image
 	progress   Progress
 	lock       []byte
 }
@@ -179,6 +192,17 @@ func WithToSite(m site.Mapping) Option {
 // moves an image away from where render points.
 func WithToImageSites() Option {
 	return func(o *options) error { o.toRegistry = true; return nil }
+}
+
+// WithHave makes a bundle a delta against a site that holds images: the
+// blobs of those images (read from their sources, manifests and children
+// by digest) are left out of the bundle, and each image records the ones
+// it lacks (Image.Omitted, with the have image's Site, else its Source,
+// as where the site holds them). Manifests are always carried. A have
+// image whose manifests cannot be read leaves nothing out. Only with
+// WithToLayout.
+func WithHave(images []Image) Option {
+	return func(o *options) error { o.have = images; return nil }
 }
 
 // WithToLayout writes images into an OCI image layout at path (a bundle).
@@ -246,6 +270,9 @@ func New(opts ...Option) (*Mirror, error) {
 		return nil, errors.New("give exactly one destination: a site registry or an OCI layout")
 	case (toRegistry || o.fromLayout == "") && o.resolver == nil:
 		return nil, errors.New("a registry is involved but no Resolver was given")
+	}
+	if len(o.have) > 0 && o.toLayout == "" {
+		return nil, errors.New("a site's images to leave out (WithHave) make a delta bundle: give an OCI layout destination")
 	}
 	if o.fromLayout != "" {
 		src, err := openLayoutSource(o.fromLayout)

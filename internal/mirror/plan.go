@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -44,9 +46,8 @@ type PlannedImage struct {
 	// Blobs and Bytes are the blobs of this image the copy uploads and
 	// their bytes; a blob shared with other images is counted in each
 	// (Plan.Bytes counts it once).
-	Blobs int   `json:"blobs"`
-	Bytes int64 `json:"bytes"`
-
+	Blobs   int   `json:"blobs"`
+	Bytes   int64 `json:"bytes"`
 	repo    name.Repository
 	top     *node
 	uploads map[v1.Hash]int64
@@ -67,6 +68,10 @@ type Plan struct {
 	Mounts int
 	// Manifests are the manifests to write, tags apart.
 	Manifests int
+	// OmittedBlobs and OmittedBytes are the unique blobs a delta bundle
+	// leaves out, and their bytes: the site holds them (WithHave).
+	OmittedBlobs int
+	OmittedBytes int64
 	// Errors are the images that could not be planned (source or
 	// destination unreachable, an image missing from the source).
 	Errors Errors
@@ -192,13 +197,19 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			pi.Present = true
 			return
 		}
-		top, f := m.read(ctx, &pi.Image, pi.Digest, &mu, nodes, 0)
+		top, f := m.read(ctx, &pi.Image, pi.Digest, &mu, nodes, 0, newBudget())
 		if f != nil {
 			pi.err = f.imageError(pi.Image, m.o.resolver)
 			return
 		}
 		pi.top = top
 	})
+	// A delta bundle: the blobs the site holds, from the images the
+	// site lock pins.
+	var omit map[v1.Hash]string
+	if _, ok := m.dst.(*layoutSink); ok && len(m.o.have) > 0 {
+		omit = m.siteBlobs(ctx, &mu, nodes)
+	}
 	// Step 2: which manifests each destination repository lacks.
 	type repoNode struct {
 		repo string
@@ -273,12 +284,14 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		if pi.top == nil || pi.err != nil {
 			continue
 		}
+		visited := map[*node]bool{}
 		var walk func(n *node)
 		walk = func(n *node) {
 			k := repoNode{pi.repo.Name(), n.digest}
-			if manifestAt[k] {
+			if manifestAt[k] || visited[n] {
 				return
 			}
+			visited[n] = true
 			if _, ok := writes[k]; !ok {
 				writes[k] = write{repo: pi.repo, n: n}
 			}
@@ -301,10 +314,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		walk(pi.top)
 	}
 	// Step 4: HEAD each blob in each repository that needs it.
-	type blobAt struct {
-		h   v1.Hash
-		key string
-	}
+	type blobAt = blobAtKey
 	var pairs []blobAt
 	for h, b := range needs {
 		for key := range b.repos {
@@ -331,6 +341,11 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	})
 	// Step 5: upload each blob once where no repository has it, mount it
 	// everywhere else it is needed.
+	var (
+		omitted = map[v1.Hash]bool{}
+		checks  []omitCheck
+		ok      bool
+	)
 	for start := 0; start < len(pairs); {
 		end := start
 		for end < len(pairs) && pairs[end].h == pairs[start].h {
@@ -349,6 +364,26 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 				have = &pairs[i]
 			}
 		}
+		if have == nil && omit[b.d.Digest] != "" {
+			// A delta bundle leaves it out: the site holds it.
+			omitted[b.d.Digest] = true
+			p.OmittedBlobs++
+			p.OmittedBytes, _ = addSize(p.OmittedBytes, b.d.Size)
+			start = end
+			continue
+		}
+		if have == nil && m.leftOut(b.d.Digest, pairs[start:end], b.imgs) {
+			// Left out of the delta bundle being pushed: mounted from
+			// where the bundle says the site holds it, checked first.
+			for i := start; i < end; i++ {
+				pi := b.imgs[pairs[i].key]
+				if !present[i] && blobErr[i] == nil {
+					checks = append(checks, omitCheck{d: b.d, repo: b.repos[pairs[i].key], pi: pi})
+				}
+			}
+			start = end
+			continue
+		}
 		if have == nil {
 			first := pairs[start]
 			u := upload{d: b.d, repo: b.repos[first.key], imgs: []*PlannedImage{b.imgs[first.key]}}
@@ -361,7 +396,9 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			}
 			p.uploads = append(p.uploads, u)
 			p.Blobs++
-			p.Bytes += b.d.Size
+			if p.Bytes, ok = addSize(p.Bytes, b.d.Size); !ok {
+				return p, fmt.Errorf("the blobs to move add up to more than %d bytes", int64(math.MaxInt64))
+			}
 			have = &first
 		}
 		for i := start; i < end; i++ {
@@ -372,6 +409,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		}
 		start = end
 	}
+	m.checkLeftOut(ctx, p, checks)
 	uploaded := map[v1.Hash]bool{}
 	for _, u := range p.uploads {
 		uploaded[u.d.Digest] = true
@@ -382,11 +420,13 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			continue
 		}
 		pi.uploads = map[v1.Hash]int64{}
+		visited := map[*node]bool{}
 		var walk func(n *node)
 		walk = func(n *node) {
-			if manifestAt[repoNode{pi.repo.Name(), n.digest}] {
+			if manifestAt[repoNode{pi.repo.Name(), n.digest}] || visited[n] {
 				return
 			}
+			visited[n] = true
 			for _, c := range n.children {
 				walk(c)
 			}
@@ -394,12 +434,18 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 				if uploaded[d.Digest] {
 					pi.uploads[d.Digest] = d.Size
 				}
+				if omitted[d.Digest] {
+					if pi.Omitted == nil {
+						pi.Omitted = map[v1.Hash]string{}
+					}
+					pi.Omitted[d.Digest] = omit[d.Digest]
+				}
 			}
 		}
 		walk(pi.top)
 		pi.Blobs = len(pi.uploads)
 		for _, s := range pi.uploads {
-			pi.Bytes += s
+			pi.Bytes, _ = addSize(pi.Bytes, s)
 		}
 	}
 	// Manifests by height, children first, each level sorted.
@@ -439,10 +485,35 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	return p, nil
 }
 
+// blobAtKey is a blob in the scope (sink.blobKey) where its presence
+// counts.
+type blobAtKey struct {
+	h   v1.Hash
+	key string
+}
+
+// MaxManifestsPerImage bounds the distinct manifests read for one image
+// (its index, children and their children): 10,000, ten times an index at
+// registry.MaxIndexChildren. A manifest listed again (by the same index or
+// another) is read once and walked once.
+const MaxManifestsPerImage = 10_000
+
+// budget counts the manifests still to be read for one image.
+type budget struct{ left atomic.Int64 }
+
+func newBudget() *budget {
+	b := &budget{}
+	b.left.Store(MaxManifestsPerImage)
+	return b
+}
+
+func (b *budget) take() bool { return b.left.Add(-1) >= 0 }
+
 // read reads manifest h of img and, for an index, every child, sharing
 // nodes between images (a manifest is its digest's content wherever it is
-// read).
-func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex, nodes map[v1.Hash]*node, depth int) (*node, *failure) {
+// read): each distinct manifest is read once, at most MaxManifestsPerImage
+// for one image, and an index's children at most maxChildren.
+func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex, nodes map[v1.Hash]*node, depth int, b *budget) (*node, *failure) {
 	mu.Lock()
 	n := nodes[h]
 	mu.Unlock()
@@ -451,6 +522,9 @@ func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex
 	}
 	if depth > maxDepth {
 		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("indexes nested deeper than %d", maxDepth)}
+	}
+	if !b.take() {
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the image has more than %d distinct manifests", MaxManifestsPerImage)}
 	}
 	raw, mt, err := m.src.manifest(ctx, img, h)
 	if err != nil {
@@ -463,8 +537,11 @@ func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex
 		if err != nil {
 			return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("index: %w", err)}
 		}
+		if len(im.Manifests) > maxChildren {
+			return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the index lists %d child manifests, more than the %d stowage reads", len(im.Manifests), maxChildren)}
+		}
 		for _, c := range im.Manifests {
-			child, f := m.read(ctx, img, c.Digest, mu, nodes, depth+1)
+			child, f := m.read(ctx, img, c.Digest, mu, nodes, depth+1, b)
 			if f != nil {
 				return nil, f
 			}
@@ -482,6 +559,13 @@ func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex
 			// by registries: they are never copied.
 			if l.MediaType.IsDistributable() {
 				n.blobs = append(n.blobs, l)
+			}
+		}
+		var total int64
+		for _, d := range n.blobs {
+			var ok bool
+			if total, ok = addSize(total, d.Size); !ok {
+				return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("blob %s: size %d is negative or the sizes add up past %d bytes", d.Digest, d.Size, int64(math.MaxInt64))}
 			}
 		}
 	default:
