@@ -71,3 +71,61 @@ func (b *digestBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// MaxManifestBytes bounds a manifest or an index read from a registry: 4
+// MiB, distribution's own limit for a manifest PUT (go-containerregistry
+// reads up to 100 MiB). lock, bump, vet --remote and mirror all read
+// manifests through this package's transport, so the bound is the same
+// for each.
+const MaxManifestBytes = 4 << 20
+
+// ManifestTooLargeError is a manifest answer larger than MaxManifestBytes.
+type ManifestTooLargeError struct {
+	// Registry is the host[:port] that answered; Size the Content-Length
+	// it announced, or -1 when the body ran past the bound unannounced.
+	Registry string
+	Size     int64
+}
+
+// Error names the bound and the size.
+func (e *ManifestTooLargeError) Error() string {
+	if e.Size >= 0 {
+		return fmt.Sprintf("%s announced a manifest of %d bytes, more than the %d bytes stowage reads: refused", e.Registry, e.Size, MaxManifestBytes)
+	}
+	return fmt.Sprintf("%s sent a manifest of more than the %d bytes stowage reads: refused", e.Registry, MaxManifestBytes)
+}
+
+// limitManifest refuses a manifest GET answer that announces more than
+// MaxManifestBytes, and wraps the body of the others so that a read past
+// the bound fails with a *ManifestTooLargeError.
+func limitManifest(req *http.Request, resp *http.Response) error {
+	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !strings.Contains(req.URL.Path, "/manifests/") {
+		return nil
+	}
+	if resp.ContentLength > MaxManifestBytes {
+		return &ManifestTooLargeError{Registry: req.URL.Host, Size: resp.ContentLength}
+	}
+	resp.Body = &limitBody{ReadCloser: resp.Body, left: MaxManifestBytes, host: req.URL.Host}
+	return nil
+}
+
+// limitBody fails a read past its bound.
+type limitBody struct {
+	io.ReadCloser
+	left int64
+	host string
+}
+
+// Read reads at most the bytes left and one more; that one more is a
+// *ManifestTooLargeError.
+func (b *limitBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, &ManifestTooLargeError{Registry: b.host, Size: -1}
+	}
+	return n, err
+}

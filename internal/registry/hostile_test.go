@@ -208,3 +208,47 @@ func TestIndexChildrenBounded(t *testing.T) {
 		t.Errorf("%d requests, want the ping and the index only", n)
 	}
 }
+
+// TestManifestSizeBounded: a registry answering a manifest GET with 50 MB,
+// announced or streamed without a length, is refused at
+// registry.MaxManifestBytes, naming the image, after reading at most the
+// bound and one more byte; go-containerregistry alone reads 100 MiB.
+func TestManifestSizeBounded(t *testing.T) {
+	const huge = 50 << 20
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("announced=%v", announced), func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				sent int64
+			)
+			h, f := server(t)
+			f.Add(registrytest.Rule{Path: "/a/app/manifests/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+				w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+				if announced {
+					w.Header().Set("Content-Length", fmt.Sprint(huge))
+				}
+				w.WriteHeader(http.StatusOK)
+				chunk := []byte(strings.Repeat(" ", 64<<10))
+				for i := 0; i < huge/len(chunk); i++ {
+					n, err := w.Write(chunk)
+					mu.Lock()
+					sent += int64(n)
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}})
+			r := resolver(t, registry.WithInsecure(h), registry.WithRetry(1, 0))
+			_, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
+			if err == nil || !strings.Contains(err.Error(), `image "`+h+`/a/app:1"`) || !strings.Contains(err.Error(), "more than the 4194304 bytes stowage reads") {
+				t.Fatalf("err = %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if sent >= huge {
+				t.Errorf("the whole %d bytes were read", sent)
+			}
+		})
+	}
+}

@@ -240,6 +240,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		t.secrets.recordTokens(resp)
 	}
 	if registryPath {
+		if err := limitManifest(req, resp); err != nil {
+			resp.Body.Close()
+			cancel()
+			return nil, err
+		}
 		checkManifestDigest(req, resp)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, ctx: ctx, parent: req.Context(), cancel: cancel, timeout: t.timeout}
