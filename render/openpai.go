@@ -2,16 +2,13 @@ package render
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
-	stplan "github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -46,7 +43,7 @@ func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
 		"bytes.csv":      BytesTable(plan),
 	}
 	for _, role := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
-		data["images."+string(role)+".list"] = lines(r.siteRefs(plan.Images[role]))
+		data["images."+string(role)+".list"] = lines(r.openpaiList(role))
 	}
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -62,26 +59,14 @@ func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
 	return Object{Kind: "ConfigMap", Namespace: r.prof.Namespace, Name: OpenPAIConfigMap, Object: cm}
 }
 
-// siteRefs returns refs (by tag) as the profile's site registry serves
-// them, sorted; as they are without a site. A reference that does not
-// parse or map is an error (the plan reports the same one first).
-func (r *renderer) siteRefs(refs []string) []string {
-	if r.plan.Site == nil {
-		return refs
+// openpaiList is images.<role>.list: plan.Plan.OpenPAIList, each image
+// at its site reference and pinned. A reference that does not parse or
+// map is an error (the plan reports the same one first).
+func (r *renderer) openpaiList(role openpai.Role) []string {
+	out, err := r.plan.OpenPAIList(role, r.in.Lock)
+	if err != nil {
+		r.fail("%v", err)
 	}
-	out := make([]string, 0, len(refs))
-	for _, s := range refs {
-		ref, err := imageref.Parse(s)
-		if err == nil {
-			s, err = stplan.SiteReference(r.plan.Site, ref)
-		}
-		if err != nil {
-			r.fail("OpenPAI image %q: %v", s, err)
-			continue
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -462,7 +462,7 @@ func TestOpenPAIServices(t *testing.T) {
 	}
 	for _, b := range rep.Locked {
 		var want int64
-		for _, s := range rep.Images[b.Role] {
+		for _, s := range rep.SourceImages[b.Role] {
 			ref, err := imageref.Parse(s)
 			if err != nil {
 				t.Fatal(err)
@@ -476,8 +476,26 @@ func TestOpenPAIServices(t *testing.T) {
 				want += p.Size
 			}
 		}
-		if b.CompressedBytes != want || b.Unlocked != 0 || b.Images != len(rep.Images[b.Role]) || want == 0 {
+		if b.CompressedBytes != want || b.Unlocked != 0 || b.Images != len(rep.SourceImages[b.Role]) || want == 0 {
 			t.Errorf("%s: locked %+v, want %d bytes over %d images, none unlocked", b.Role, b, want, len(rep.Images[b.Role]))
+		}
+	}
+
+	// The images are listed as the rendered ConfigMap lists them: at the
+	// site registry, pinned.
+	out, stderr, code := runCLI(t, nil, "render", dir)
+	if code != 0 {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	listed := renderedImages(t, out)
+	for r, images := range rep.Images {
+		if len(images) == 0 || len(images) != len(rep.SourceImages[r]) {
+			t.Errorf("role %s: %d images, %d source images", r, len(images), len(rep.SourceImages[r]))
+		}
+		for _, s := range images {
+			if _, ok := listed[s]; !ok || !strings.HasPrefix(s, "registry.pai.lab.internal:5000/") || !strings.Contains(s, "@sha256:") {
+				t.Errorf("role %s lists %s, which the rendered output does not name", r, s)
+			}
 		}
 	}
 

@@ -100,11 +100,17 @@ type servicesReport struct {
 	Version string   `json:"version"`
 	Kept    []string `json:"kept"`
 	// KeptBy says why each kept service is kept.
-	KeptBy     map[string]keptReason     `json:"keptBy"`
-	Dropped    []string                  `json:"dropped"`
-	StartOrder []string                  `json:"startOrder"`
-	Paictl     string                    `json:"paictl"`
-	Images     map[openpai.Role][]string `json:"images"`
+	KeptBy     map[string]keptReason `json:"keptBy"`
+	Dropped    []string              `json:"dropped"`
+	StartOrder []string              `json:"startOrder"`
+	Paictl     string                `json:"paictl"`
+	// Images are each role's images as the rendered OpenPAI ConfigMap
+	// lists them in images.<role>.list: at the site registry when a site
+	// applies (plan.Site), pinned when DIR's lock has them.
+	Images map[openpai.Role][]string `json:"images"`
+	// SourceImages are the same images as OpenPAI's registry settings
+	// name them, the spelling the lock is keyed by.
+	SourceImages map[openpai.Role][]string `json:"sourceImages"`
 	// Bytes are unpacked image sizes observed in OpenPAI issue #5381.
 	Bytes []roleBytes `json:"bytes"`
 	// Locked are the reduced set's bytes to mirror from the lock's
@@ -152,10 +158,11 @@ func newOpenPAIServices() *cobra.Command {
 		Short: "Print the reduced OpenPAI service list of a profile, its images per node role and the bytes it saves",
 		Long: `Print the services kept and dropped by the profile's OpenPAI selection (the
 closure of the chosen features over the v1.5.0 prerequisite graph), the paictl
-command that starts exactly them, the images per node role, and the bytes per
-role of a full install versus the reduced one, from the unpacked image sizes
-observed in OpenPAI issue #5381, and, when DIR has a lock, the reduced set's
-bytes to mirror per role from the lock's recorded sizes (config plus
+command that starts exactly them, the images per node role (as the rendered
+ConfigMap lists them: at the site registry when one applies, pinned when DIR
+has a lock), and the bytes per role of a full install versus the reduced one,
+from the unpacked image sizes observed in OpenPAI issue #5381, and, when DIR
+has a lock, the reduced set's bytes to mirror per role from the lock's recorded sizes (config plus
 compressed layers, every platform). Formats: table (default), json, markdown.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -166,9 +173,13 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 			if err != nil {
 				return err
 			}
-			// The profile's image plan reduces the selection; no lock:
-			// only the OpenPAI part is read.
-			pl, err := imageplan.Build(cfg, profile, nil)
+			l, err := readLockIfAny(dirArg(args))
+			if err != nil {
+				return err
+			}
+			// The profile's image plan reduces the selection, decides the
+			// site and pins what the lock has.
+			pl, err := imageplan.Build(cfg, profile, l)
 			if err != nil {
 				return err
 			}
@@ -177,9 +188,12 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 				return fmt.Errorf("profile %q has no openpai selection", pl.Profiles[0])
 			}
 			rep := report(plan)
-			if l, err := readLockIfAny(dirArg(args)); err != nil {
-				return err
-			} else if l != nil {
+			for r := range rep.Images {
+				if rep.Images[r], err = pl.OpenPAIList(r, l); err != nil {
+					return err
+				}
+			}
+			if l != nil {
 				rep.Locked = lockedBytes(plan, l)
 			}
 			w := cmd.OutOrStdout()
@@ -204,7 +218,7 @@ func report(plan *openpai.Plan) servicesReport {
 	rep := servicesReport{
 		Version: plan.Version, Kept: plan.Kept, Dropped: plan.Dropped, StartOrder: plan.StartOrder,
 		Paictl: "./paictl.py " + strings.Join(plan.PaictlArgs, " "),
-		Images: map[openpai.Role][]string{},
+		Images: map[openpai.Role][]string{}, SourceImages: map[openpai.Role][]string{},
 		KeptBy: map[string]keptReason{},
 	}
 	for k, r := range plan.KeptBy {
@@ -212,6 +226,7 @@ func report(plan *openpai.Plan) servicesReport {
 	}
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
 		rep.Images[r] = append([]string{}, plan.Images[r]...)
+		rep.SourceImages[r] = append([]string{}, plan.Images[r]...)
 	}
 	for _, b := range plan.Bytes() {
 		rep.Bytes = append(rep.Bytes, roleBytes{b.Role, b.Full, b.Reduced, b.Saved, b.UnknownFull, b.UnknownReduced,

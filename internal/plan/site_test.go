@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -112,5 +114,38 @@ func TestSitePinOnly(t *testing.T) {
 	cfg = loadCUE(t, `images: {}`, schema.Options{AllowNoProfiles: true})
 	if s, err := Site(cfg); s != nil || err != nil {
 		t.Errorf("Site without a site = %+v, %v; want none", s, err)
+	}
+}
+
+// TestOpenPAIList: images.<role>.list names each image at its site
+// reference pinned as its pre-pulling use is; an image of a role no puller
+// pre-pulls is pinned from the lock, and written by tag only when the lock
+// lacks it.
+func TestOpenPAIList(t *testing.T) {
+	dir := "../../examples/openpai-offline"
+	cfg := load(t, dir)
+	l := readLock(t, dir)
+	prof := cfg.Profiles["offline"]
+	prof.Pullers = slices.Clone(prof.Pullers)
+	prof.Pullers[0].OpenPAI = []string{"worker"}
+	cfg.Profiles["offline"] = prof
+	p, err := Build(cfg, "offline", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runtime = "registry.pai.lab.internal:5000/openpai/openpai-runtime:v1.5.0"
+	const fc = "registry.pai.lab.internal:5000/mirror/docker.io/frameworkcontroller/frameworkcontroller:v0.9.0"
+	e, _ := l.Lookup("registry.pai.lab.internal:5000/openpai/openpai-runtime:v1.5.0")
+	worker, err := p.OpenPAIList(openpai.RoleWorker, l)
+	if err != nil || !slices.Equal(worker, []string{runtime + "@" + e.Digest}) {
+		t.Errorf("worker list = %v, %v; want %s@%s", worker, err, runtime, e.Digest)
+	}
+	fe, _ := l.Lookup("docker.io/frameworkcontroller/frameworkcontroller:v0.9.0")
+	master, err := p.OpenPAIList(openpai.RoleMaster, l)
+	if err != nil || !slices.Contains(master, fc+"@"+fe.Digest) {
+		t.Errorf("master list (no puller) = %v, %v; want %s@%s from the lock", master, err, fc, fe.Digest)
+	}
+	if master, _ = p.OpenPAIList(openpai.RoleMaster, nil); !slices.Contains(master, fc) {
+		t.Errorf("master list without a lock = %v; want %s by tag", master, fc)
 	}
 }
