@@ -1024,12 +1024,12 @@ profiles: pai: {
 	if !strings.HasPrefix(cm.Data["paictl.command"], "./paictl.py service start -n ") {
 		t.Errorf("paictl.command = %q", cm.Data["paictl.command"])
 	}
-	// Every pulled OpenPAI image is one of the kept services' images.
-	images := cm.Data["images.master.list"] + cm.Data["images.worker.list"] + cm.Data["images.all.list"]
+	// Every pulled OpenPAI image is one of the kept services' images,
+	// listed pinned as the DaemonSet pulls it.
+	images := "\n" + cm.Data["images.master.list"] + cm.Data["images.worker.list"] + cm.Data["images.all.list"]
 	for _, ds := range daemonSets(objs) {
 		for _, c := range pulled(ds) {
-			base, _, _ := strings.Cut(c.Image, "@")
-			if !strings.Contains(images, base+"\n") {
+			if !strings.Contains(c.Image, "@sha256:") || !strings.Contains(images, "\n"+c.Image+"\n") {
 				t.Errorf("%s pulls %s, which no kept service uses", ds.Name, c.Image)
 			}
 		}
@@ -1062,8 +1062,7 @@ profiles: pai: {
 		}
 		var got []string
 		for _, c := range pulled(ds) {
-			base, _, _ := strings.Cut(c.Image, "@")
-			got = append(got, base)
+			got = append(got, c.Image)
 		}
 		slices.Sort(got)
 		if w := strings.Split(strings.TrimSuffix(want.images, "\n"), "\n"); !slices.Equal(got, w) {

@@ -306,7 +306,12 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		groups = append(groups, p.Images)
 	}
 	if len(src.workloads) > 0 {
-		p, err := plan.All(&schema.Config{}, l, src.workloads...)
+		// The workloads alone, at the site the function rewrites them to.
+		ws, err := plan.Site(cfg)
+		if err != nil {
+			return in, err
+		}
+		p, err := plan.All(&schema.Config{Site: ws}, l, src.workloads...)
 		if err != nil {
 			return in, err
 		}

@@ -282,6 +282,9 @@ type Plan struct {
 	// Site is the site registry that applies to the profile (Site's rule),
 	// nil for none (Build only).
 	Site *schema.Site
+	// lock is the lock Build pinned with (nil for none), for the OpenPAI
+	// images no use pins (OpenPAIList, SiteManifests).
+	lock *lock.Lock
 	// Images are one per lock key, sorted by key: exactly what a lock for
 	// the plan holds.
 	Images []*Image
@@ -302,7 +305,7 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Profiles: []string{name}, Profile: prof}
+	p := &Plan{Profiles: []string{name}, Profile: prof, lock: l}
 	if p.Site, err = Site(cfg, name); err != nil {
 		return nil, err
 	}
@@ -471,7 +474,10 @@ type Workload struct {
 }
 
 // All returns the plan of every profile of cfg plus the workloads' images
-// (KindWorkload uses): Images over all of them, one per lock key, each
+// (KindWorkload uses, each with the Site reference of cfg's site for
+// them, Site's rule: the workloads of a KRM function's kustomization, whose
+// config is its one rendered profile or none): Images over all of them,
+// one per lock key, each
 // with the uses of every profile (Pullers and OpenPAI are left empty). It
 // is what a complete lock holds: what `lock` and `bump` resolve and `vet
 // --remote` checks. Errors: those of Build, prefixed with the profile; a
@@ -482,6 +488,13 @@ func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error)
 	out := &Plan{}
 	var all []*Use
 	var errs []error
+	var ws *schema.Site
+	if len(workloads) > 0 {
+		var err error
+		if ws, err = Site(cfg); err != nil {
+			return nil, fmt.Errorf("the site of the workloads the function pins: %w", err)
+		}
+	}
 	for _, w := range workloads {
 		ref, err := imageref.Parse(w.Image)
 		if err != nil {
@@ -494,6 +507,12 @@ func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error)
 		}
 		u := &Use{Kind: KindWorkload, Name: w.Object + " " + w.Field, Ref: ref, File: w.File}
 		u.Pin = pin(u, l)
+		if ws != nil {
+			if u.Site, err = SiteReference(ws, ref); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", u.UsedBy(), err))
+				continue
+			}
+		}
 		all = append(all, u)
 	}
 	if len(errs) > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/schema"
 )
@@ -152,7 +153,9 @@ type SiteManifest struct {
 // SiteManifests lists what site registry s must hold for every pinned use
 // of p: each pinned digest at the use's site repository (site.Mapping's
 // rule, as render names it), and for a pin that is the lock entry's index,
-// every child the lock records (each node pulls its own platform). The
+// every child the lock records (each node pulls its own platform); for a
+// plan of Build, also the images of the OpenPAI lists that no puller
+// pre-pulls but the lock pins (OpenPAIList). The
 // list is sorted by reference, then platform, each manifest once; uses
 // without a digest are left out (render refuses them, naming each).
 // Errors: s is nil, or a reference does not map (*site.Error).
@@ -189,6 +192,35 @@ func (p *Plan) SiteManifests(s *schema.Site) ([]SiteManifest, error) {
 			if e := img.Entry; e != nil && e.Kind == lock.KindIndex && e.Digest == d {
 				for _, c := range e.Platforms {
 					add(SiteManifest{Image: img, Reference: ref, Repository: repo, Digest: c.Digest, Platform: c.Platform})
+				}
+			}
+		}
+	}
+	// The OpenPAI lists also name the images of roles no puller
+	// pre-pulls, pinned from the lock (OpenPAIList).
+	if p.OpenPAI != nil {
+		for _, role := range slices.Sorted(maps.Keys(p.OpenPAI.Images)) {
+			for _, w := range p.OpenPAI.Images[role] {
+				ref, err := imageref.Parse(w)
+				if err != nil {
+					return nil, fmt.Errorf("OpenPAI image %q: %w", w, err)
+				}
+				if p.Image(ref.Key()) != nil {
+					continue
+				}
+				e, ok := p.lock.Lookup(ref.Key())
+				if !ok {
+					continue
+				}
+				img := &Image{Key: ref.Key(), Ref: ref, Entry: &e,
+					Uses: []*Use{{Profile: p.Profiles[0], Kind: KindOpenPAI, Name: string(role), Ref: ref, Pin: PinOf(ref, nil, p.lock)}}}
+				one := &Plan{Images: []*Image{img}}
+				ms, err := one.SiteManifests(s)
+				if err != nil {
+					return nil, err
+				}
+				for _, m := range ms {
+					add(m)
 				}
 			}
 		}

@@ -148,4 +148,24 @@ func TestOpenPAIList(t *testing.T) {
 	if master, _ = p.OpenPAIList(openpai.RoleMaster, nil); !slices.Contains(master, fc) {
 		t.Errorf("master list without a lock = %v; want %s by tag", master, fc)
 	}
+	// vet --site checks the master images too, each index child included.
+	ms, err := p.SiteManifests(p.Site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if m.Reference == fc+"@"+fe.Digest {
+			got = append(got, m.Digest+" "+m.Platform)
+		}
+	}
+	want := []string{fe.Digest + " "}
+	for _, c := range fe.Platforms {
+		want = append(want, c.Digest+" "+c.Platform)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("site manifests of %s = %v, want %v", fc, got, want)
+	}
 }
