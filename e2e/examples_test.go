@@ -26,7 +26,7 @@ var repoRoot = ".."
 // exampleEnv is the environment the examples render with, as in
 // cmd/stowage's golden test: the Submarine example reads its Harbor robot
 // password from a variable.
-var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password"}
+var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
 
 // examples are the config directories under examples/ that render objects.
 var examples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"}

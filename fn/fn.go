@@ -14,14 +14,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
@@ -59,9 +62,11 @@ type Processor struct {
 	// Dir resolves "file:" password sources; "" is the working directory
 	// (kustomize runs exec functions in the kustomization's directory).
 	Dir string
-	// AllowEnv names the variables an "env:" source may read besides those
-	// starting with STOWAGE_ (creds.ReadFunction); it comes from the
-	// command line (--allow-env), never from the functionConfig.
+	// AllowEnv, when not nil, narrows the operator's rule (creds.Allowed:
+	// STOWAGE_* and the names of STOWAGE_ALLOW_ENV) to STOWAGE_* and the
+	// names listed here; it comes from the command line (--allow-env, in
+	// the exec declaration's args), never from the functionConfig, and can
+	// never widen the operator's rule.
 	AllowEnv []string
 	// Stderr receives the warning and error results as
 	// `file:line: field: message` lines; nil writes none.
@@ -115,6 +120,10 @@ func (s *session) run() {
 		s.errorf(nil, "", "no functionConfig: declare the function on a %s/%s or %s/%s object", APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
 		return
 	}
+	if err := DeclaredEnv(fc); err != nil {
+		s.errorf(fc, "metadata.annotations."+runtimeutil.FunctionAnnotationKey, "%v", err)
+		return
+	}
 	l, ok := s.readLock()
 	if !ok {
 		return
@@ -136,6 +145,25 @@ func (s *session) run() {
 		s.errorf(fc, "", "functionConfig %s/%s is not a kind stowage reads; use %s/%s or %s/%s",
 			id.APIVersion, id.Kind, APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
 	}
+}
+
+// DeclaredEnv refuses a functionConfig whose function annotation
+// (config.kubernetes.io/function, read with runtimeutil.GetFunctionSpec)
+// sets creds.AllowVariable in its exec or container envs: kustomize passes
+// those to the function after the operator's environment, so the
+// repository would set the operator's rule. Nil without an annotation or
+// when it does not parse (kustomize itself refuses that).
+func DeclaredEnv(fc *yaml.RNode) error {
+	spec, err := runtimeutil.GetFunctionSpec(fc)
+	if err != nil || spec == nil {
+		return nil
+	}
+	for _, e := range append(slices.Clone(spec.Exec.Env), spec.Container.Env...) {
+		if name, _, _ := strings.Cut(e, "="); strings.TrimSpace(name) == creds.AllowVariable {
+			return fmt.Errorf("the function declaration sets %s in its envs: that variable is the operator's (the CI job's or repository server's environment, or kustomize build --env), never the repository's", creds.AllowVariable)
+		}
+	}
+	return nil
 }
 
 // api is the kio.Filter of one functionConfig kind: read the config from

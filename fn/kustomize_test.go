@@ -272,3 +272,79 @@ func TestArgoCheckScript(t *testing.T) {
 		t.Fatalf("check.sh with the pin-only entry removed: %v\n%s", err, out)
 	}
 }
+
+// TestKustomizeOperatorEnvRule: the CI_JOB_TOKEN attack under the real
+// kustomize. A merge request names env:CI_JOB_TOKEN as a registry password
+// and adds --allow-env CI_JOB_TOKEN to the exec declaration, or sets
+// STOWAGE_ALLOW_ENV in its envs: the build fails, naming the variable, and
+// the token appears nowhere. Only the operator's STOWAGE_ALLOW_ENV (the
+// environment kustomize runs in) lets the function read it, and the
+// declaration's --allow-env can then only narrow that.
+func TestKustomizeOperatorEnvRule(t *testing.T) {
+	kustomize := testbin.Kustomize(t)
+	path := stowagePath(t)
+	const token = "ci-job-token-canary-5e1d"
+	declared := func(decl string) string {
+		return copyEdited(t, "../examples/gitops-argo/prepull", func(name string, b []byte) []byte {
+			if name != "stowage.yaml" {
+				return b
+			}
+			b = bytes.Replace(b, []byte("        args: [fn]\n"), []byte(decl), 1)
+			return bytes.Replace(b, []byte("      image: apache/submarine:jupyter-notebook-gpu-0.7.0\n"),
+				[]byte("      image: apache/submarine:jupyter-notebook-gpu-0.7.0\n      auth: {username: ci, password: env:CI_JOB_TOKEN}\n"), 1)
+		})
+	}
+	run := func(dir string, operator ...string) ([]byte, string, error) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(kustomize, append([]string{"build"}, append(execFlags, dir)...)...)
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "STOWAGE_ALLOW_ENV=") && !strings.HasPrefix(e, "PATH=") {
+				cmd.Env = append(cmd.Env, e)
+			}
+		}
+		cmd.Env = append(cmd.Env, append([]string{"PATH=" + path, "CI_JOB_TOKEN=" + token}, operator...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.Bytes(), stderr.String(), err
+	}
+	const outside = "environment variable CI_JOB_TOKEN may not be read (needed by environment \"jupyter-gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV"
+	cases := []struct {
+		name, decl string
+		operator   []string
+		want       string // in stderr; "" when the build succeeds
+	}{
+		{"args widen", "        args: [fn, --allow-env, CI_JOB_TOKEN]\n", nil, outside},
+		{"envs set the operator's variable", "        args: [fn]\n        envs: [STOWAGE_ALLOW_ENV=CI_JOB_TOKEN]\n", nil,
+			"the function declaration sets STOWAGE_ALLOW_ENV in its envs"},
+		{"envs and args together", "        args: [fn, --allow-env, CI_JOB_TOKEN]\n        envs: [STOWAGE_ALLOW_ENV=CI_JOB_TOKEN]\n", nil,
+			"the function declaration sets STOWAGE_ALLOW_ENV in its envs"},
+		{"args narrow the operator's list", "        args: [fn, --allow-env, OTHER]\n", []string{"STOWAGE_ALLOW_ENV=CI_JOB_TOKEN"},
+			"environment variable CI_JOB_TOKEN may not be read (needed by environment \"jupyter-gpu\"): the exec declaration's --allow-env narrows STOWAGE_ALLOW_ENV and does not list it"},
+		{"the operator allows", "        args: [fn]\n", []string{"STOWAGE_ALLOW_ENV=CI_JOB_TOKEN"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, err := run(declared(tc.decl), tc.operator...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("kustomize build: %v\n%s", err, stderr)
+				}
+				// The token is in the rendered Secret, base64 inside
+				// .dockerconfigjson only.
+				if !bytes.Contains(out, []byte("kind: Secret")) || bytes.Contains(out, []byte(token)) {
+					t.Errorf("want a Secret holding the token only encoded:\n%s", out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("kustomize build succeeded:\n%s", out)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr does not say %q:\n%s", tc.want, stderr)
+			}
+			if strings.Contains(string(out)+stderr, token) || strings.Contains(stderr, "add --allow-env") {
+				t.Errorf("the output shows the token or tells the repository how to widen the rule:\n%s%s", out, stderr)
+			}
+		})
+	}
+}

@@ -182,7 +182,7 @@ profiles:
         environments: [notebook]
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, code := runCLI(t, map[string]string{"OTHER": "x"}, "render", dir, "-o", out)
+	stdout, stderr, code := runCLI(t, map[string]string{"OTHER": "x", "STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "render", dir, "-o", out)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -200,14 +200,14 @@ profiles:
 	}
 	// vet reads no secret but refuses what render refuses, naming the
 	// variable and what needs it; with the variable set it passes.
-	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 1 || !strings.Contains(stderr, located) || !strings.Contains(stderr, `environment "notebook"`) {
+	if _, stderr, code := runCLI(t, map[string]string{"STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "vet", dir); code != 1 || !strings.Contains(stderr, located) || !strings.Contains(stderr, `environment "notebook"`) {
 		t.Errorf("vet without the variable: exit %d: %s; want 1 naming it", code, stderr)
 	}
-	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "vet", dir); code != 0 {
+	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret", "STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "vet", dir); code != 0 {
 		t.Errorf("vet with the variable set: exit %d: %s", code, stderr)
 	}
 	// With the variable set, render succeeds.
-	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret"}, "render", dir); code != 0 {
+	if _, stderr, code := runCLI(t, map[string]string{"NOT_SET_ANYWHERE": "s3cret", "STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "render", dir); code != 0 {
 		t.Errorf("render with the variable set: exit %d: %s", code, stderr)
 	}
 }
@@ -323,7 +323,7 @@ func cliSnapshot(t *testing.T, dir string) map[string]string {
 // example's password variable set (vet checks it is set, as render would).
 func TestVetExamples(t *testing.T) {
 	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
-		stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", ex))
+		stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", ex))
 		if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s), ") {
 			t.Errorf("vet %s: exit %d, stdout %q, stderr %s", ex, code, stdout, stderr)
 		}
@@ -335,7 +335,7 @@ func TestVetExamples(t *testing.T) {
 // puller's namespace and both tenants', for the registry the nodes pull
 // from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
-	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
+	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
 	want := "ok: 1 profile(s), 6 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
 		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
@@ -362,7 +362,7 @@ func TestVetJSON(t *testing.T) {
 		}
 		return r
 	}
-	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"), "-o", "json")
+	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"), "-o", "json")
 	r := decode(t, stdout)
 	want := []vetSecret{{Profile: "notebooks", Name: "submarine-dockerhub", Registry: "harbor.submarine.lab.internal:5000",
 		UsedBy: []string{`environment "jupyter-chinese"`}, Namespaces: []string{"submarine", "tenant-a", "tenant-b"}}}
@@ -773,7 +773,7 @@ func TestInputErrorsAreNotUsage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(notLayout, "x"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x"}
+	env := map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
 	empty := filepath.Join(tmp, "bundle")
 	for _, c := range []struct {
 		args []string

@@ -262,7 +262,7 @@ func TestDistributionBasicAuth(t *testing.T) {
 
 	// Without a Docker config the images without config credentials fail.
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	stdout, stderr, code := runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary}, "lock", dir, "--insecure-registry", h)
+	stdout, stderr, code := runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary, "STOWAGE_ALLOW_ENV": "REGISTRY_PASSWORD"}, "lock", dir, "--insecure-registry", h)
 	check("stdout", stdout)
 	check("stderr", []byte(stderr))
 	if code != 1 || !strings.Contains(stderr, "3 images failed") || !strings.Contains(stderr, "401 Unauthorized") || strings.Contains(stderr, `"`+app+`"`) {
@@ -279,14 +279,14 @@ func TestDistributionBasicAuth(t *testing.T) {
 
 	// A wrong password: named by its source, never shown.
 	t.Setenv("DOCKER_CONFIG", dockerConfig)
-	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": "wrong-" + canary}, "lock", dir, "--insecure-registry", h)
+	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": "wrong-" + canary, "STOWAGE_ALLOW_ENV": "REGISTRY_PASSWORD"}, "lock", dir, "--insecure-registry", h)
 	check("stdout", stdout)
 	check("stderr", []byte(stderr))
 	if code != 1 || !strings.Contains(stderr, `image "`+app+`"`) || !strings.Contains(stderr, "401 Unauthorized") || !strings.Contains(stderr, "password from env:REGISTRY_PASSWORD") {
 		t.Fatalf("lock with a wrong password: exit %d:\n%s", code, stderr)
 	}
 
-	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary}, "lock", dir, "--insecure-registry", h)
+	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary, "STOWAGE_ALLOW_ENV": "REGISTRY_PASSWORD"}, "lock", dir, "--insecure-registry", h)
 	check("stdout", stdout)
 	check("stderr", []byte(stderr))
 	if code != 0 {
@@ -310,7 +310,7 @@ func TestDistributionBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := filepath.Join(t.TempDir(), "body.md")
-	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary}, "bump", dir, "--insecure-registry", h, "--pr-body", body)
+	stdout, stderr, code = runCLI(t, map[string]string{"REGISTRY_PASSWORD": canary, "STOWAGE_ALLOW_ENV": "REGISTRY_PASSWORD"}, "bump", dir, "--insecure-registry", h, "--pr-body", body)
 	check("stdout", stdout)
 	check("stderr", []byte(stderr))
 	if code != 0 || !strings.Contains(string(stdout), "stowage: bump "+app) {

@@ -115,7 +115,7 @@ func newFn(getenv env) *cobra.Command {
 		}
 		return err
 	}
-	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "an environment variable env: password sources may read besides STOWAGE_* ones (repeatable; set it in the exec declaration's args)")
+	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "keep only this one of the variables the operator's STOWAGE_ALLOW_ENV lets env: password sources read besides STOWAGE_* ones (repeatable; narrows, never widens)")
 	// kyaml's command takes no positional argument but does not say so;
 	// its --stack (print a stack trace on error) is for debugging and
 	// hidden.
@@ -149,7 +149,11 @@ the ImageLock item (stowage.lock.yaml listed in resources). Every other workload
 in the input gets its images pinned from the lock.
 
 Password sources: env: may read only variables starting with STOWAGE_ and
-those named by --allow-env (args: [fn, --allow-env, HARBOR_PASSWORD]); file:
-only regular files inside the kustomization's directory.`
+those the operator names in STOWAGE_ALLOW_ENV (comma- or space-separated,
+set in the environment of the CI job or repository server that runs
+kustomize, or with kustomize build --env); the repository cannot widen
+that: --allow-env in the exec declaration's args only keeps some of the
+operator's names, and a declaration whose envs set STOWAGE_ALLOW_ENV is
+refused. file: only regular files inside the kustomization's directory.`
 	return c
 }

@@ -20,7 +20,7 @@ var repoRoot = filepath.Join("..", "..")
 
 // exampleEnv is the environment the examples render with: the Submarine
 // example reads its Harbor robot password from a variable.
-var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password"}
+var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
 
 func envFrom(m map[string]string) env {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }

@@ -306,7 +306,7 @@ func (r *hygieneRegistries) moveApp(t *testing.T) {
 // TestSecretHygiene runs every command and failure path with the canary.
 func TestSecretHygiene(t *testing.T) {
 	regs := newHygieneRegistries(t)
-	env := map[string]string{"HYGIENE_PW": hygieneCanary, "STOWAGE_HYGIENE_PW": hygieneCanary}
+	env := map[string]string{"HYGIENE_PW": hygieneCanary, "STOWAGE_HYGIENE_PW": hygieneCanary, "STOWAGE_ALLOW_ENV": "HYGIENE_PW"}
 
 	// Success paths, with env: and file: sources.
 	t.Run("env and file sources", func(t *testing.T) {
@@ -449,8 +449,8 @@ func TestSecretHygiene(t *testing.T) {
 			secrets int
 			args    []string
 		}{
-			{"Stowage with an env: source allowed by --allow-env", stowageFC("env:HYGIENE_PW"), 0, 1, []string{"--allow-env", "HYGIENE_PW"}},
-			{"Stowage with an env: source not allowed", stowageFC("env:HYGIENE_PW"), 1, 0, nil},
+			{"Stowage with an env: source the operator allows, kept by --allow-env", stowageFC("env:HYGIENE_PW"), 0, 1, []string{"--allow-env", "HYGIENE_PW"}},
+			{"Stowage with an env: source --allow-env leaves out", stowageFC("env:HYGIENE_PW"), 1, 0, []string{"--allow-env", "OTHER"}},
 			{"Stowage with a STOWAGE_ env: source", stowageFC("env:STOWAGE_HYGIENE_PW"), 0, 1, nil},
 			{"Stowage with a file: source", stowageFC("file:secrets/pw"), 0, 1, nil},
 			{"Stowage with a literal", stowageFC(hygieneCanary), 1, 0, nil},

@@ -62,10 +62,11 @@ spec:
 
 // TestKustomizationPasswordsUnderTheFunctionsRule: on a kustomization,
 // lock, bump, vet, vet --remote and mirror read a password only where the
-// function itself may (STOWAGE_* or the exec declaration's --allow-env):
-// with QA_PW not allowed, each refuses naming the variable and both ways
-// to allow it, before any registry is contacted, and the canary value
-// never shows; allowed through --allow-env or a STOWAGE_ name, lock logs
+// function itself may (STOWAGE_* or the operator's STOWAGE_ALLOW_ENV, which
+// the exec declaration's --allow-env may narrow but not widen): with QA_PW
+// not named by the operator, each refuses naming the variable and
+// STOWAGE_ALLOW_ENV, even when the declaration lists it, and the canary
+// value never shows; allowed by the operator or a STOWAGE_ name, lock logs
 // in with it.
 func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 	const canary = "canary-pw-7f3a91"
@@ -79,14 +80,15 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"QA_PW": canary, "STOWAGE_QA_PW": canary}
+	operator := map[string]string{"QA_PW": canary, "STOWAGE_ALLOW_ENV": "QA_PW"}
 	noCanary := func(t *testing.T, what string, out []byte, stderr string) {
 		t.Helper()
 		if strings.Contains(string(out)+stderr, canary) {
 			t.Errorf("%s shows the password:\n%s%s", what, out, stderr)
 		}
 	}
-	const refusal = "environment variable QA_PW may not be read by the KRM function (needed by " // …the image…
-	const how = "name a variable starting with STOWAGE_, or add --allow-env QA_PW to the exec declaration's args"
+	const refusal = "environment variable QA_PW may not be read (needed by " // …the image…
+	const how = "stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)"
 
 	// Not allowed: lock refuses and writes nothing.
 	dir := t.TempDir()
@@ -101,9 +103,10 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 		t.Fatalf("lock wrote %s: %v", lockPath, err)
 	}
 
-	// Allowed by --allow-env: lock logs in and locks the three images.
+	// Allowed by the operator, kept by --allow-env: lock logs in and locks
+	// the three images.
 	writeTree(t, dir, privatePuller(d.Host, o.Host, "QA_PW", "[fn, --allow-env, QA_PW]"))
-	out, stderr, code = runCLI(t, env, "lock", dir, "--quiet", "--insecure-registry", d.Host, "--insecure-registry", o.Host)
+	out, stderr, code = runCLI(t, operator, "lock", dir, "--quiet", "--insecure-registry", d.Host, "--insecure-registry", o.Host)
 	noCanary(t, "lock --allow-env", out, stderr)
 	if code != 0 {
 		t.Fatalf("lock with --allow-env QA_PW: exit %d\n%s", code, stderr)
@@ -112,7 +115,7 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 		t.Errorf("lock said %q, want %q", out, want)
 	}
 	for _, args := range [][]string{{"vet", dir}, {"vet", dir, "--remote", "--quiet", "--insecure-registry", d.Host, "--insecure-registry", o.Host}} {
-		out, stderr, code := runCLI(t, env, args...)
+		out, stderr, code := runCLI(t, operator, args...)
 		noCanary(t, args[0], out, stderr)
 		if code != 0 {
 			t.Errorf("%v with --allow-env QA_PW: exit %d\n%s%s", args, code, out, stderr)
@@ -123,9 +126,10 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The same lock, the declaration without --allow-env: every command
-	// refuses, even with nothing to resolve, and the lock is unchanged.
-	writeTree(t, dir, privatePuller(d.Host, o.Host, "QA_PW", "[fn]"))
+	// The same lock and declaration, the operator naming nothing: every
+	// command refuses, even with nothing to resolve, and the lock is
+	// unchanged; the declaration's --allow-env QA_PW cannot widen the rule.
+	writeTree(t, dir, privatePuller(d.Host, o.Host, "QA_PW", "[fn, --allow-env, QA_PW]"))
 	for _, args := range [][]string{
 		{"lock", dir, "--quiet", "--insecure-registry", d.Host, "--insecure-registry", o.Host},
 		{"bump", dir, "--quiet", "--insecure-registry", d.Host, "--insecure-registry", o.Host},
@@ -538,7 +542,7 @@ spec:
     auth: {username: qa, password: "env:QA_PW"}
 `,
 	})
-	out, stderr, code := runCLI(t, map[string]string{"QA_PW": ""}, "vet", dir)
+	out, stderr, code := runCLI(t, map[string]string{"QA_PW": "", "STOWAGE_ALLOW_ENV": "QA_PW"}, "vet", dir)
 	want := "stowage: kustomization " + dir + ": the stowage function would fail with 2 error(s):\n" +
 		"  puller.yaml:15: spec.images[1].auth.password: environment variable STOWAGE_QA_PW is not set (needed by environment \"private\")\n" +
 		"  puller.yaml:18: spec.images[2].auth.password: environment variable QA_PW is empty (needed by environment \"other\")\n"
@@ -576,7 +580,7 @@ spec:
 	})
 	out, stderr, code := runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91"}, "vet", dir)
 	want := "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
-		"  stowage.yaml:13: spec.environments.gpu.auth.password: environment variable QA_PW may not be read by the KRM function (needed by environment \"gpu\"): name a variable starting with STOWAGE_, or add --allow-env QA_PW to the exec declaration's args\n"
+		"  stowage.yaml:13: spec.environments.gpu.auth.password: environment variable QA_PW may not be read (needed by environment \"gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)\n"
 	if code != 1 || stderr != want {
 		t.Errorf("vet: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
 	}
@@ -598,10 +602,10 @@ spec:
       auth: {username: u, password: "env:STOWAGE_X"}
   profiles: {notebooks: {pullers: [{name: p, namespace: s, environments: [gpu, gpu2]}]}}
 `})
-	out, stderr, code = runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91"}, "vet", dir)
+	out, stderr, code = runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91", "STOWAGE_ALLOW_ENV": "QA_PW"}, "vet", dir)
 	want = "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
 		"  stowage.yaml:16: spec.environments.gpu2.auth.password: environment variable STOWAGE_X is not set (needed by environment \"gpu2\")\n"
 	if code != 1 || stderr != want {
-		t.Errorf("vet with --allow-env QA_PW: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+		t.Errorf("vet with STOWAGE_ALLOW_ENV and --allow-env QA_PW: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
 	}
 }

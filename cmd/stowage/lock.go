@@ -56,15 +56,15 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
 
 // resolver builds the registry client from the flags. Passwords are read
 // from the config's sources under pw's rule through getenv, only when a
-// request needs one; under the KRM function's rule (a kustomization) every
-// source of images is first checked to be one the function may read, and
-// refused by name before any registry is contacted. The returned function
+// request needs one; every source of images is first checked against the
+// rule (creds.Allowed: the operator's, narrowed by a kustomization's exec
+// declaration), and refused by name before any registry is contacted. The returned function
 // ends the progress bar.
 func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
 	}
-	if err := pw.allowed(images); err != nil {
+	if err := pw.allowed(images, getenv); err != nil {
 		return nil, nil, err
 	}
 	users := map[string][]string{}

@@ -48,7 +48,7 @@ func TestLockJSON(t *testing.T) {
 		"app":  {Ref: app},
 		"tool": {Ref: tool, User: "bot", Password: "env:TOOL_PASSWORD"},
 	}, helper, pause)
-	env := map[string]string{"TOOL_PASSWORD": password}
+	env := map[string]string{"TOOL_PASSWORD": password, "STOWAGE_ALLOW_ENV": "TOOL_PASSWORD"}
 	lockPath := filepath.Join(dir, lock.FileName)
 	entry := func(ref string) lock.Entry {
 		e, err := standin.Entry(ref)

@@ -185,7 +185,7 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 		images[k] = ci
 	}
 	s.dir = writeConfig(t, images, helper, pause)
-	s.env = map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": canary + "-bob"}
+	s.env = map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": canary + "-bob", "STOWAGE_ALLOW_ENV": "SRC_PASSWORD,BOB_PASSWORD"}
 	if _, stderr, code := runCLI(t, s.env, "lock", s.dir, "--insecure-registry", h); code != 0 {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}
@@ -420,7 +420,7 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 	s.proxy.slow.Store(true)
 	// SIGTERM first: the run stops, exit 1, saying what it leaves.
 	term := exec.Command(bin, args...)
-	term.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob")
+	term.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob", "STOWAGE_ALLOW_ENV=SRC_PASSWORD,BOB_PASSWORD")
 	var termOut bytes.Buffer
 	term.Stdout, term.Stderr = &termOut, &termOut
 	if err := term.Start(); err != nil {
@@ -438,7 +438,7 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 	noCanary(t, "SIGTERM", termOut.Bytes(), "")
 	s.proxy.bytes.Store(0)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob")
+	cmd.Env = append(os.Environ(), "SRC_PASSWORD="+canary, "BOB_PASSWORD="+canary+"-bob", "STOWAGE_ALLOW_ENV=SRC_PASSWORD,BOB_PASSWORD")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -523,7 +523,7 @@ func TestMirrorFaults(t *testing.T) {
 	faults.Add(registrytest.Rule{Path: "/team/app-b/manifests/", Fault: registrytest.Status(http.StatusNotFound, nil)})
 	faults.Add(registrytest.Rule{Path: "/lib/multi/", Fault: registrytest.Status(http.StatusTooManyRequests, map[string]string{"Retry-After": "0"})})
 	faults.Add(registrytest.Rule{Path: "/team/app-a/blobs/", Fault: stall})
-	env := map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": "wrong-" + canary}
+	env := map[string]string{"SRC_PASSWORD": canary, "BOB_PASSWORD": "wrong-" + canary, "STOWAGE_ALLOW_ENV": "SRC_PASSWORD,BOB_PASSWORD"}
 	stdout, stderr, code := runCLI(t, env, "mirror", s.dir, "--to", s.proxy.Host+"/site", "--insecure-registry", srcHost, "--insecure-registry", s.proxy.Host,
 		"--timeout", "2s", "--retries", "1")
 	noCanary(t, "mirror with faults", stdout, stderr)

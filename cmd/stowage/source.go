@@ -36,8 +36,9 @@ names the profile (the one the function renders; --profile is refused); the
 lock is the stowage.lock.yaml its resources list (lock and bump write it
 only inside the kustomization's own directory); the images the function
 pins in the other resources count too. Passwords are read as the function
-reads them: env: only STOWAGE_* variables and the --allow-env names of the
-exec declaration. The kustomization is built with kustomize's API up to the
+reads them: env: only STOWAGE_* variables and those the operator names in
+STOWAGE_ALLOW_ENV, of which the exec declaration's --allow-env may only
+keep some. The kustomization is built with kustomize's API up to the
 stowage transformer, from files beneath --root only (default DIR; --root .
 lets an overlay reach ../base).`
 
@@ -90,14 +91,16 @@ func (p passwords) read(sources []creds.Source, getenv env) (map[string][]byte, 
 	return creds.Read(p.dir, sources, getenv)
 }
 
-// allowed refuses, under the function's rule, every env: source of images
-// the function may not read (creds.FunctionEnv), before a registry is
-// contacted; nothing for a config directory.
-func (p passwords) allowed(images []*plan.Image) error {
-	if !p.function {
-		return nil
+// allowed refuses every env: source of images the rule does not let
+// stowage read (creds.Allowed: the operator's STOWAGE_ALLOW_ENV through
+// getenv, narrowed by the exec declaration's --allow-env for a
+// kustomization), before a registry is contacted.
+func (p passwords) allowed(images []*plan.Image, getenv env) error {
+	var declared []string
+	if p.function {
+		declared = p.allowEnv
 	}
-	return creds.FunctionEnv(authSources(images), p.allowEnv)
+	return creds.Allowed(authSources(images), getenv, declared)
 }
 
 // authSources are the password sources of images' auth, sorted, each with
@@ -286,6 +289,9 @@ func execDeclaration(b *kustomization.Build) (allowEnv []string, maxInput int64,
 	if spec == nil {
 		return nil, 0, fmt.Errorf("%s: no %s annotation: kustomize would not run stowage as a KRM function (see `stowage fn --help` for the exec declaration)", b.FunctionFile, runtimeutil.FunctionAnnotationKey)
 	}
+	if err := fn.DeclaredEnv(fc); err != nil {
+		return nil, 0, fmt.Errorf("%s: metadata.annotations.%s: %w", b.FunctionFile, runtimeutil.FunctionAnnotationKey, err)
+	}
 	maxInput = DefaultMaxFnInput
 	cmd, rest, err := newRoot(nil).Find(spec.Exec.Args)
 	if err != nil || cmd.Name() != "fn" {
@@ -299,8 +305,11 @@ func execDeclaration(b *kustomization.Build) (allowEnv []string, maxInput int64,
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
 		return nil, 0, fmt.Errorf("%s: the exec declaration's args %q: %w", b.FunctionFile, spec.Exec.Args, err)
 	}
-	if allowEnv, err = cmd.Flags().GetStringArray("allow-env"); err != nil {
-		return nil, 0, err
+	// Without --allow-env the declaration narrows nothing (nil).
+	if cmd.Flags().Changed("allow-env") {
+		if allowEnv, err = cmd.Flags().GetStringArray("allow-env"); err != nil {
+			return nil, 0, err
+		}
 	}
 	if maxInput, err = cmd.Flags().GetInt64("max-input-bytes"); err != nil {
 		return nil, 0, err

@@ -113,7 +113,7 @@ func TestVerboseWireLog(t *testing.T) {
 	}, plain.Host+"/stowage/helper:v1", plain.Host+"/k8s/pause:3.10")
 	basic.agents, bearer.agents = nil, nil
 
-	_, stderr, code := runCLI(t, map[string]string{"WIRE_PW": wirePassword}, "lock", dir, "-q", "-v",
+	_, stderr, code := runCLI(t, map[string]string{"WIRE_PW": wirePassword, "STOWAGE_ALLOW_ENV": "WIRE_PW"}, "lock", dir, "-q", "-v",
 		"--insecure-registry", plain.Host, "--insecure-registry", basic.host, "--insecure-registry", bearer.host)
 	if code != 0 {
 		t.Fatalf("lock -v: exit %d:\n%s", code, stderr)
@@ -147,7 +147,7 @@ func TestVerboseWireLog(t *testing.T) {
 	}
 
 	// Without -v, nothing is logged.
-	if _, stderr, code := runCLI(t, map[string]string{"WIRE_PW": wirePassword}, "lock", dir, "-q", "--insecure-registry", basic.host); code != 0 || strings.Contains(stderr, "registry:") {
+	if _, stderr, code := runCLI(t, map[string]string{"WIRE_PW": wirePassword, "STOWAGE_ALLOW_ENV": "WIRE_PW"}, "lock", dir, "-q", "--insecure-registry", basic.host); code != 0 || strings.Contains(stderr, "registry:") {
 		t.Errorf("lock without -v: exit %d, stderr %q; want exit 0 and no wire log", code, stderr)
 	}
 }

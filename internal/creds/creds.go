@@ -31,7 +31,9 @@ type Env = func(name string) (string, bool)
 
 // Read returns the bytes behind each source, keyed by the source string.
 //
-//   - "env:NAME" reads the variable through getenv;
+//   - "env:NAME" reads the variable through getenv, when Allowed (with no
+//     exec declaration) lets it: NAME starts with EnvPrefix or the operator
+//     lists it in AllowVariable; otherwise nothing is read;
 //   - "file:path" reads path relative to dir through internal/confined:
 //     inside dir after every symbolic link, a regular file of at most
 //     confined.Password.Max bytes (64 KiB);
@@ -44,6 +46,9 @@ type Env = func(name string) (string, bool)
 // source it came from. All failures are reported together, each naming the
 // variable or file and what needs it, never a value.
 func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
+	if err := Allowed(sources, getenv, nil); err != nil {
+		return nil, err
+	}
 	return read(dir, sources, getenv, true)
 }
 
@@ -54,6 +59,9 @@ func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
 // (confined.CheckFile opens and stats it). A file holding only a line
 // ending passes Check and is refused by Read. Errors are worded as Read's.
 func Check(dir string, sources []Source, getenv Env) error {
+	if err := Allowed(sources, getenv, nil); err != nil {
+		return err
+	}
 	_, err := read(dir, sources, getenv, false)
 	return err
 }
@@ -138,52 +146,110 @@ func Trim(v string) string {
 	return v
 }
 
-// ReadFunction is Read for the KRM function, whose config comes from a
-// repository anyone with a merge request can change: FunctionEnv first
-// (a variable outside the function's rule is refused, by name, without
-// being read), then Read.
-func ReadFunction(dir string, sources []Source, getenv Env, allowEnv []string) (map[string][]byte, error) {
-	if err := FunctionEnv(sources, allowEnv); err != nil {
+// ReadFunction is Read for the KRM function and for a kustomization the
+// CLI reads, whose config comes from a repository anyone with a merge
+// request can change: Allowed with declared, the exec declaration's
+// --allow-env names (nil when it gives none), then Read.
+func ReadFunction(dir string, sources []Source, getenv Env, declared []string) (map[string][]byte, error) {
+	if err := Allowed(sources, getenv, declared); err != nil {
 		return nil, err
 	}
 	return Read(dir, sources, getenv)
 }
 
-// CheckFunction is Check under the KRM function's rule: FunctionEnv, then
-// Check (stowage vet on a kustomization).
-func CheckFunction(dir string, sources []Source, getenv Env, allowEnv []string) error {
-	if err := FunctionEnv(sources, allowEnv); err != nil {
+// CheckFunction is Check under ReadFunction's rule (stowage vet on a
+// kustomization).
+func CheckFunction(dir string, sources []Source, getenv Env, declared []string) error {
+	if err := Allowed(sources, getenv, declared); err != nil {
 		return err
 	}
 	return Check(dir, sources, getenv)
 }
 
-// FunctionEnv refuses every "env:" source the KRM function may not read:
-// a variable may only be named when it starts with EnvPrefix ("STOWAGE_")
-// or is listed in allowEnv (the function's --allow-env flag, set in the
-// exec declaration's args); the functionConfig's own fields cannot widen
-// this. Nothing is read. The error names each variable, what needs it and
-// the two ways to allow it, all problems at once, each led by where the
-// source is written (Source.At) when known.
-func FunctionEnv(sources []Source, allowEnv []string) error {
+// AllowVariable is the environment variable in which the operator (the CI
+// job, the repository server's container, or kustomize's --env flag) names
+// the variables env: sources may read besides those starting with
+// EnvPrefix: names separated by commas or white space.
+const AllowVariable = "STOWAGE_ALLOW_ENV"
+
+// EnvPrefix is the prefix of the variables env: sources may read without
+// the operator naming them in AllowVariable.
+const EnvPrefix = "STOWAGE_"
+
+// OperatorNames parses AllowVariable through getenv: the names it lists,
+// sorted, without duplicates; nil when it is unset or empty, or getenv is
+// nil. A name that
+// is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*) is an error
+// naming AllowVariable and the name.
+func OperatorNames(getenv Env) ([]string, error) {
+	if getenv == nil {
+		return nil, nil
+	}
+	v, _ := getenv(AllowVariable)
+	var names []string
+	for _, n := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+		if !validName(n) {
+			return nil, fmt.Errorf("%s: %q is not an environment variable name (want letters, digits and _, not starting with a digit)", AllowVariable, n)
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// validName reports whether n is [A-Za-z_][A-Za-z0-9_]*.
+func validName(n string) bool {
+	for i, r := range n {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return n != ""
+}
+
+// Allowed refuses every "env:" source of sources that may not be read,
+// before anything is read. The rule belongs to the operator, never to the
+// repository: a variable may be read when it starts with EnvPrefix, or
+// when the operator lists it in AllowVariable (read through getenv). A
+// kustomization's exec declaration can only narrow that: when declared is
+// not nil (its --allow-env names), a variable not starting with EnvPrefix
+// must be listed there too. A config file, functionConfig or exec
+// declaration cannot widen the rule, and the message says so: it tells the
+// operator which variable to set, not the repository what to write. All
+// problems at once, each led by where the source is written (Source.At)
+// when known, naming the variable and what needs it, never a value.
+func Allowed(sources []Source, getenv Env, declared []string) error {
+	operator, err := OperatorNames(getenv)
+	if err != nil {
+		return err
+	}
 	var problems []string
 	for _, s := range sources {
 		name, ok := strings.CutPrefix(s.Source, "env:")
-		if ok && !strings.HasPrefix(name, EnvPrefix) && !slices.Contains(allowEnv, name) {
-			msg := fmt.Sprintf("environment variable %s may not be read by the KRM function (needed by %s): name a variable starting with %s, or add --allow-env %s to the exec declaration's args", name, strings.Join(s.UsedBy, ", "), EnvPrefix, name)
-			// Led by where the source is written, as Read's problems are.
-			if len(s.At) > 0 {
-				msg = s.At[0] + ": " + msg
-			}
-			problems = append(problems, msg)
+		if !ok || strings.HasPrefix(name, EnvPrefix) {
+			continue
 		}
+		var why string
+		switch {
+		case !slices.Contains(operator, name):
+			why = fmt.Sprintf("stowage reads only variables starting with %s and those the operator names in %s (set in the CI job's or the repository server's environment, never by the repository)", EnvPrefix, AllowVariable)
+		case declared != nil && !slices.Contains(declared, name):
+			why = fmt.Sprintf("the exec declaration's --allow-env narrows %s and does not list it", AllowVariable)
+		default:
+			continue
+		}
+		msg := fmt.Sprintf("environment variable %s may not be read (needed by %s): %s", name, strings.Join(s.UsedBy, ", "), why)
+		// Led by where the source is written, as Read's problems are.
+		if len(s.At) > 0 {
+			msg = s.At[0] + ": " + msg
+		}
+		problems = append(problems, msg)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return nil
 }
-
-// EnvPrefix is the prefix of the variables the KRM function may read
-// without --allow-env.
-const EnvPrefix = "STOWAGE_"

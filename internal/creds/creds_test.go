@@ -1,8 +1,10 @@
 package creds
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +18,7 @@ func TestRead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "crlf"), []byte("crlf-pass\r\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HARBOR": "env-pass", "EMPTY": ""}
+	env := map[string]string{"HARBOR": "env-pass", "EMPTY": "", AllowVariable: "HARBOR"}
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 
 	got, err := Read(dir, []Source{
@@ -36,7 +38,7 @@ func TestRead(t *testing.T) {
 // TestReadErrors: every failing source is reported at once, naming the
 // variable or file and what needs it, never a value.
 func TestReadErrors(t *testing.T) {
-	env := map[string]string{"EMPTY": "", "SET": "canary-value-123"}
+	env := map[string]string{"EMPTY": "", "SET": "canary-value-123", AllowVariable: "EMPTY,SET,NOT_SET_ANYWHERE"}
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	_, err := Read(t.TempDir(), []Source{
 		{Source: "env:NOT_SET_ANYWHERE", UsedBy: []string{`environment "jupyter-gpu"`}},
@@ -84,7 +86,13 @@ func TestReadOneRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	getenv := func(k string) (string, bool) { v, ok := values[k]; return v, ok }
+	getenv := func(k string) (string, bool) {
+		if k == AllowVariable {
+			return "lf crlf two space empty nl", true
+		}
+		v, ok := values[k]
+		return v, ok
+	}
 	want := map[string]string{"lf": "pw", "crlf": "pw", "two": "pw\n", "space": " pw "}
 	for n, w := range want {
 		got, err := Read(dir, []Source{{Source: "env:" + n}, {Source: "file:" + n}}, getenv)
@@ -146,44 +154,109 @@ func TestReadRefusesLinksOut(t *testing.T) {
 	}
 }
 
-// TestReadFunctionEnv: the KRM function reads only STOWAGE_* variables and
-// those its --allow-env names; others are refused by name, unread.
-func TestReadFunctionEnv(t *testing.T) {
+// recordingEnv is an environment that records which variables are read
+// (AllowVariable aside, which the rule itself reads).
+func recordingEnv(vars map[string]string) (Env, map[string]bool) {
 	read := map[string]bool{}
-	getenv := func(k string) (string, bool) { read[k] = true; return "v-" + k, true }
-	got, err := ReadFunction("", []Source{{Source: "env:STOWAGE_HUB"}, {Source: "env:HARBOR"}}, getenv, []string{"HARBOR"})
-	if err != nil || string(got["env:STOWAGE_HUB"]) != "v-STOWAGE_HUB" || string(got["env:HARBOR"]) != "v-HARBOR" {
-		t.Fatalf("allowed variables: %q, %v", got, err)
+	return func(k string) (string, bool) {
+		if k != AllowVariable {
+			read[k] = true
+		}
+		v, ok := vars[k]
+		return v, ok
+	}, read
+}
+
+// TestOperatorRule: env: reads STOWAGE_* variables and those the operator
+// names in STOWAGE_ALLOW_ENV, for a config directory (Read, Check) and for
+// the function (ReadFunction, CheckFunction) alike; the exec declaration's
+// --allow-env only narrows the operator's names and never widens them
+// (the CI_JOB_TOKEN attack); a refused variable is never read, and no
+// refusal tells the repository how to widen the rule.
+func TestOperatorRule(t *testing.T) {
+	const needed = `image "r.example/a:1"`
+	outside := "environment variable CI_JOB_TOKEN may not be read (needed by " + needed + "): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)"
+	narrowed := "environment variable CI_JOB_TOKEN may not be read (needed by " + needed + "): the exec declaration's --allow-env narrows STOWAGE_ALLOW_ENV and does not list it"
+	vars := map[string]string{"STOWAGE_HUB": "v-hub", "CI_JOB_TOKEN": "v-token", "HARBOR": "v-harbor"}
+	sources := []Source{{Source: "env:CI_JOB_TOKEN", UsedBy: []string{needed}}, {Source: "env:HARBOR", UsedBy: []string{needed}}, {Source: "env:STOWAGE_HUB"}}
+	cases := []struct {
+		name     string
+		operator string   // STOWAGE_ALLOW_ENV; "-" for unset
+		function bool     // ReadFunction rather than Read
+		declared []string // the exec declaration's --allow-env
+		want     string   // the error; "" reads all three
+	}{
+		{"config directory, no operator list", "-", false, nil, outside + "\n" + strings.Replace(outside, "CI_JOB_TOKEN", "HARBOR", 1)},
+		{"config directory, operator allows", "CI_JOB_TOKEN, HARBOR", false, nil, ""},
+		{"config directory, operator allows one", "HARBOR", false, nil, outside},
+		{"function, the declaration cannot widen", "", true, []string{"CI_JOB_TOKEN", "HARBOR"}, outside + "\n" + strings.Replace(outside, "CI_JOB_TOKEN", "HARBOR", 1)},
+		{"function, operator allows, nothing declared", "CI_JOB_TOKEN,HARBOR", true, nil, ""},
+		{"function, the declaration narrows", "CI_JOB_TOKEN HARBOR", true, []string{"HARBOR"}, narrowed},
+		{"function, the declaration narrows to nothing", "CI_JOB_TOKEN\tHARBOR", true, []string{""}, narrowed + "\n" + strings.Replace(narrowed, "CI_JOB_TOKEN", "HARBOR", 1)},
 	}
-	read = map[string]bool{}
-	_, err = ReadFunction("", []Source{{Source: "env:AWS_SECRET_ACCESS_KEY", UsedBy: []string{`environment "e"`}}}, getenv, []string{"HARBOR"})
-	want := `environment variable AWS_SECRET_ACCESS_KEY may not be read by the KRM function (needed by environment "e"): name a variable starting with STOWAGE_, or add --allow-env AWS_SECRET_ACCESS_KEY to the exec declaration's args`
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
-	if len(read) != 0 {
-		t.Errorf("read %v, want nothing read", read)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := maps.Clone(vars)
+			if tc.operator != "-" {
+				env[AllowVariable] = tc.operator
+			}
+			for _, check := range []bool{false, true} {
+				getenv, read := recordingEnv(env)
+				var (
+					got map[string][]byte
+					err error
+				)
+				switch {
+				case tc.function && check:
+					err = CheckFunction("", sources, getenv, tc.declared)
+				case tc.function:
+					got, err = ReadFunction("", sources, getenv, tc.declared)
+				case check:
+					err = Check("", sources, getenv)
+				default:
+					got, err = Read("", sources, getenv)
+				}
+				if tc.want != "" {
+					if err == nil || err.Error() != tc.want {
+						t.Errorf("check %v: got %v\nwant %s", check, err, tc.want)
+					}
+					if len(read) != 0 {
+						t.Errorf("check %v: read %v, want nothing read", check, read)
+					}
+					if err != nil && strings.Contains(err.Error(), "add --allow-env") {
+						t.Errorf("check %v: the refusal tells the repository how to widen the rule: %v", check, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("check %v: %v", check, err)
+				}
+				if !check && (string(got["env:CI_JOB_TOKEN"]) != "v-token" || string(got["env:HARBOR"]) != "v-harbor" || string(got["env:STOWAGE_HUB"]) != "v-hub") {
+					t.Errorf("read %q", got)
+				}
+			}
+		})
 	}
 }
 
-// TestCheckFunctionEnv: CheckFunction, vet's check under the function's
-// rule, refuses a variable the function may not read, by name and unread,
-// and checks the allowed ones as Check does (an unset one is refused).
+// TestOperatorNames: STOWAGE_ALLOW_ENV lists names separated by commas or
+// white space; one that is not a variable name is refused by name.
+func TestOperatorNames(t *testing.T) {
+	got, err := OperatorNames(func(string) (string, bool) { return " B,A ,, B\nC_1 ", true })
+	if err != nil || !slices.Equal(got, []string{"A", "B", "C_1"}) {
+		t.Errorf("got %q, %v", got, err)
+	}
+	_, err = OperatorNames(func(string) (string, bool) { return "A,1B", true })
+	if want := `STOWAGE_ALLOW_ENV: "1B" is not an environment variable name (want letters, digits and _, not starting with a digit)`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestCheckFunctionEnv: CheckFunction checks the allowed variables as
+// Check does (an unset one is refused).
 func TestCheckFunctionEnv(t *testing.T) {
-	read := map[string]bool{}
-	getenv := func(k string) (string, bool) { read[k] = true; return "v", k != "STOWAGE_UNSET" }
-	err := CheckFunction("", []Source{{Source: "env:CI_JOB_TOKEN", UsedBy: []string{`image "r.example/a:1"`}}, {Source: "env:STOWAGE_HUB"}}, getenv, nil)
-	want := `environment variable CI_JOB_TOKEN may not be read by the KRM function (needed by image "r.example/a:1"): name a variable starting with STOWAGE_, or add --allow-env CI_JOB_TOKEN to the exec declaration's args`
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
-	if len(read) != 0 {
-		t.Errorf("read %v, want nothing read", read)
-	}
-	if err := CheckFunction("", []Source{{Source: "env:CI_JOB_TOKEN"}, {Source: "env:STOWAGE_HUB"}}, getenv, []string{"CI_JOB_TOKEN"}); err != nil {
-		t.Errorf("allowed variables: %v", err)
-	}
-	err = CheckFunction("", []Source{{Source: "env:STOWAGE_UNSET", UsedBy: []string{"x"}}}, getenv, nil)
+	getenv := func(k string) (string, bool) { return "v", k != "STOWAGE_UNSET" && k != AllowVariable }
+	err := CheckFunction("", []Source{{Source: "env:STOWAGE_UNSET", UsedBy: []string{"x"}}}, getenv, nil)
 	if want := "environment variable STOWAGE_UNSET is not set (needed by x)"; err == nil || err.Error() != want {
 		t.Errorf("unset: got %v, want %s", err, want)
 	}
@@ -211,7 +284,7 @@ func TestCheckRefusesWhatReadRefuses(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"SET": "v", "EMPTY": ""}
+	env := map[string]string{"SET": "v", "EMPTY": "", AllowVariable: "SET,EMPTY,UNSET"}
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	good := []Source{{Source: "env:SET"}, {Source: "file:pw"}, {Source: "literal"}}
 	if err := Check(dir, good, getenv); err != nil {
@@ -237,7 +310,7 @@ func TestCheckRefusesWhatReadRefuses(t *testing.T) {
 // TestReadLocated: each problem is led by the first place the source is
 // written.
 func TestReadLocated(t *testing.T) {
-	getenv := func(string) (string, bool) { return "", false }
+	getenv := func(k string) (string, bool) { return "UNSET", k == AllowVariable }
 	_, err := Read(t.TempDir(), []Source{{Source: "env:UNSET", UsedBy: []string{`environment "e"`},
 		At: []string{"config.yaml:6:7: environments.e.auth.password", "config.yaml:9:7: images.i.auth.password"}}}, getenv)
 	want := `config.yaml:6:7: environments.e.auth.password: environment variable UNSET is not set (needed by environment "e")`

@@ -19,8 +19,10 @@ type Options struct {
 	// Getenv reads "env:" sources: the value and whether it is set.
 	Getenv func(string) (string, bool)
 	// Function reads and checks passwords under the KRM function's rule
-	// (creds.ReadFunction, creds.CheckFunction): an env: source only names
-	// a variable starting with creds.EnvPrefix or one of AllowEnv.
+	// (creds.ReadFunction, creds.CheckFunction): the operator's rule
+	// (creds.Allowed) narrowed by AllowEnv, the exec declaration's
+	// --allow-env names (nil when it gives none). Without Function the
+	// operator's rule alone applies (creds.Read, creds.Check).
 	Function bool
 	AllowEnv []string
 	// NoPasswords renders with a placeholder for every password instead of
@@ -54,7 +56,7 @@ func Render(cfg *schema.Config, profile string, l *lock.Lock, o Options) ([]rend
 		case o.CheckPasswords:
 			err = creds.Check(o.Dir, sources, o.Getenv)
 		case o.Function:
-			err = creds.FunctionEnv(sources, o.AllowEnv)
+			err = creds.Allowed(sources, o.Getenv, o.AllowEnv)
 		}
 		if err != nil {
 			return nil, err

@@ -52,7 +52,7 @@ func harborPassword(t *testing.T, objs []render.Object) string {
 // environment.
 func TestRenderExample(t *testing.T) {
 	cfg, l := load(t)
-	objs, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password"})})
+	objs, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +73,13 @@ func TestRenderExample(t *testing.T) {
 }
 
 // TestRenderPasswords: an unset variable fails naming it; NoPasswords
-// renders a placeholder without reading; the function's rule refuses a
-// variable outside STOWAGE_ and --allow-env by name, and reads one inside.
+// renders a placeholder without reading; a variable the operator does not
+// name in STOWAGE_ALLOW_ENV is refused by name for a config directory and
+// for the function (its --allow-env cannot widen the rule), and read once
+// the operator names it.
 func TestRenderPasswords(t *testing.T) {
 	cfg, l := load(t)
-	_, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(nil)})
+	_, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD is not set") {
 		t.Errorf("unset variable: %v", err)
 	}
@@ -88,11 +90,16 @@ func TestRenderPasswords(t *testing.T) {
 	if pw := harborPassword(t, objs); !strings.Contains(pw, `"password":"placeholder"`) {
 		t.Errorf("NoPasswords Secret %s, want the placeholder", pw)
 	}
+	// Not named by the operator: refused for a config directory and for
+	// the function, whatever the exec declaration's --allow-env says.
 	vars := env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw"})
-	_, err = Render(cfg, "", l, Options{Dir: example, Getenv: vars, Function: true})
-	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD may not be read by the KRM function") {
-		t.Errorf("function without --allow-env: %v", err)
+	for _, o := range []Options{{Dir: example, Getenv: vars}, {Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}}} {
+		_, err = Render(cfg, "", l, o)
+		if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD may not be read (needed by environment \"jupyter-gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV") {
+			t.Errorf("function %v without STOWAGE_ALLOW_ENV: %v", o.Function, err)
+		}
 	}
+	vars = env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})
 	objs, err = Render(cfg, "", l, Options{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
 	if err != nil {
 		t.Fatal(err)
