@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,61 @@ func TestCredentialSpellingsScrubbed(t *testing.T) {
 	}
 	if !strings.Contains(msg, "got Bearer *** plain *** basic *** refresh *** token ***") {
 		t.Errorf("error = %s\nwant the registry's message with every credential replaced", msg)
+	}
+}
+
+// TestPasswordEchoedEveryWay: a hostile registry answers 401 with a body
+// echoing the password in one spelling per case (plain, upper case,
+// base64 and base64url inside a longer value at each alignment,
+// URL-encoded, JSON-escaped by its encoder, hex); the error stowage shows
+// keeps the registry's words and none of the spelling.
+func TestPasswordEchoedEveryWay(t *testing.T) {
+	const user, pw = "alice", `Pw/canary+7c1e&<ok>`
+	spellings := map[string]string{
+		"plain":         pw,
+		"upper case":    strings.ToUpper(pw),
+		"query escaped": url.QueryEscape(pw),
+		"path escaped":  url.PathEscape(pw),
+		"hex":           hex.EncodeToString([]byte(pw)),
+		"HEX":           strings.ToUpper(hex.EncodeToString([]byte(pw))),
+	}
+	for a := range 3 {
+		inner := strings.Repeat("z", 5+a) + pw + "!"
+		spellings[fmt.Sprintf("base64, alignment %d", a)] = base64.StdEncoding.EncodeToString([]byte(inner))
+		spellings[fmt.Sprintf("base64url, alignment %d", a)] = base64.RawURLEncoding.EncodeToString([]byte(inner))
+	}
+	for name, echo := range spellings {
+		t.Run(name, func(t *testing.T) {
+			h, f := server(t)
+			f.Add(registrytest.Rule{Path: "/v2/", Fault: func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
+				w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				// The encoder escapes < > & as \u003c \u003e \u0026 in the
+				// plain case: the JSON-escaped spelling.
+				msg, _ := json.Marshal("denied [" + echo + "] for you")
+				w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":` + string(msg) + `}]}`))
+			}})
+			r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
+			img := image(t, h+"/a/app:1")
+			img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+			_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
+			if err == nil {
+				t.Fatal("Lock succeeded against a registry refusing everything")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "denied [") || !strings.Contains(msg, "] for you") || !strings.Contains(msg, "***") {
+				t.Errorf("error = %s\nwant the registry's words with the password masked", msg)
+			}
+			// What depends on the password alone: the echo, less up to
+			// two characters of base64 at each end.
+			core := echo
+			if strings.HasPrefix(name, "base64") {
+				core = echo[len(echo)/4 : len(echo)*3/4]
+			}
+			if strings.Contains(strings.ToLower(msg), strings.ToLower(core)) || strings.Contains(msg, pw) {
+				t.Errorf("error carries the password (%s):\n%s", name, msg)
+			}
+		})
 	}
 }
 

@@ -6,61 +6,28 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/stowage/stowage/internal/secret"
 )
 
-// secretSet is every credential a Resolver has read or seen on the wire,
-// in each spelling a registry could echo back: the password itself, the
-// base64 of "user:password" (a Basic Authorization header's value), the
-// value of every Authorization header sent (Basic or Bearer), and the
-// token, access_token and refresh_token fields of token answers. scrub
-// replaces each of them, and the standard and URL base64 of each, by "***".
+// secretSet is every credential a Resolver has read or seen on the wire:
+// the password itself and "user:password" (a Basic Authorization header's
+// value), the value of every Authorization header sent (Basic or Bearer),
+// and the token, access_token and refresh_token fields of token answers.
+// scrub replaces each of them, in every spelling internal/secret knows
+// (base64 at every alignment, URL-encoded, JSON-escaped, hex, any ASCII
+// case), by "***".
 type secretSet struct {
-	mu   sync.Mutex
-	list []string
+	set secret.Set
 }
 
-// minSecret is the shortest value taken as a secret: shorter ones would
-// scrub ordinary words out of messages.
-const minSecret = 4
-
-// add records s and its base64 spellings.
-func (s *secretSet) add(vals ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, v := range vals {
-		if len(v) < minSecret {
-			continue
-		}
-		for _, sp := range []string{
-			v,
-			base64.StdEncoding.EncodeToString([]byte(v)),
-			base64.RawStdEncoding.EncodeToString([]byte(v)),
-			base64.URLEncoding.EncodeToString([]byte(v)),
-			base64.RawURLEncoding.EncodeToString([]byte(v)),
-			url.QueryEscape(v),
-			jsonQuoted(v),
-		} {
-			if !slices.Contains(s.list, sp) {
-				s.list = append(s.list, sp)
-			}
-		}
-	}
-	// Longest first, so a spelling that contains another goes whole.
-	slices.SortStableFunc(s.list, func(a, b string) int { return len(b) - len(a) })
-}
+// add records each value and its spellings.
+func (s *secretSet) add(vals ...string) { s.set.Add(vals...) }
 
 // addBasic records a user name and password as the password alone and as
 // "user:password" (whose base64 is a Basic Authorization value).
-func (s *secretSet) addBasic(user, pw string) {
-	if pw == "" {
-		return
-	}
-	s.add(pw, user+":"+pw)
-}
+func (s *secretSet) addBasic(user, pw string) { s.set.AddBasic(user, pw) }
 
 // addHeader records the credential of an Authorization header value:
 // "Basic <b64>" (and the password inside it) or "Bearer <token>".
@@ -93,19 +60,7 @@ func (s *secretSet) addTokenBody(body []byte) {
 }
 
 // scrub replaces every recorded spelling in m by "***".
-func (s *secretSet) scrub(m string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, v := range s.list {
-		m = strings.ReplaceAll(m, v, "***")
-	}
-	return m
-}
-
-func jsonQuoted(v string) string {
-	b, _ := json.Marshal(v)
-	return string(bytes.Trim(b, `"`))
-}
+func (s *secretSet) scrub(m string) string { return s.set.Scrub(m) }
 
 // maxTokenBody bounds the token answer read to record its tokens: 1 MiB,
 // go-containerregistry's own bound for token bodies.
