@@ -288,6 +288,22 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/arm64/\n      digest: sha256:" + hexB + "\n",
 		},
 		{
+			name: "platform os with an escape", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "its os",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: \"linux\\x1b[31m/amd64\"\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "platform architecture with markdown", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "its architecture",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64](https://evil.example)\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "platform variant with a space", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "its variant",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/arm64/v8 @admin\n      digest: sha256:" + hexB + "\n",
+		},
+		{
+			name: "platform os.version with a newline", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].platform", line: 14, msg: "its os.version",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: \"windows/amd64:10.0\\n# x\"\n      digest: sha256:" + hexB + "\n",
+		},
+		{
 			name: "duplicate platform", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[1].platform", line: 16, msg: "duplicate platform",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n    - platform: linux/amd64\n      digest: sha256:" + hexC + "\n",
 		},

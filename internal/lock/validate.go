@@ -3,6 +3,7 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -164,8 +165,20 @@ func checkDigest(s string) error {
 	return nil
 }
 
+// platformWord is the grammar of a platform's os, architecture and
+// variant (containerd's platform specifier components; the OCI image
+// spec's values, such as linux, amd64, arm64, v8, are all of this form),
+// and platformVersion that of os.version (10.0.17763.1234).
+var (
+	platformWord    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	platformVersion = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
+)
+
 // checkPlatform accepts os/arch[/variant][:osversion] exactly as
-// v1.Platform.String() writes it.
+// v1.Platform.String() writes it, each part of the OCI grammar
+// (platformWord, platformVersion): a registry's answer cannot put a
+// control character, a space or markdown into the lock, a table or a pull
+// request body through a platform.
 func checkPlatform(s string) error {
 	if s == "" {
 		return errors.New("required: os/arch[/variant], e.g. linux/amd64")
@@ -176,6 +189,14 @@ func checkPlatform(s string) error {
 	}
 	if p.OS == "" || p.Architecture == "" {
 		return fmt.Errorf("invalid platform %q: want os/arch[/variant], e.g. linux/amd64", s)
+	}
+	for _, f := range []struct {
+		name, v string
+		re      *regexp.Regexp
+	}{{"os", p.OS, platformWord}, {"architecture", p.Architecture, platformWord}, {"variant", p.Variant, platformWord}, {"os.version", p.OSVersion, platformVersion}} {
+		if f.v != "" && !f.re.MatchString(f.v) {
+			return fmt.Errorf("invalid platform %q: its %s %q has characters outside %s", s, f.name, f.v, strings.Trim(f.re.String(), "^$"))
+		}
 	}
 	if p.String() != s {
 		return fmt.Errorf("platform %q is not in canonical form; want %q", s, p.String())
