@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/escape"
 )
 
 // StrictAnnotation, set to "true" on the functionConfig, turns every
@@ -75,13 +76,14 @@ func (l Located) String() string {
 // report writes every warning and error result to w as a line
 // `file:line: field: message` (Located.String; kustomize and Argo CD's
 // repo server show a function's stderr, the ResourceList results they do
-// not print).
+// not print). A message quoting a config value or a file name goes
+// through escape.Text: nothing of the repository reaches a terminal raw.
 func (p *Processor) report(w io.Writer, fc *yaml.RNode, rs framework.Results) {
 	if w == nil {
 		return
 	}
 	for _, l := range p.Locate(fc, rs) {
-		fmt.Fprintln(w, l.String())
+		fmt.Fprintln(w, escape.Text(l.String()))
 	}
 }
 

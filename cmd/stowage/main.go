@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/version"
 	"github.com/stowage/stowage/schema"
@@ -103,7 +104,7 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// than the runtime's exit 2 and trace.
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(stderr, "stowage: internal error (please report it): %v\n", p)
+			fmt.Fprintf(stderr, "stowage: internal error (please report it): %s\n", escape.Text(fmt.Sprint(p)))
 			code = exitFailure
 		}
 	}()
@@ -122,15 +123,17 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if errors.As(err, &pe) {
 			what = pe.stopped()
 		}
-		fmt.Fprintf(stderr, "stowage: %v; stopped, %s: %v\n", context.Cause(ctx), what, err)
+		fmt.Fprintf(stderr, "stowage: %v; stopped, %s: %s\n", context.Cause(ctx), what, escape.Text(err.Error()))
 		return exitFailure
 	case errors.Is(err, errCheckFailed):
 		return exitFailure
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "stowage: %v\nRun 'stowage --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "stowage: %s\nRun 'stowage --help' for usage.\n", escape.Text(err.Error()))
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "stowage: %v\n", err)
+		// Errors carry registry and API server answers, file names and
+		// config values: nothing untrusted reaches the terminal raw.
+		fmt.Fprintf(stderr, "stowage: %s\n", escape.Text(err.Error()))
 		return exitFailure
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -164,7 +165,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	for _, l := range p.Locate(b.FunctionConfig, rs) {
 		if l.Severity != framework.Error {
-			fmt.Fprintf(stderr, "stowage: %s\n", l)
+			fmt.Fprintf(stderr, "stowage: %s\n", escape.Text(l.String()))
 		}
 	}
 	if !ok {

@@ -5,13 +5,17 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stowage/stowage/internal/escape"
 )
 
 // WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
 // per image (state, nodes holding it of those targeted, nodes not
 // scheduled, digest), one line per image and node that failed or is
 // pulling, and the notes on incomplete sources. Digests are
-// shortened to 12 hex digits.
+// shortened to 12 hex digits. What comes from the cluster (node names,
+// kubelet reasons and messages, DaemonSet messages) is written through
+// escape.Line: no control character reaches the terminal.
 func WriteTable(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	ready := 0
@@ -30,7 +34,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 		case !d.Current:
 			tmpl = "other"
 		}
-		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%s\t%s\n", d.Namespace, d.Name, d.Desired, d.Updated, d.Ready, tmpl, d.Message)
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%s\t%s\n", escape.Line(d.Namespace), escape.Line(d.Name), d.Desired, d.Updated, d.Ready, tmpl, escape.Line(d.Message))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "IMAGE\tSTATE\tNODES\tNOT SCHEDULED\tDIGEST\tMESSAGE")
@@ -43,7 +47,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 				targeted++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", im.Name, im.State, len(im.Nodes), targeted, excluded, short(im.Digest), im.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", escape.Line(im.Name), im.State, len(im.Nodes), targeted, excluded, escape.Line(short(im.Digest)), escape.Line(im.Message))
 	}
 	// Failed and pulling cells only: a GPU image is not scheduled on every
 	// other node of a large cluster, which -o json lists one by one.
@@ -53,7 +57,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 			if c.State == Present || c.State == NotScheduled {
 				continue
 			}
-			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", im.Name, c.Node, c.State, c.DaemonSet, oneLine(detail(c))))
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", escape.Line(im.Name), escape.Line(c.Node), c.State, escape.Line(c.DaemonSet), escape.Line(oneLine(detail(c)))))
 		}
 	}
 	if len(rows) > 0 {
@@ -69,7 +73,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 	if len(rep.Sources.Notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range rep.Sources.Notes {
-			fmt.Fprintf(w, "note: %s\n", n)
+			fmt.Fprintf(w, "note: %s\n", escape.Line(n))
 		}
 	}
 	return nil
