@@ -35,11 +35,14 @@ type statusOptions struct {
 	timeout, deadline, wait     time.Duration
 }
 
-// Bounds of the cluster reads: objects per list request, and list pages
-// per kind before the read stops and says so.
+// Bounds of the cluster reads: objects per list request, list pages per
+// kind before the read stops and says so, and objects per run (all lists
+// together) before it fails. A page holding more objects than asked for,
+// or a continue token given twice, fails the read too.
 const (
 	statusPageSize = 500
 	statusMaxPages = 100
+	statusMaxItems = 200_000
 )
 
 // statusPollInterval is how often status --wait reads the cluster again.
@@ -303,13 +306,14 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 	c := &status.Cluster{DaemonSets: map[string]*appsv1.DaemonSet{}}
 	host := rc.Host
 
-	note, err := pages(ctx, "nodes", func(opts metav1.ListOptions) (string, error) {
+	budget := statusMaxItems
+	note, err := pages(ctx, "nodes", &budget, func(opts metav1.ListOptions) (string, int, error) {
 		l := &corev1.NodeList{}
 		if err := kc.list(ctx, kc.core, "", "nodes", opts, l); err != nil {
-			return "", err
+			return "", 0, err
 		}
 		c.Nodes = append(c.Nodes, l.Items...)
-		return l.Continue, nil
+		return l.Continue, len(l.Items), nil
 	}, metav1.ListOptions{})
 	if err != nil {
 		return nil, clusterError(host, "listing nodes", err)
@@ -333,13 +337,13 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 		if err != nil {
 			return nil, fmt.Errorf("DaemonSet %s/%s: selector: %w", ds.Namespace, ds.Name, err)
 		}
-		note, err := pages(ctx, "pods of DaemonSet "+ds.Namespace+"/"+ds.Name, func(opts metav1.ListOptions) (string, error) {
+		note, err := pages(ctx, "pods of DaemonSet "+ds.Namespace+"/"+ds.Name, &budget, func(opts metav1.ListOptions) (string, int, error) {
 			l := &corev1.PodList{}
 			if err := kc.list(ctx, kc.core, ds.Namespace, "pods", opts, l); err != nil {
-				return "", err
+				return "", 0, err
 			}
 			c.Pods = append(c.Pods, l.Items...)
-			return l.Continue, nil
+			return l.Continue, len(l.Items), nil
 		}, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return nil, clusterError(host, fmt.Sprintf("listing the pods of DaemonSet %s/%s", ds.Namespace, ds.Name), err)
@@ -347,13 +351,13 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 		c.Notes = appendNote(c.Notes, note)
 	}
 	for _, ns := range namespaces {
-		note, err := pages(ctx, "pod events in namespace "+ns, func(opts metav1.ListOptions) (string, error) {
+		note, err := pages(ctx, "pod events in namespace "+ns, &budget, func(opts metav1.ListOptions) (string, int, error) {
 			l := &corev1.EventList{}
 			if err := kc.list(ctx, kc.core, ns, "events", opts, l); err != nil {
-				return "", err
+				return "", 0, err
 			}
 			c.Events = append(c.Events, l.Items...)
-			return l.Continue, nil
+			return l.Continue, len(l.Items), nil
 		}, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()})
 		if apierrors.IsForbidden(err) {
 			c.Notes = append(c.Notes, fmt.Sprintf("events in namespace %s are not readable with these credentials: reasons come from container statuses only", ns))
@@ -370,19 +374,34 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 
 // pages calls list with Limit and Continue until the last page, or until
 // statusMaxPages pages, when it returns a note saying the list was cut.
-func pages(ctx context.Context, what string, list func(metav1.ListOptions) (string, error), opts metav1.ListOptions) (string, error) {
+// list returns the continue token and the number of objects of its page;
+// a page of more than statusPageSize objects, a continue token given
+// twice, or more objects than budget has left (budget is the run's, shared
+// by every list and decremented) fail the read.
+func pages(ctx context.Context, what string, budget *int, list func(metav1.ListOptions) (string, int, error), opts metav1.ListOptions) (string, error) {
 	opts.Limit = statusPageSize
+	seen := map[string]bool{}
 	for range statusMaxPages {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		next, err := list(opts)
+		next, n, err := list(opts)
 		if err != nil {
 			return "", err
+		}
+		if n > statusPageSize {
+			return "", fmt.Errorf("the API server returned %d %s in one page, more than the %d asked for", n, what, statusPageSize)
+		}
+		if *budget -= n; *budget < 0 {
+			return "", fmt.Errorf("more than %d objects read from the API server in one run (at %s), the bound of stowage status", statusMaxItems, what)
 		}
 		if next == "" {
 			return "", nil
 		}
+		if seen[next] {
+			return "", fmt.Errorf("the API server gave the same continue token twice for %s", what)
+		}
+		seen[next] = true
 		opts.Continue = next
 	}
 	return fmt.Sprintf("%s: read only the first %d (a list longer than %d pages is cut)", what, statusPageSize*statusMaxPages, statusMaxPages), nil
