@@ -170,9 +170,27 @@ func TestBranch(t *testing.T) {
 	}
 }
 
-func TestCellEscapes(t *testing.T) {
-	if got := cell("a|b\nc"); got != `a\|b c` {
-		t.Errorf("cell = %q", got)
+// TestBodyEscapesFreeText: a platform the registry wrote (were it to pass
+// the lock's checks) with markdown, a mention, a pipe and a newline stays
+// inside one code span of its cell: no heading, link or mention, the row
+// one row of six cells.
+func TestBodyEscapesFreeText(t *testing.T) {
+	const hostile = "linux/amd64 [x](https://evil.example) @admin | `tick`\n# heading"
+	old := lock.Entry{Name: "r.example/app:1", Reference: "r.example/app:1", Digest: digest('a'), Kind: lock.KindManifest, Size: 1}
+	new := lock.Entry{Name: "r.example/app:1", Reference: "r.example/app:1", Digest: digest('b'), Kind: lock.KindIndex,
+		Platforms: []lock.Platform{{Platform: hostile, Digest: digest('c'), Size: 1}}}
+	body := Body([]Change{{Key: old.Name, Old: &old, New: &new}}, BodyOptions{})
+	want := "index (``linux/amd64 [x](https://evil.example) @admin \\| `tick`\\n# heading``)"
+	if !strings.Contains(body, want) {
+		t.Errorf("body does not hold %q:\n%s", want, body)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "#") {
+			t.Errorf("the body has a heading line %q", line)
+		}
+		if strings.HasPrefix(line, "| `r.example/app`") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 7 {
+			t.Errorf("the row is not six cells: %q", line)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 )
@@ -218,7 +219,7 @@ func describeKind(e lock.Entry) string {
 	}
 	ps := make([]string, len(e.Platforms))
 	for i, p := range e.Platforms {
-		ps[i] = p.Platform
+		ps[i] = code(p.Platform)
 	}
 	return fmt.Sprintf("%s (%s)", e.Kind, strings.Join(ps, ", "))
 }
@@ -243,6 +244,9 @@ func items(uses []*plan.Use) string {
 		}
 	}
 	sort.Strings(out)
+	for i, it := range out {
+		out[i] = code(it)
+	}
 	if len(out) == 0 {
 		return "—"
 	}
@@ -286,13 +290,14 @@ func repoAsWritten(written string) string {
 	return base
 }
 
-// code is s as inline code; s never holds a backtick in practice (image
-// references and digests cannot), and one is replaced if it does.
-func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+// code is s as inline code (escape.Markdown): whatever a registry or a
+// config puts in s, the body gets no heading, link, image, HTML or
+// @mention from it, and a table cell stays one cell.
+func code(s string) string { return escape.Markdown(s) }
 
-// cell escapes a table cell: '|' would end it, a newline would end the row.
+// cell is a table cell: every free text in it went through code, which
+// escapes '|' and newlines; a newline left would end the row.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
