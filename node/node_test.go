@@ -90,7 +90,8 @@ func TestNode(t *testing.T) {
 	record("cluster start to node Ready", c.startToReady)
 
 	password := randomHex(t)
-	env := []string{passwordEnv + "=" + password, otherEnv + "=" + password, "DOCKER_CONFIG=" + filepath.Join(c.ns.state, "docker-config")}
+	// The operator names the password variables the configs may read.
+	env := []string{passwordEnv + "=" + password, otherEnv + "=" + password, "STOWAGE_ALLOW_ENV=" + passwordEnv + "," + otherEnv, "DOCKER_CONFIG=" + filepath.Join(c.ns.state, "docker-config")}
 	plain := startRegistry(t, c.ns, plainHost, "")
 	private := startRegistry(t, c.ns, privateHost, password)
 	site := startRegistry(t, c.ns, siteHost, "")

@@ -140,7 +140,8 @@ func TestSite(t *testing.T) {
 	bins := buildBinaries(t)
 	ns := newNamespace(t)
 	password := randomHex(t)
-	env := []string{passwordEnv + "=" + password, harborEnv + "=" + password, "DOCKER_CONFIG=" + filepath.Join(ns.state, "docker-config")}
+	// The operator names the password variables the configs may read.
+	env := []string{passwordEnv + "=" + password, harborEnv + "=" + password, "STOWAGE_ALLOW_ENV=" + passwordEnv + "," + harborEnv, "DOCKER_CONFIG=" + filepath.Join(ns.state, "docker-config")}
 	stowage := func(args ...string) string {
 		t.Helper()
 		return ns.run(t, env, bins.stowage, args...)
