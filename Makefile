@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e node kube-node
+.PHONY: build cross test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -10,6 +10,16 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 build:
 	$(GO) build -ldflags "-X github.com/stowage/stowage/internal/version.version=$(VERSION) -X github.com/stowage/stowage/internal/version.commit=$(COMMIT)" -o bin/stowage ./cmd/stowage
+
+# Build and vet the main module for every platform users work on (README.md
+# "Platforms"); .ci/run runs it before the tests, with GOPROXY=off.
+PLATFORMS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for p in $(PLATFORMS); do \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./... && go vet ./..."; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... && \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
+	done
 
 # The test command of README.md and .ci/run. The optional heavy parts are
 # checked first (hack/parts.sh, which compiles nothing): each absent one

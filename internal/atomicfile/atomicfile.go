@@ -15,8 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // rename is os.Rename; tests replace it to fail a chosen step.
@@ -87,12 +85,23 @@ func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.Fil
 // The new tree is built and synced in a temporary directory beside dir,
 // inside a wrapper ".<base>.new-<random>" of mode 0700, so that nobody else
 // can read the Secrets it holds. It is then swapped with dir in one step,
-// renameat2(2) with RENAME_EXCHANGE, so a reader of dir sees the old tree
-// or the new one, never none; the old tree, now inside the wrapper, is
-// removed with it. On a file system without RENAME_EXCHANGE the old tree is
-// renamed into the wrapper and the new one into place, with a moment in
-// between where dir is missing. Wrappers a killed run left beside dir are
-// removed at the start of the next ReplaceDir of dir.
+// so a reader of dir sees the old tree or the new one, never none; the old
+// tree, now inside the wrapper, is removed with it. The one step is
+// renameat2(2) with RENAME_EXCHANGE on Linux (3.15 and later) and
+// renamex_np(2) with RENAME_SWAP on macOS.
+//
+// What the other platforms, and a file system without the exchange (on
+// Linux: EINVAL, ENOSYS or EOPNOTSUPP; on macOS: ENOTSUP), give up: the
+// old tree is renamed into the wrapper and the new one into place, two
+// renames with a moment in between where dir is missing (a reader then
+// finds no file, never a mix of the two trees; a crash in that moment
+// leaves the old tree in the wrapper, and the next ReplaceDir removes it
+// without restoring it). On Windows the wrapper's mode 0700 is not a
+// permission: the wrapper inherits its parent's access control list, so
+// the staged Secrets are as readable as the parent directory's files, and
+// a rename fails while another process holds a file of dir open.
+// Wrappers a killed run left beside dir are removed at the start of the
+// next ReplaceDir of dir.
 //
 // On error the old dir is left as it was (or absent, if it was) and no
 // temporary directory remains; the one exception is a failure to remove the
@@ -104,11 +113,10 @@ func ReplaceDir(dir string, files map[string][]byte) error {
 	return ReplaceDirContext(context.Background(), dir, files)
 }
 
-// exchange swaps two paths atomically (renameat2 RENAME_EXCHANGE); tests
-// replace it to take the fallback or to stop inside the swap.
-var exchange = func(a, b string) error {
-	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
-}
+// exchange swaps two paths atomically (swapDirs: renameat2 on Linux,
+// renamex_np on macOS, none elsewhere); tests replace it to take the
+// fallback or to stop inside the swap.
+var exchange = swapDirs
 
 // afterSwap runs once the new tree is in place and before the old one is
 // removed; tests set it to kill the process there.
@@ -202,8 +210,8 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 	old := tmp
 	switch xerr := exchange(tmp, dir); {
 	case xerr == nil:
-	case errors.Is(xerr, unix.EINVAL) || errors.Is(xerr, unix.ENOSYS) || errors.Is(xerr, unix.EOPNOTSUPP):
-		// No RENAME_EXCHANGE here: two renames, through the wrapper.
+	case noExchange(xerr):
+		// No atomic exchange here: two renames, through the wrapper.
 		old = filepath.Join(wrap, "old")
 		if err := rename(dir, old); err != nil {
 			return err

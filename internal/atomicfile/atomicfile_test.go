@@ -2,12 +2,12 @@ package atomicfile
 
 import (
 	"errors"
-	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -250,8 +250,8 @@ func TestReplaceDir(t *testing.T) {
 	}
 }
 
-// failExchange makes every RENAME_EXCHANGE fail with errno for this test
-// (EINVAL: the file system lacks it, and the two-rename fallback runs).
+// failExchange makes every exchange fail with errno for this test
+// (ENOSYS: the kernel lacks it, and the two-rename fallback runs).
 func failExchange(t *testing.T, errno error) {
 	t.Helper()
 	old := exchange
@@ -273,9 +273,9 @@ func TestReplaceDirFailureKeepsOld(t *testing.T) {
 		{name: "empty name", files: map[string][]byte{"": nil}, msg: "relative"},
 		{name: "file and directory", files: map[string][]byte{"base": nil, "base/x.yaml": nil}, msg: `"base" is also a file`},
 		{name: "name too long, mid-way", files: map[string][]byte{"a.yaml": []byte("new"), "b/" + strings.Repeat("x", 300): nil, "c.yaml": nil}, msg: "file name too long"},
-		{name: "exchange fails", files: good, setup: func(t *testing.T) { failExchange(t, unix.EIO) }, msg: "input/output error"},
-		{name: "no exchange, rename aside fails", files: good, setup: func(t *testing.T) { failExchange(t, unix.EINVAL); failRename(t, 1) }, msg: "injected failure"},
-		{name: "no exchange, rename into place fails, old restored", files: good, setup: func(t *testing.T) { failExchange(t, unix.EINVAL); failRename(t, 2) }, msg: "injected failure"},
+		{name: "exchange fails", files: good, setup: func(t *testing.T) { failExchange(t, syscall.EIO) }, msg: "input/output error"},
+		{name: "no exchange, rename aside fails", files: good, setup: func(t *testing.T) { failExchange(t, syscall.ENOSYS); failRename(t, 1) }, msg: "injected failure"},
+		{name: "no exchange, rename into place fails, old restored", files: good, setup: func(t *testing.T) { failExchange(t, syscall.ENOSYS); failRename(t, 2) }, msg: "injected failure"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

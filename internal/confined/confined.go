@@ -3,18 +3,25 @@
 // without following a path out of their directory, without blocking on a
 // FIFO or a device, and with a size bound per kind of file.
 //
-// Inside a directory ([ReadFile]) the file is opened with openat2(2) and
-// RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS (Linux 5.6 and later): a symbolic
-// link or ".." that leads outside the directory, or a /proc magic link, is
-// refused by the kernel itself. Where openat2 is missing (older kernels,
-// seccomp filters that deny it), the real path is resolved
-// (filepath.EvalSymlinks) and checked to lie under the directory's real
-// path, and the file is then opened with O_NOFOLLOW.
+// Inside a directory ([ReadFile], [CheckFile]) the file is opened through
+// an [os.Root] on the directory (Go 1.24 and later, on every platform): a
+// path or a symbolic link that leads outside the directory, and any
+// absolute symbolic link, is refused, and on Linux, macOS and the BSDs
+// each step of the path is opened relative to the directory's open
+// descriptor, so a link swapped in during the walk cannot lead out either.
+// os.Root does not refuse device files or /proc files, so this package
+// adds three rules of its own on top: the file must be a regular file,
+// must not live on Linux's procfs (checked with fstatfs on the open file,
+// Linux only: no other platform has a procfs), and may hold at most its
+// kind's bound.
 //
-// Every file is opened with O_NONBLOCK, so a FIFO never blocks the open,
-// then checked with fstat to be a regular file and not on procfs, and read
-// up to its kind's bound plus one byte. Errors are *Error values: the path,
-// the kind and the reason in words; never a byte of the content.
+// On Unix every file is opened with O_NONBLOCK and O_NOCTTY, so a FIFO
+// never blocks the open and a terminal never becomes the controlling one;
+// it is then checked with fstat to be a regular file and read up to its
+// kind's bound plus one byte. Windows has no FIFOs of that kind, and a
+// device name (NUL, COM1) is refused by os.Root itself. Errors are *Error
+// values: the path, the kind and the reason in words; never a byte of the
+// content.
 package confined
 
 import (
@@ -24,10 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Kind is what a file is for: its name in messages and the most bytes it
@@ -73,9 +77,6 @@ func (e *Error) Error() string { return fmt.Sprintf("%s %s: %s", e.Kind, e.Path,
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
-
-// openat2 is unix.Openat2; tests replace it to take the fallback path.
-var openat2 = unix.Openat2
 
 // ReadFile reads rel, a path relative to dir, refusing it unless it stays
 // inside dir (after every symbolic link) and is a regular file of at most
@@ -125,7 +126,7 @@ func CheckFile(dir, rel string, k Kind) (int64, error) {
 // it unless it is a regular file of at most k.Max bytes. It does not confine
 // path to a directory.
 func ReadPath(path string, k Kind) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, &Error{Path: path, Kind: k.What, Reason: openReason(err, ""), Err: err}
 	}
@@ -141,53 +142,41 @@ func dirName(dir string) string {
 	return "the directory " + dir
 }
 
+// openBeneath opens rel inside dir through an os.Root, so that no step
+// of rel (a "..", a symbolic link, an absolute link) leads out of dir. An
+// escape is reported as errOutside.
 func openBeneath(dir, rel string) (*os.File, error) {
 	if dir == "" {
 		dir = "."
 	}
-	d, err := os.OpenFile(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	fd, err := openat2(int(d.Fd()), rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	defer root.Close()
+	f, err := root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
 	if err == nil {
-		return os.NewFile(uintptr(fd), filepath.Join(dir, rel)), nil
+		return f, nil
 	}
-	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
-		return nil, err
+	if errors.Is(err, escapes(root)) {
+		return nil, errOutside
 	}
-	return openResolved(dir, rel)
+	return nil, err
 }
 
-// openResolved is the fallback without openat2: resolve the real path and
-// check it lies under dir's real path, then open it without following a
-// last link (a link swapped in since the check fails with ELOOP).
-func openResolved(dir, rel string) (*os.File, error) {
-	realDir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return nil, err
+// errOutside is a path that leads outside its directory.
+var errOutside = errors.New("leads outside the directory")
+
+// escapes returns the error os.Root gives for a path that leaves it
+// (os does not export it): the one it gives, without any I/O, for a path
+// starting with a separator.
+func escapes(root *os.Root) error {
+	_, err := root.Open(string(filepath.Separator))
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	realDir, err = filepath.Abs(realDir)
-	if err != nil {
-		return nil, err
-	}
-	p, err := filepath.EvalSymlinks(filepath.Join(dir, rel))
-	if err != nil {
-		return nil, err
-	}
-	p, err = filepath.Abs(p)
-	if err != nil {
-		return nil, err
-	}
-	inside, err := filepath.Rel(realDir, p)
-	if err != nil || !filepath.IsLocal(inside) || strings.HasPrefix(p, "/proc/") {
-		return nil, unix.EXDEV
-	}
-	return os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_NOFOLLOW, 0)
+	return err
 }
 
 // openReason words an open failure; dir is "" for a file named by a flag.
@@ -195,13 +184,13 @@ func openReason(err error, dir string) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "does not exist"
-	case errors.Is(err, unix.EXDEV):
+	case errors.Is(err, errOutside):
 		return "leads outside " + dirName(dir) + " (through a symbolic link or \"..\"); stowage reads only files inside it"
-	case errors.Is(err, unix.ELOOP):
-		return "is a symbolic link that cannot be followed here (a /proc magic link, or a loop)"
+	case errors.Is(err, syscall.ELOOP):
+		return "is a symbolic link that cannot be followed here (more than 8 links in a row, or a loop)"
 	case errors.Is(err, fs.ErrPermission):
 		return "permission denied"
-	case errors.Is(err, unix.ENXIO):
+	case errors.Is(err, syscall.ENXIO):
 		return "is not a regular file (a FIFO or socket)"
 	}
 	var pe *fs.PathError
@@ -210,8 +199,6 @@ func openReason(err error, dir string) string {
 	}
 	return err.Error()
 }
-
-const procSuperMagic = 0x9fa0
 
 // read checks f is a regular file outside procfs and reads at most k.Max
 // bytes of it.
@@ -241,8 +228,7 @@ func check(f *os.File, shown string, k Kind) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fail(fmt.Sprintf("is not a regular file (%s)", typeName(fi.Mode())))
 	}
-	var sfs unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &sfs) == nil && sfs.Type == procSuperMagic {
+	if onProcfs(f) {
 		return nil, fail("is a file of /proc; stowage reads only regular files")
 	}
 	if fi.Size() > k.Max {

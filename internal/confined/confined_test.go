@@ -1,3 +1,5 @@
+//go:build unix
+
 package confined
 
 import (
@@ -10,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const canary = "CANARY-outside-8d1f3c"
@@ -44,69 +44,56 @@ func must(t *testing.T, err error) {
 }
 
 func TestReadFile(t *testing.T) {
-	for _, fallback := range []bool{false, true} {
-		name := "openat2"
-		if fallback {
-			name = "fallback"
+	cfg := setup(t)
+	for _, tc := range []struct {
+		rel, want string // want: content, or a part of the error
+		ok        bool
+	}{
+		{rel: "pw", want: "inside\n", ok: true},
+		{rel: "link-in", want: "inside\n", ok: true},
+		{rel: "sub/up-in", want: "inside\n", ok: true},
+		{rel: "link-out", want: "leads outside the directory " + cfg},
+		{rel: "abs-out", want: "leads outside the directory " + cfg},
+		{rel: "../secret", want: "is outside the directory " + cfg},
+		{rel: "environ", want: "leads outside"},
+		{rel: "zero", want: "leads outside"},
+		{rel: "fifo", want: "is not a regular file (a FIFO)"},
+		{rel: "sub", want: "is not a regular file (a directory)"},
+		{rel: "big", want: "is 65537 bytes, more than the 65536 bytes a password file may hold"},
+		{rel: "missing", want: "does not exist"},
+	} {
+		done := make(chan struct{})
+		var b []byte
+		var err error
+		go func() { b, err = ReadFile(cfg, tc.rel, Password); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: ReadFile blocked", tc.rel)
 		}
-		t.Run(name, func(t *testing.T) {
-			if fallback {
-				old := openat2
-				openat2 = func(int, string, *unix.OpenHow) (int, error) { return -1, unix.ENOSYS }
-				t.Cleanup(func() { openat2 = old })
+		if tc.ok {
+			if err != nil || string(b) != tc.want {
+				t.Errorf("%s: got %q, %v; want %q", tc.rel, b, err, tc.want)
 			}
-			cfg := setup(t)
-			for _, tc := range []struct {
-				rel, want string // want: content, or a part of the error
-				ok        bool
-			}{
-				{rel: "pw", want: "inside\n", ok: true},
-				{rel: "link-in", want: "inside\n", ok: true},
-				{rel: "sub/up-in", want: "inside\n", ok: true},
-				{rel: "link-out", want: "leads outside the directory " + cfg},
-				{rel: "abs-out", want: "leads outside the directory " + cfg},
-				{rel: "../secret", want: "is outside the directory " + cfg},
-				{rel: "environ", want: "leads outside"},
-				{rel: "zero", want: "leads outside"},
-				{rel: "fifo", want: "is not a regular file (a FIFO)"},
-				{rel: "sub", want: "is not a regular file (a directory)"},
-				{rel: "big", want: "is 65537 bytes, more than the 65536 bytes a password file may hold"},
-				{rel: "missing", want: "does not exist"},
-			} {
-				done := make(chan struct{})
-				var b []byte
-				var err error
-				go func() { b, err = ReadFile(cfg, tc.rel, Password); close(done) }()
-				select {
-				case <-done:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s: ReadFile blocked", tc.rel)
-				}
-				if tc.ok {
-					if err != nil || string(b) != tc.want {
-						t.Errorf("%s: got %q, %v; want %q", tc.rel, b, err, tc.want)
-					}
-					continue
-				}
-				if err == nil {
-					t.Errorf("%s: read %d bytes, want an error", tc.rel, len(b))
-					continue
-				}
-				var ce *Error
-				if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%s: got %v, want an *Error containing %q", tc.rel, err, tc.want)
-				}
-				if !strings.HasPrefix(err.Error(), "password file "+filepath.Join(cfg, tc.rel)+": ") {
-					t.Errorf("%s: %q does not name the file first", tc.rel, err)
-				}
-				if strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), "xxxx") {
-					t.Errorf("%s: error quotes content: %v", tc.rel, err)
-				}
-			}
-			if _, err := ReadFile(cfg, "missing", Password); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("missing file: %v does not wrap fs.ErrNotExist", err)
-			}
-		})
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: read %d bytes, want an error", tc.rel, len(b))
+			continue
+		}
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an *Error containing %q", tc.rel, err, tc.want)
+		}
+		if !strings.HasPrefix(err.Error(), "password file "+filepath.Join(cfg, tc.rel)+": ") {
+			t.Errorf("%s: %q does not name the file first", tc.rel, err)
+		}
+		if strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), "xxxx") {
+			t.Errorf("%s: error quotes content: %v", tc.rel, err)
+		}
+	}
+	if _, err := ReadFile(cfg, "missing", Password); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v does not wrap fs.ErrNotExist", err)
 	}
 }
 
@@ -131,5 +118,78 @@ func TestReadPath(t *testing.T) {
 	b, err := ReadPath(filepath.Join(cfg, "link-out"), CA)
 	if err != nil || string(b) != canary {
 		t.Errorf("a flag's own path is not confined: got %q, %v", b, err)
+	}
+}
+
+// TestReadFileRoot pins what the os.Root walk adds to a plain open: a
+// link is followed while it stays inside the directory, whatever the
+// path, and refused as soon as a step leaves it, also through a link to a
+// directory or an absolute link that points back inside.
+func TestReadFileRoot(t *testing.T) {
+	cfg := setup(t)
+	root := filepath.Dir(cfg)
+	must(t, os.Symlink("..", filepath.Join(cfg, "up")))
+	must(t, os.Symlink("sub", filepath.Join(cfg, "subdir")))
+	must(t, os.Symlink(filepath.Join(cfg, "pw"), filepath.Join(cfg, "abs-in")))
+	must(t, os.Symlink("loop-b", filepath.Join(cfg, "loop-a")))
+	must(t, os.Symlink("loop-a", filepath.Join(cfg, "loop-b")))
+	must(t, os.Symlink("dangling-target", filepath.Join(cfg, "dangling")))
+	for _, tc := range []struct{ rel, want string }{
+		{"sub/../pw", "inside\n"},
+		{"subdir/../pw", "inside\n"},
+		{"subdir/up-in", "inside\n"},
+		{"up/secret", "leads outside the directory " + cfg},
+		{"up/cfg/pw", "leads outside the directory " + cfg},
+		{"abs-in", "leads outside the directory " + cfg},
+		{"loop-a", "cannot be followed here"},
+		{"dangling", "does not exist"},
+		{"pw/x", "not a directory"},
+	} {
+		b, err := ReadFile(cfg, tc.rel, Password)
+		got := string(b)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q, want %q in it", tc.rel, got, tc.want)
+		}
+		if strings.Contains(got, canary) {
+			t.Errorf("%s: read the file outside: %q", tc.rel, got)
+		}
+	}
+	// The directory itself may be reached through links and be named
+	// relative to the working directory.
+	t.Chdir(root)
+	if b, err := ReadFile("cfg", "pw", Password); err != nil || string(b) != "inside\n" {
+		t.Errorf("relative dir: got %q, %v", b, err)
+	}
+	must(t, os.Symlink("cfg", filepath.Join(root, "cfg-link")))
+	if b, err := ReadFile("cfg-link", "subdir/up-in", Password); err != nil || string(b) != "inside\n" {
+		t.Errorf("dir through a link: got %q, %v", b, err)
+	}
+	if _, err := ReadFile("", "secret", Password); err != nil {
+		t.Errorf("empty dir is the current directory: %v", err)
+	}
+	if _, err := ReadFile("missing-dir", "pw", Password); !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "password file missing-dir/pw: does not exist") {
+		t.Errorf("missing dir: %v", err)
+	}
+}
+
+// TestCheckFileRoot: CheckFile refuses exactly what ReadFile refuses and
+// returns the size of what it accepts.
+func TestCheckFileRoot(t *testing.T) {
+	cfg := setup(t)
+	if n, err := CheckFile(cfg, "link-in", Password); err != nil || n != int64(len("inside\n")) {
+		t.Errorf("link-in: %d, %v", n, err)
+	}
+	for rel, want := range map[string]string{
+		"link-out": "leads outside",
+		"fifo":     "is not a regular file (a FIFO)",
+		"big":      "is 65537 bytes",
+		"../pw":    "is outside",
+	} {
+		if _, err := CheckFile(cfg, rel, Password); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", rel, err, want)
+		}
 	}
 }
