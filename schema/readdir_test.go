@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -42,7 +41,7 @@ func TestReadDirLinks(t *testing.T) {
 		"leads outside the directory": func(dir string) error {
 			return os.Symlink("../outside.yaml", filepath.Join(dir, "site.yaml"))
 		},
-		"is not a regular file (a FIFO)": func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "site.yaml"), 0o600) },
+		"is not a regular file (a FIFO)": func(dir string) error { return mkfifo(filepath.Join(dir, "site.yaml"), 0o600) },
 		"is not a regular file (a directory)": func(dir string) error {
 			return os.Mkdir(filepath.Join(dir, "site.yaml"), 0o755)
 		},

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stowage/stowage/internal/imageref"
@@ -929,7 +928,7 @@ func TestRenderCheckJSON(t *testing.T) {
 // name; recognising the directory never blocks on opening it.
 func TestKustomizationFIFO(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "kustomization.yaml"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(dir, "kustomization.yaml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := runCLI(t, nil, "vet", dir)

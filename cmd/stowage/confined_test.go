@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +69,7 @@ images:
 	link := func(target string) func(string) error {
 		return func(p string) error { return os.Symlink(target, p) }
 	}
-	fifo := func(p string) error { return syscall.Mkfifo(p, 0o600) }
+	fifo := func(p string) error { return mkfifo(p, 0o600) }
 	for _, tc := range []struct {
 		name  string
 		place place

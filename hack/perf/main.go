@@ -38,7 +38,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/stowage/stowage/internal/synth"
@@ -102,9 +101,7 @@ func measure(runs int, env []string, dir, stdin string, argv ...string) (sample,
 		}
 		walls = append(walls, wall)
 		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss*1024) // Linux reports KiB
-		}
+		rss = max(rss, peakRSS(cmd.ProcessState))
 	}
 	slices.Sort(walls)
 	slices.Sort(cpus)

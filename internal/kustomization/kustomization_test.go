@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -309,7 +308,7 @@ func TestLoadIgnoresWhatItDoesNotRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Load(filepath.Join(root, "app"), root, isStowage)
