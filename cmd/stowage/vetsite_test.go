@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -141,5 +142,42 @@ profiles: {
 	want := fmt.Sprintf("(%s/other) lacks or could not confirm %d of %d manifests", d.Host, n-3, n-3)
 	if _, stderr, code := runCLI(t, nil, "vet", dir, "--site", "--profile", "plain", "--insecure-registry", d.Host); code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("vet --site --profile plain: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestVetSitePrivate: a site registry behind basic auth is asked with the
+// credentials the rendered pull Secret carries there (the image's config
+// auth): vet --site passes with the password source set, names the 401
+// and the credential sent (user and source, never the password) when the
+// password is wrong, and never prints the password.
+func TestVetSitePrivate(t *testing.T) {
+	const canary = "canary-pw-5e1d07"
+	d := registrytest.Start(t, registrytest.Options{Users: map[string]string{"qa": canary}})
+	private := standinOf(t, "ghcr.io/example-org/private", false)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"config.cue": `
+images: private: {reference: "` + private + `", auth: {username: "qa", password: "env:STOWAGE_QA_PW"}}
+helper: image: "` + private + `"
+site: registry: "` + d.Host + `/site"
+profiles: p: {namespace: "p", pullers: [{name: "pre", namespace: "p", images: ["private"]}]}
+`})
+	push := mustResolver(t, registry.WithInsecure(d.Host), registry.WithSite(site.Mapping{Default: d.Host + "/site"}))
+	if err := registrytest.SeedStandIns(context.Background(), push, &authn.AuthConfig{Username: "qa", Password: canary}, []string{private}, 1); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"STOWAGE_QA_PW": canary}
+	// The lock the connected side wrote for the image.
+	e, err := standin.Entry(private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, dir, map[string]string{lock.FileName: string((&lock.Lock{Entries: []lock.Entry{e}}).Marshal())})
+	stdout, stderr, code := runCLI(t, env, "vet", dir, "--site", "--insecure-registry", d.Host)
+	if code != 0 || strings.Contains(string(stdout)+stderr, canary) {
+		t.Errorf("vet --site with the password: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, map[string]string{"STOWAGE_QA_PW": "wrong"}, "vet", dir, "--site", "--insecure-registry", d.Host)
+	if code != 1 || !strings.Contains(stderr, "401 Unauthorized") || !strings.Contains(stderr, `sent the config's credentials: user "qa", password from env:STOWAGE_QA_PW`) || strings.Contains(string(stdout)+stderr, canary) {
+		t.Errorf("vet --site with a wrong password: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
