@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
@@ -428,6 +429,16 @@ func leaveOut(images []mirror.Image, path string) ([]mirror.Image, []mirror.Imag
 	data, err := confined.ReadPath(path, confined.Lock)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--have: %w", err)
+	}
+	// A file that is not an ImageLock at all (a password file, a
+	// kubeconfig given by mistake) is refused without a word of it: the
+	// parser's messages quote keys and lines.
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+	}
+	if yaml.Unmarshal(data, &head) != nil || head.Kind != lock.ObjectKind || head.APIVersion != lock.APIVersion {
+		return nil, nil, fmt.Errorf("--have %s: not a stowage lock (want apiVersion %s, kind %s: the stowage.lock.yaml of what the site holds)", path, lock.APIVersion, lock.ObjectKind)
 	}
 	have, err := lock.Parse(data, path)
 	if err != nil {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -210,6 +212,33 @@ func TestBundleRefusesLinks(t *testing.T) {
 			t.Errorf("writing: got %v", err)
 		}
 	})
+	for _, tc := range []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"index.json a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "symbolic link"},
+		{"index.json a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
+		{"index.json past its bound", func(p string) error { return os.WriteFile(p, make([]byte, indexKind.Max+1), 0o644) }, "more than the 16777216 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := copyTree(t, b)
+			os.Remove(filepath.Join(c, "index.json"))
+			if err := tc.make(filepath.Join(c, "index.json")); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, _, err := BundleImages(c); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bundle index.json "+filepath.Join(c, "index.json")) {
+					t.Errorf("got %v, want %q naming the file", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("reading index.json did not return within 10 s")
+			}
+		})
+	}
 	t.Run("blobs a link", func(t *testing.T) {
 		c := copyTree(t, b)
 		os.Rename(filepath.Join(c, "blobs"), filepath.Join(outside, "blobs"))

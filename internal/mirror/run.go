@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 
@@ -55,6 +56,9 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
+			// Never more than the declared size and one byte, however
+			// long the source's body.
+			rc = &sizeBound{rc: rc, d: d, left: d.Size}
 			return &counter{rc: rc, add: func(n int64) {
 				mu.Lock()
 				bytes += n
@@ -237,3 +241,37 @@ func (c *counter) Read(p []byte) (int, error) {
 }
 
 func (c *counter) Close() error { return c.rc.Close() }
+
+// sizeBound fails a blob stream that goes past its descriptor's size, after
+// reading at most one byte more.
+type sizeBound struct {
+	rc   io.ReadCloser
+	d    v1.Descriptor
+	left int64
+}
+
+func (b *sizeBound) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - 1, &OversizeBlobError{Digest: b.d.Digest, Size: b.d.Size}
+	}
+	return n, err
+}
+
+func (b *sizeBound) Close() error { return b.rc.Close() }
+
+// OversizeBlobError is a source that sent more bytes for a blob than its
+// descriptor declares; the copy stopped one byte past the size.
+type OversizeBlobError struct {
+	Digest v1.Hash
+	Size   int64
+}
+
+// Error names the blob and its declared size.
+func (e *OversizeBlobError) Error() string {
+	return fmt.Sprintf("blob %s: the source sent more than its declared %d bytes; stopped there", e.Digest, e.Size)
+}

@@ -308,3 +308,28 @@ func TestManifestSizeBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexChildReadOnce: an index listing one child under 1,000
+// platforms reads that child once, not once per listing.
+func TestIndexChildReadOnce(t *testing.T) {
+	const cfg = `{"mediaType":"application/vnd.oci.image.config.v1+json","size":10,"digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111"}`
+	child := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":` + cfg + `,"layers":[]}`
+	var ms []string
+	for i := range registry.MaxIndexChildren {
+		ms = append(ms, fmt.Sprintf(`{"mediaType":"application/vnd.oci.image.manifest.v1+json","size":%d,"digest":"%s","platform":{"os":"linux","architecture":"amd64","variant":"v%d"}}`, len(child), digestOf(child), i))
+	}
+	index := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[` + strings.Join(ms, ",") + `]}`
+	h, f := server(t)
+	serveManifests(f, map[string]string{"/a/app/manifests/1": index, "/a/app/manifests/" + digestOf(child): child})
+	r := resolver(t, registry.WithInsecure(h))
+	l, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Entries[0].Platforms); n != registry.MaxIndexChildren {
+		t.Errorf("%d platforms recorded, want %d", n, registry.MaxIndexChildren)
+	}
+	if n := f.Count("GET", "/v2/a/app/manifests/"+digestOf(child)); n != 1 {
+		t.Errorf("the child was read %d times, want once", n)
+	}
+}

@@ -92,13 +92,23 @@ func (r *Resolver) entryOf(ctx context.Context, f fetch, d *remote.Descriptor) (
 			return lock.Entry{}, &opFailure{op: "read index", err: fmt.Errorf("the index lists %d child manifests, more than the %d stowage reads", n, MaxIndexChildren)}
 		}
 		var childFail *opFailure
+		// A child listed several times (under several platforms) is
+		// read once.
+		read := map[v1.Hash]v1.Image{}
 		e, err := lock.IndexEntryOf(d.Digest, im, func(h v1.Hash) (v1.Image, error) {
+			if img, ok := read[h]; ok {
+				return img, nil
+			}
 			cd, of := r.get(ctx, f, h.String())
 			if of != nil {
 				childFail = of
 				return nil, of.err
 			}
-			return cd.Image()
+			img, err := cd.Image()
+			if err == nil {
+				read[h] = img
+			}
+			return img, err
 		})
 		if childFail != nil {
 			return lock.Entry{}, childFail
