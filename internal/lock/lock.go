@@ -100,6 +100,11 @@ type Entry struct {
 	Digest string `json:"digest" yaml:"digest"`
 	// Kind says whether Digest is an index or a single manifest.
 	Kind Kind `json:"kind" yaml:"kind"`
+	// Platform is a single manifest's platform, os/arch[/variant] as its
+	// config gives it, recorded when a use asks for platforms so that
+	// DigestFor checks them offline; empty otherwise, and always for an
+	// index (its children carry theirs).
+	Platform string `json:"platform,omitempty" yaml:"platform,omitempty"`
 	// Platforms lists an index's children, sorted by Platform; empty for a
 	// manifest.
 	Platforms []Platform `json:"platforms,omitempty" yaml:"platforms,omitempty"`
@@ -150,7 +155,9 @@ func (l *Lock) Put(e Entry) {
 
 // DigestFor returns the digest to pin for the entry. With platform "" it is
 // the entry digest (the index itself for a multi-arch image). With a platform
-// "os/arch[/variant]" it is the digest of the matching child: a child matches
+// "os/arch[/variant]" it is, for a single manifest, its own digest when its
+// recorded Platform matches (by the same rule), else the digest of the
+// matching child: a child matches
 // when every part the request names is equal, so a requested "linux/arm64"
 // matches a recorded "linux/arm64/v8" but a requested "linux/arm64/v8" does
 // not match a recorded "linux/arm64". An exact match wins over a variant
@@ -166,7 +173,14 @@ func (e Entry) DigestFor(platform string) (string, error) {
 		return "", fmt.Errorf("image %s: platform %q: want os/arch[/variant], e.g. linux/arm64", e.label(), platform)
 	}
 	if e.Kind != KindIndex {
-		return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s with no per-platform children (available: none): %w", e.label(), platform, e.Kind, ErrNoPlatform)
+		if e.Platform == "" {
+			return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s whose platform the lock does not record (run `stowage lock` to read it from the image's config): %w", e.label(), platform, e.Kind, ErrNoPlatform)
+		}
+		have, err := v1.ParsePlatform(e.Platform)
+		if err == nil && (have.String() == want.String() || have.Satisfies(*want)) {
+			return e.Digest, nil
+		}
+		return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s for %s (available: %s): %w", e.label(), platform, e.Kind, e.Platform, e.Platform, ErrNoPlatform)
 	}
 	var matches []Platform
 	for _, p := range e.Platforms {

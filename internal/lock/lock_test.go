@@ -438,6 +438,10 @@ func TestDigestFor(t *testing.T) {
 		{Platform: "linux/arm64/v8", Digest: "sha256:" + hexA},
 	}
 	manifest := Entry{Name: "ghcr.io/example-org/tool:2", Reference: "ghcr.io/example-org/tool:2", Digest: "sha256:" + hexD, Kind: KindManifest}
+	amd := manifest
+	amd.Platform = "linux/amd64"
+	armv8 := manifest
+	armv8.Platform = "linux/arm64/v8"
 	tests := []struct {
 		name     string
 		entry    Entry
@@ -458,6 +462,9 @@ func TestDigestFor(t *testing.T) {
 		{name: "ambiguous variants", entry: arm, platform: "linux/arm", msg: "ambiguous (matches linux/arm/v6, linux/arm/v7)"},
 		{name: "manifest has no children", entry: manifest, platform: "linux/amd64", wantErr: ErrNoPlatform, msg: "ghcr.io/example-org/tool:2: platform linux/amd64 requested, but the image is a single manifest"},
 		{name: "platform without arch", entry: index, platform: "linux", msg: "want os/arch"},
+		{name: "manifest of the platform pins itself", entry: amd, platform: "linux/amd64", want: "sha256:" + hexD},
+		{name: "manifest with variant matches request without", entry: armv8, platform: "linux/arm64", want: "sha256:" + hexD},
+		{name: "manifest of another platform", entry: amd, platform: "linux/arm64", wantErr: ErrNoPlatform, msg: "is a single manifest for linux/amd64 (available: linux/amd64)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

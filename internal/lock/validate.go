@@ -121,6 +121,9 @@ func (e Entry) problems() []problem {
 		if e.Size != 0 {
 			add("size", fmt.Errorf("an %s has no size of its own; sizes are per platform", KindIndex))
 		}
+		if e.Platform != "" {
+			add("platform", fmt.Errorf("an %s has no platform of its own; its children carry theirs", KindIndex))
+		}
 	case "":
 		add("kind", fmt.Errorf("required: %q or %q", KindIndex, KindManifest))
 	default:
@@ -128,6 +131,11 @@ func (e Entry) problems() []problem {
 	}
 	if e.Size < 0 {
 		add("size", fmt.Errorf("%d is negative; want bytes >= 0", e.Size))
+	}
+	if e.Platform != "" {
+		if err := checkPlatform(e.Platform); err != nil {
+			add("platform", err)
+		}
 	}
 
 	seen := map[string]int{}

@@ -619,6 +619,10 @@ func PinOf(ref imageref.Ref, platforms []string, l *lock.Lock) Pin {
 		if err != nil {
 			return Pin{Errs: []error{err}}
 		}
+		if e.Kind != lock.KindIndex {
+			// A single manifest of that platform: the image itself.
+			return Pin{Digest: d, Why: PinManifest, Platform: platforms[0]}
+		}
 		return Pin{Digest: d, Why: PinChild, Platform: platforms[0]}
 	default:
 		p := Pin{Digest: e.Digest, Why: why}

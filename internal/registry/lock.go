@@ -1,10 +1,16 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -55,7 +61,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 	entries := make([]lock.Entry, len(images))
 	var work []int
 	for i, img := range images {
-		if e, ok := kept(old, img); ok && mode == Fill {
+		if e, ok := kept(old, img); ok && mode == Fill && !needsPlatform(e, img) {
 			entries[i] = e
 			continue
 		}
@@ -76,6 +82,9 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 			prevp = &prev
 		}
 		e, err := r.resolve(ctx, images[i], prevp, mode)
+		if err == nil && needsPlatform(e, images[i]) {
+			e.Platform, err = r.manifestPlatform(ctx, images[i], e.Digest)
+		}
 		if err != nil {
 			mu.Lock()
 			errs = append(errs, err)
@@ -117,6 +126,77 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		return out, errs.Sorted()
 	}
 	return out, nil
+}
+
+// needsPlatform reports whether e is a single manifest whose platform a
+// use of img asks about and the entry does not record yet.
+func needsPlatform(e lock.Entry, img *plan.Image) bool {
+	return e.Kind == lock.KindManifest && e.Platform == "" && len(img.Platforms) > 0
+}
+
+// manifestPlatform reads the platform of the single manifest digest of
+// img from its config (os, architecture, variant), the config bounded by
+// MaxManifestBytes, so that a platform asked for can be checked against
+// it: a tag that is one linux/amd64 manifest serves platforms
+// ["linux/amd64"].
+func (r *Resolver) manifestPlatform(ctx context.Context, img *plan.Image, digest string) (string, *ImageError) {
+	t, err := r.locate(img.Ref.Repository)
+	if err != nil {
+		return "", r.imageError(img, target{repo: img.Ref.Repository}, &opFailure{op: "reference", err: err})
+	}
+	f := fetch{t: t, auth: img.Auth}
+	fail := func(of *opFailure) (string, *ImageError) { return "", r.imageError(img, t, of) }
+	d, of := r.get(ctx, f, digest)
+	if of != nil {
+		return fail(of)
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(d.Manifest))
+	if err != nil {
+		return fail(&opFailure{op: "read manifest", err: err})
+	}
+	if m.Config.Size < 0 || m.Config.Size > MaxManifestBytes {
+		return fail(&opFailure{op: "read config", err: fmt.Errorf("config %s declares %d bytes; stowage reads 0 to %d", m.Config.Digest, m.Config.Size, MaxManifestBytes)})
+	}
+	p, err := r.puller(f.auth, f.t)
+	if err != nil {
+		return fail(&opFailure{op: "credentials", err: err})
+	}
+	octx, st := withOp(ctx, f.t.repo.RegistryStr())
+	op := "GET config " + m.Config.Digest.String()
+	l, err := p.Layer(octx, f.t.repo.Digest(m.Config.Digest.String()))
+	if err != nil {
+		return fail(&opFailure{op: op, err: err, st: st})
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return fail(&opFailure{op: op, err: err, st: st})
+	}
+	defer rc.Close()
+	// go-containerregistry checks the digest as the stream ends; the
+	// declared size bounds the read.
+	raw, err := io.ReadAll(io.LimitReader(rc, m.Config.Size+1))
+	if err == nil && int64(len(raw)) != m.Config.Size {
+		err = fmt.Errorf("the config is %d bytes or more, its descriptor says %d", len(raw), m.Config.Size)
+	}
+	if err == nil {
+		// Read to the end, so that the digest is checked.
+		var n int64
+		if n, err = io.Copy(io.Discard, io.LimitReader(rc, 1)); err == nil && n > 0 {
+			err = fmt.Errorf("the config is longer than its descriptor's %d bytes", m.Config.Size)
+		}
+	}
+	if err != nil {
+		return fail(&opFailure{op: op, err: err, st: st})
+	}
+	var cfg struct {
+		OS           string `json:"os"`
+		Architecture string `json:"architecture"`
+		Variant      string `json:"variant"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil || cfg.OS == "" || cfg.Architecture == "" {
+		return fail(&opFailure{op: op, err: errors.New("the image's config names no os and architecture, so its platform cannot be checked")})
+	}
+	return (&v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}).String(), nil
 }
 
 // kept returns the old entry of img when Fill keeps it without a request:

@@ -246,8 +246,8 @@ func TestPins(t *testing.T) {
 }
 
 // TestPlatforms: a requested platform must be a child of the index
-// ("linux/arm64" matches a recorded "linux/arm64/v8"); a single manifest has
-// none.
+// ("linux/arm64" matches a recorded "linux/arm64/v8"), or the platform of a
+// single manifest's config, which the lock then records.
 func TestPlatforms(t *testing.T) {
 	h, _ := server(t)
 	r := resolver(t, registry.WithInsecure(h))
@@ -261,15 +261,27 @@ func TestPlatforms(t *testing.T) {
 		{multi, []string{"linux/arm64"}, ""},
 		{multi, []string{"linux/amd64", "linux/arm64/v8"}, ""},
 		{multi, []string{"linux/s390x"}, "no platform linux/s390x (available: linux/amd64, linux/arm64/v8)"},
-		{single, []string{"linux/amd64"}, "single manifest with no per-platform children"},
+		// A single manifest serves its own platform, read from its
+		// config (the stand-in's is linux/amd64), and no other.
+		{single, []string{"linux/amd64"}, ""},
+		{single, []string{"linux/arm64"}, "single manifest for linux/amd64 (available: linux/amd64)"},
 	}
 	for _, tc := range tests {
 		img := image(t, tc.ref)
 		img.Platforms = tc.platforms
-		_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
+		l, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s %v: %v", tc.ref, tc.platforms, err)
+		case tc.err == "" && tc.ref == single:
+			e := l.Entries[0]
+			if e.Platform != "linux/amd64" || e.Kind != lock.KindManifest {
+				t.Errorf("%s: entry %+v, want the manifest with platform linux/amd64", tc.ref, e)
+			}
+			p := plan.PinOf(img.Ref, tc.platforms, l)
+			if p.Digest != e.Digest || p.Why != plan.PinManifest || len(p.Errs) > 0 {
+				t.Errorf("%s %v pins %+v, want the manifest itself", tc.ref, tc.platforms, p)
+			}
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s %v: error %v, want %q", tc.ref, tc.platforms, err, tc.err)
 		}
