@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -218,7 +217,7 @@ func TestBundleRefusesLinks(t *testing.T) {
 		want string
 	}{
 		{"index.json a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "symbolic link"},
-		{"index.json a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
+		{"index.json a FIFO", func(p string) error { return mkfifo(p, 0o644) }, "not a regular file"},
 		{"index.json past its bound", func(p string) error { return os.WriteFile(p, make([]byte, indexKind.Max+1), 0o644) }, "more than the 16777216 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
