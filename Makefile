@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e node kube-node
+.PHONY: build cross test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -31,6 +31,7 @@ test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory fluxoci
 	@$(MAKE) --no-print-directory node
 	@bash hack/parts.sh fuzz; rc=$$?; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory fuzz; \
@@ -68,6 +69,19 @@ e2e:
 		echo "cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
 		cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./...; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi
+
+# The Flux OCI test (fluxoci/, its own module, so that stowage never
+# depends on Flux's packages): stowage push's artifact pulled and extracted
+# by Flux's own client (github.com/fluxcd/pkg/oci) from docker-registry on
+# 127.0.0.1. Without docker-registry it is not compiled: the registry
+# part's one line says so (STOWAGE_REQUIRE_REGISTRY makes it a failure).
+fluxoci:
+	@bash hack/parts.sh registry >/dev/null 2>&1; rc=$$?; \
+	if [ $$rc -eq 0 ]; then \
+		echo "cd fluxoci && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
+		cd fluxoci && $(GO) vet ./... && $(GO) test -count=1 ./...; \
+	elif [ $$rc -eq 3 ]; then echo "fluxoci: SKIPPED the Flux OCI test (fluxoci/, not compiled): no docker-registry; get it with: apt-get install docker-registry apache2-utils"; \
+	else bash hack/parts.sh registry; exit 1; fi
 
 # The real-node suite (node/, its own module; README.md "Proof on a real
 # node"): a single-node cluster on containerd inside a private network and

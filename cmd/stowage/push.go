@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/stowage/stowage/internal/fluxartifact"
+	"github.com/stowage/stowage/render"
+)
+
+// ociURLPrefix starts push's destination, as in a Flux OCIRepository's url.
+const ociURLPrefix = "oci://"
+
+type pushOptions struct {
+	load     loadOptions
+	reg      registryOptions
+	source   string
+	revision string
+	created  string
+}
+
+func newPush(getenv env) *cobra.Command {
+	var o pushOptions
+	c := &cobra.Command{
+		Use:   "push [DIR] oci://REGISTRY/REPOSITORY:TAG",
+		Short: "Render a profile of DIR (default .) and push it as the OCI artifact a Flux OCIRepository pulls",
+		Long: `Render a profile exactly as 'stowage render DIR -o OUT' does (the same files:
+one per object and a kustomization.yaml), and push them as an OCI artifact
+in the layout of 'flux push artifact': an OCI image manifest whose config
+has the media type application/vnd.cncf.flux.config.v1+json and whose one
+layer, application/vnd.cncf.flux.content.v1.tar+gzip, is the tar of the
+files; annotations org.opencontainers.image.created, .source (--source)
+and .revision (--revision). A Flux OCIRepository with this url and a
+Kustomization with path ./ apply it.
+
+The artifact is reproducible: the tar is sorted with fixed modes, owners
+and times, and created is --created (RFC 3339), else $SOURCE_DATE_EPOCH
+(seconds), else the Unix epoch; so the same config, lock and metadata give
+the same digest everywhere, also at an offline site pushing to its own
+registry from the same commit. Rendering reads no registry; only the push
+does, with credentials from the docker config (the keychain).
+
+Prints the pushed reference with its digest on stdout:
+REGISTRY/REPOSITORY:TAG@sha256:….`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, url := ".", args[len(args)-1]
+			if len(args) == 2 {
+				dir = args[0]
+			}
+			ref, err := pushReference(url)
+			if err != nil {
+				return usageError{err}
+			}
+			created, err := pushCreated(o.created, getenv)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := checkConfigDir(dir, false); err != nil {
+				return err
+			}
+			objs, err := renderDir(dir, o.load, getenv)
+			if err != nil {
+				return err
+			}
+			files, err := render.Files(objs)
+			if err != nil {
+				return err
+			}
+			img, err := fluxartifact.Image(files, fluxartifact.Metadata{Created: created, Source: o.source, Revision: o.revision})
+			if err != nil {
+				return err
+			}
+			digest, err := img.Digest()
+			if err != nil {
+				return err
+			}
+			r, done, err := o.reg.resolver(io.Discard, passwords{}, nil, getenv)
+			if err != nil {
+				return err
+			}
+			defer done()
+			repo, pusher, _, err := r.Destination(ref.Context())
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.reg.runTimeout)
+			defer cancel()
+			if err := pusher.Push(ctx, repo.Tag(ref.TagStr()), img); err != nil {
+				return fmt.Errorf("push %s: %s", ref, r.Scrub(err.Error()))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s@%s\n", ref.Name(), digest)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringVarP(&o.load.profile, "profile", "p", "", "profile to render (optional when the config has one)")
+	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	fs.StringVar(&o.source, "source", "", "the org.opencontainers.image.source annotation: the Git URL of the config (Flux shows it)")
+	fs.StringVar(&o.revision, "revision", "", "the org.opencontainers.image.revision annotation, as Flux writes it: BRANCH@sha1:COMMIT")
+	fs.StringVar(&o.created, "created", "", "the org.opencontainers.image.created annotation, RFC 3339 (default $SOURCE_DATE_EPOCH, else the Unix epoch)")
+	o.reg.addFlags(fs)
+	return c
+}
+
+// pushReference parses push's destination: oci:// then a reference with
+// an explicit registry host (Flux's OCIRepository has no default
+// registry) and a tag, and no digest (the digest is the artifact's).
+func pushReference(url string) (name.Tag, error) {
+	rest, ok := strings.CutPrefix(url, ociURLPrefix)
+	if !ok {
+		return name.Tag{}, fmt.Errorf("destination %q: want oci://REGISTRY/REPOSITORY:TAG", url)
+	}
+	if strings.Contains(rest, "@") {
+		return name.Tag{}, fmt.Errorf("destination %q: give a tag, not a digest (the digest is the artifact's)", url)
+	}
+	t, err := name.NewTag(rest, name.StrictValidation)
+	if err != nil {
+		return name.Tag{}, fmt.Errorf("destination %q: %v (want oci://REGISTRY/REPOSITORY:TAG)", url, err)
+	}
+	return t, nil
+}
+
+// pushCreated is the created time: flag (RFC 3339), else
+// SOURCE_DATE_EPOCH (the reproducible-builds convention: seconds since
+// the epoch), else the Unix epoch.
+func pushCreated(flag string, getenv env) (time.Time, error) {
+	if flag != "" {
+		t, err := time.Parse(time.RFC3339, flag)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--created %q: want RFC 3339, e.g. 2026-01-02T15:04:05Z", flag)
+		}
+		return t.UTC(), nil
+	}
+	if s, ok := getenv("SOURCE_DATE_EPOCH"); ok && s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since the Unix epoch", s)
+		}
+		return time.Unix(n, 0).UTC(), nil
+	}
+	return time.Unix(0, 0).UTC(), nil
+}
