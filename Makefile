@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross test vet fmt golden lock-examples helper helper-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
+.PHONY: build cross test vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -164,3 +164,12 @@ helper:
 HELPER_REF ?= ghcr.io/stowage/stowage-helper:v0.1.0
 helper-image:
 	$(GO) run ./hack/helperimage -o bin/helper-image -ref $(HELPER_REF)
+
+# The stowage image: the stowage CLI alone at /usr/local/bin/stowage (no
+# shell), linux/amd64 and linux/arm64, built the same reproducible way as
+# the helper image, as an OCI layout in bin/stowage-image; the sidecar of
+# examples/gitops-argo/argocd-repo-server.yaml, or a CI step's image.
+STOWAGE_IMAGE_VERSION ?= $(if $(VERSION),$(VERSION),v0.0.0-dev)
+STOWAGE_REF ?= ghcr.io/stowage/stowage:$(STOWAGE_IMAGE_VERSION)
+stowage-image:
+	$(GO) run ./hack/helperimage -image stowage -version $(STOWAGE_IMAGE_VERSION) -o bin/stowage-image -ref $(STOWAGE_REF)

@@ -91,9 +91,55 @@ type Options struct {
 	Stderr io.Writer
 }
 
+// Program is a binary an image of this package holds and how the image
+// runs it: Helper, or Stowage (the stowage CLI, for an Argo CD Config
+// Management Plugin sidecar or a CI step). The build, layer and config
+// rules above apply to every Program.
+type Program struct {
+	// Package is the Go package, from the module root.
+	Package string
+	// Path is where the binary sits in the image (absolute).
+	Path string
+	// Ldflags are added to "-s -w -buildid=" (for example -X flags).
+	Ldflags string
+	// Config is the image config's runtime part (entrypoint, user, env).
+	Config v1.Config
+}
+
+// Helper is the helper image's Program: /stowage-helper, run as "wait" by
+// user 65534.
+var Helper = Program{Package: Package, Path: Path, Config: v1.Config{Entrypoint: []string{Path}, Cmd: []string{"wait"}, User: User}}
+
+// StowagePath is where the stowage image holds the stowage binary; PATH
+// of its config is its directory, so an Argo CD plugin command (and the
+// exec KRM function a kustomization declares) finds "stowage".
+const StowagePath = "/usr/local/bin/stowage"
+
+// Stowage is the stowage image's Program for version (stamped into
+// internal/version like `make build` does; "" leaves the binary's build
+// information to say): /usr/local/bin/stowage as the entrypoint, PATH
+// /usr/local/bin, user 65534; no shell and nothing else in the image.
+func Stowage(version string) Program {
+	p := Program{Package: "./cmd/stowage", Path: StowagePath, Config: v1.Config{
+		Entrypoint: []string{StowagePath},
+		Env:        []string{"PATH=/usr/local/bin"},
+		User:       User,
+	}}
+	if version != "" {
+		p.Ldflags = "-X github.com/stowage/stowage/internal/version.version=" + version
+	}
+	return p
+}
+
 // BuildBinary compiles the helper for linux/goarch into a new file under
 // dir and returns its path. Errors carry the go command's output.
 func BuildBinary(ctx context.Context, o Options, goarch, dir string) (string, error) {
+	return Helper.BuildBinary(ctx, o, goarch, dir)
+}
+
+// BuildBinary compiles p for linux/goarch into a new file under dir and
+// returns its path. Errors carry the go command's output.
+func (p Program) BuildBinary(ctx context.Context, o Options, goarch, dir string) (string, error) {
 	level, ok := archLevel[goarch]
 	if !ok {
 		return "", fmt.Errorf("helper image: unsupported architecture %q (amd64 or arm64)", goarch)
@@ -102,9 +148,13 @@ func BuildBinary(ctx context.Context, o Options, goarch, dir string) (string, er
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	out := filepath.Join(dir, "stowage-helper-linux-"+goarch)
+	out := filepath.Join(dir, filepath.Base(p.Path)+"-linux-"+goarch)
+	ldflags := "-s -w -buildid="
+	if p.Ldflags != "" {
+		ldflags += " " + p.Ldflags
+	}
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false",
-		"-ldflags=-s -w -buildid=", "-o", out, Package)
+		"-ldflags="+ldflags, "-o", out, p.Package)
 	cmd.Dir = o.ModuleDir
 	env := o.Env
 	if env == nil {
@@ -117,7 +167,7 @@ func BuildBinary(ctx context.Context, o Options, goarch, dir string) (string, er
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(&log, o.Stderr), io.MultiWriter(&log, o.Stderr)
 	}
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("helper image: go build for linux/%s: %v\n%s", goarch, err, strings.TrimSpace(log.String()))
+		return "", fmt.Errorf("image of %s: go build for linux/%s: %v\n%s", p.Package, goarch, err, strings.TrimSpace(log.String()))
 	}
 	return out, nil
 }
@@ -140,12 +190,26 @@ func cleanEnv(env []string) []string {
 
 // Layer returns the image layer holding binary (the helper's bytes) as
 // Path, mode 0755, owned by root, with epoch timestamps, gzip-compressed.
-func Layer(binary []byte) (v1.Layer, error) {
+func Layer(binary []byte) (v1.Layer, error) { return Helper.Layer(binary) }
+
+// Layer returns the image layer holding binary as p.Path, mode 0755, owned
+// by root, with epoch timestamps, gzip-compressed; the directories above
+// it are entries of their own (mode 0755, root, epoch) written first.
+func (p Program) Layer(binary []byte) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	name := strings.TrimPrefix(p.Path, "/")
+	for i := range len(name) {
+		if name[i] == '/' {
+			dir := &tar.Header{Typeflag: tar.TypeDir, Name: name[:i+1], Mode: 0o755, ModTime: epoch, Format: tar.FormatUSTAR}
+			if err := tw.WriteHeader(dir); err != nil {
+				return nil, err
+			}
+		}
+	}
 	hdr := &tar.Header{
 		Typeflag: tar.TypeReg,
-		Name:     strings.TrimPrefix(Path, "/"),
+		Name:     name,
 		Mode:     0o755,
 		Size:     int64(len(binary)),
 		ModTime:  epoch,
@@ -167,8 +231,11 @@ func Layer(binary []byte) (v1.Layer, error) {
 }
 
 // Image returns the single-platform image for p holding binary.
-func Image(p v1.Platform, binary []byte) (v1.Image, error) {
-	layer, err := Layer(binary)
+func Image(p v1.Platform, binary []byte) (v1.Image, error) { return Helper.Image(p, binary) }
+
+// Image returns prog's single-platform image for p holding binary.
+func (prog Program) Image(p v1.Platform, binary []byte) (v1.Image, error) {
+	layer, err := prog.Layer(binary)
 	if err != nil {
 		return nil, err
 	}
@@ -180,24 +247,24 @@ func Image(p v1.Platform, binary []byte) (v1.Image, error) {
 		Variant:      p.Variant,
 		Created:      v1.Time{Time: epoch},
 		RootFS:       v1.RootFS{Type: "layers"},
-		Config: v1.Config{
-			Entrypoint: []string{Path},
-			Cmd:        []string{"wait"},
-			User:       User,
-		},
+		Config:       prog.Config,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "stowage helper-image: " + Path},
+		History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "stowage helper-image: " + prog.Path},
 	})
 }
 
 // Build compiles the helper for every entry of Platforms and returns the
 // OCI image index of their images, in Platforms order.
-func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
+func Build(ctx context.Context, o Options) (v1.ImageIndex, error) { return Helper.Build(ctx, o) }
+
+// Build compiles prog for every entry of Platforms and returns the OCI
+// image index of their images, in Platforms order.
+func (prog Program) Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 	dir, err := os.MkdirTemp("", "stowage-helper-image-")
 	if err != nil {
 		return nil, err
@@ -205,7 +272,7 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 	defer os.RemoveAll(dir)
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range Platforms {
-		bin, err := BuildBinary(ctx, o, p.Architecture, dir)
+		bin, err := prog.BuildBinary(ctx, o, p.Architecture, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -213,9 +280,9 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		img, err := Image(p, b)
+		img, err := prog.Image(p, b)
 		if err != nil {
-			return nil, fmt.Errorf("helper image: linux/%s: %w", p.Architecture, err)
+			return nil, fmt.Errorf("image of %s: linux/%s: %w", prog.Package, p.Architecture, err)
 		}
 		plat := p
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
