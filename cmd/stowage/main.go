@@ -164,7 +164,7 @@ func newRoot(getenv env) *cobra.Command {
 		}
 		return preRunConfigDir(cmd, args)
 	}
-	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv))
+	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv))
 	registerCompletions(root)
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
