@@ -87,62 +87,59 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 	for _, g := range groupItems(p, items) {
 		// Container names are chosen over the whole group, so they do not
 		// depend on where the group is split.
-		names := containerNames(g.items)
+		names := map[*item]string{}
+		for i, n := range containerNames(g.items) {
+			names[g.items[i]] = n
+		}
 		base := p.Name
 		if g.suffix != "" {
 			base = p.Name + "-" + g.suffix
 		}
-		parts := chunks(len(g.items), MaxImagesPerDaemonSet)
-		for n, c := range parts {
-			part := g.items[c[0]:c[1]]
-			pullSecrets := map[string]bool{}
-			for _, it := range part {
-				a := it.use.Auth
-				if a == nil {
-					continue
+		classes := credentialClasses(g.items)
+		for _, cl := range classes {
+			// One credential per pod: the images without auth, and each
+			// credential's images, are pulled by DaemonSets of their own,
+			// so the kubelet records no credential for an image that needs
+			// none (KubeletEnsureSecretPulledImages lets any pod use those
+			// offline) and each private image only with its own Secret.
+			cbase := base
+			if cl.cred != nil && len(classes) > 1 {
+				cbase = classBase(base, cl.cred.Secret)
+			}
+			var pullSecrets []string
+			if cl.cred != nil {
+				pullSecrets = []string{cl.cred.Secret}
+				r.secrets(p, cl.items, secrets)
+			}
+			parts := chunks(len(cl.items), MaxImagesPerDaemonSet)
+			for n, c := range parts {
+				part := cl.items[c[0]:c[1]]
+				name := cbase
+				if len(parts) > 1 {
+					name = partName(cbase, n+1)
 				}
-				if a.Secret != "" {
-					pullSecrets[a.Secret] = true
-					continue
-				}
-				// The puller's namespace, then each tenant's: the same Secret
-				// (name and data) in every namespace whose pods use the
-				// image, so they present the credentials the kubelet
-				// checks under KubeletEnsureSecretPulledImages.
-				for _, ns := range secretNamespaces(p) {
-					s := r.secret(ns, it)
-					pullSecrets[s.Name] = true
-					if r.prof.Secrets == schema.SecretsRender && s.Object != nil {
-						id := s.Namespace + "/" + s.Name
-						if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
-							// Only literal passwords can differ under one name.
-							r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
-								it.use.UsedBy(), pullRef(it.use).AuthKey(), a.Username, ns)
-						}
-						secrets[id] = s
+				if name == p.Name && !ownName {
+					ownName = true
+				} else if taken[name] {
+					// A node group whose suffix happens to equal a part number
+					// of another group ("p-2"), or a name another puller of the
+					// namespace has ("p-gpu"): keep DaemonSet names distinct.
+					want := name
+					key := g.key + "\x00" + cl.key
+					name = hashedName(want, key)
+					for k := 2; taken[name]; k++ {
+						name = hashedName(want, key+"\x00"+strconv.Itoa(k))
 					}
 				}
-			}
-			name := base
-			if len(parts) > 1 {
-				name = partName(base, n+1)
-			}
-			if name == p.Name && !ownName {
-				ownName = true
-			} else if taken[name] {
-				// A node group whose suffix happens to equal a part number
-				// of another group ("p-2"), or a name another puller of the
-				// namespace has ("p-gpu"): keep DaemonSet names distinct.
-				want := name
-				name = hashedName(want, g.key)
-				for k := 2; taken[name]; k++ {
-					name = hashedName(want, g.key+"\x00"+strconv.Itoa(k))
+				taken[name] = true
+				partNames := make([]string, len(part))
+				for i, it := range part {
+					partNames[i] = names[it]
 				}
-			}
-			taken[name] = true
-			objs = append(objs, r.daemonSet(p, name, g, part, names[c[0]:c[1]], helper, pause, slices.Sorted(maps.Keys(pullSecrets))))
-			for _, it := range part {
-				records[it.pinned] = true
+				objs = append(objs, r.daemonSet(p, name, g, part, partNames, helper, pause, pullSecrets))
+				for _, it := range part {
+					records[it.pinned] = true
+				}
 			}
 		}
 	}
@@ -150,16 +147,108 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 	return objs
 }
 
-// secretNamespaces returns the namespaces that get p's pull Secrets: p's
-// own, then its tenants in the order written, each once.
-func secretNamespaces(p *schema.Puller) []string {
-	out := []string{p.Namespace}
-	for _, ns := range p.Tenants {
-		if !slices.Contains(out, ns) {
-			out = append(out, ns)
+// class is the items of a node group pulled with one credential (nil:
+// none), in the group's order; key is the credential's Secret ("" for
+// none).
+type class struct {
+	key   string
+	cred  *plan.Credential
+	items []*item
+}
+
+// credentialClasses partitions a node group's items by the credential
+// their own auth pulls them with (plan.Use.Credential): the items without
+// one first, then one class per distinct Secret, sorted by name.
+func credentialClasses(items []*item) []*class {
+	byKey := map[string]*class{}
+	for _, it := range items {
+		key := ""
+		if c := it.use.Credential; c != nil {
+			key = c.Secret
 		}
+		cl := byKey[key]
+		if cl == nil {
+			cl = &class{key: key, cred: it.use.Credential}
+			byKey[key] = cl
+		}
+		cl.items = append(cl.items, it)
+	}
+	out := make([]*class, 0, len(byKey))
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		out = append(out, byKey[k])
 	}
 	return out
+}
+
+// classBase names the DaemonSet of a credential's images in a node group
+// that has other credentials (or images without one) too: the group's
+// name base, "-" and a label of at most 20 characters made from the
+// Secret's name. A Secret stowage names (PullSecretName,
+// "stowage-pull-<registry>-<8 hex>") gives the registry's leading words
+// and its 8 hex digits ("harbor-lab-f21272a7"); any other name is kept
+// when it is such a label already, else its leading words and 6 hex
+// digits of sha256 of the name. At most 63 characters in all.
+func classBase(base, secret string) string {
+	var suffix string
+	t, stowage := strings.CutPrefix(secret, "stowage-pull-")
+	if i := strings.LastIndexByte(t, '-'); stowage && i > 0 && len(t)-i == 9 && isHex(t[i+1:]) {
+		suffix = leadingWords(t[:i], 11) + t[i:]
+	} else if suffix = sanitize(secret, 20); suffix != secret {
+		sum := sha256.Sum256([]byte(secret))
+		suffix = leadingWords(sanitize(secret, 1<<20), 13) + "-" + hex.EncodeToString(sum[:])[:6]
+	}
+	name := base + "-" + suffix
+	if len(name) > maxLabel {
+		name = shorten(name+"\x00"+secret, maxLabel)
+	}
+	return name
+}
+
+// leadingWords cuts a label fragment to at most max characters at a '-'
+// when one is there, else anywhere.
+func leadingWords(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:max+1], '-'); i > 0 {
+		return s[:i]
+	}
+	return strings.TrimRight(s[:max], "-")
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// secrets adds to secrets the pull Secrets stowage renders for items (all
+// of one credential) in each namespace that holds p's pull Secrets: the
+// puller's, then each tenant's, the same Secret (name and data) in every
+// namespace whose pods use the images, so they present the credentials
+// the kubelet checks under KubeletEnsureSecretPulledImages.
+func (r *renderer) secrets(p *schema.Puller, items []*item, secrets map[string]Object) {
+	if r.prof.Secrets != schema.SecretsRender {
+		return
+	}
+	for _, it := range items {
+		a := it.use.Auth
+		if a == nil || a.Secret != "" {
+			continue
+		}
+		for _, ns := range plan.SecretNamespaces(p) {
+			s := r.secret(ns, it)
+			if s.Object == nil {
+				continue
+			}
+			id := s.Namespace + "/" + s.Name
+			if prev, ok := secrets[id]; ok && !reflect.DeepEqual(prev.Object, s.Object) {
+				// Only literal passwords can differ under one name.
+				r.fail("%s: registry %s, user %q: two different passwords for one registry and user in namespace %s",
+					it.use.UsedBy(), it.use.PullRef().AuthKey(), a.Username, ns)
+			}
+			secrets[id] = s
+		}
+	}
 }
 
 // items are a puller's uses of the plan with their placement: an

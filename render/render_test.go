@@ -309,13 +309,25 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", environment
 		if !registries["harbor.lab.internal:5000"] || !registries["quay.example.org"] || len(registries) != 2 {
 			t.Errorf("Secrets cover %v, want one each for harbor.lab.internal:5000 and quay.example.org", registries)
 		}
+		// One DaemonSet per credential, each presenting exactly its own
+		// Secret.
 		ds := daemonSets(objs)
-		if len(ds) != 1 {
-			t.Fatalf("%d DaemonSets, want 1", len(ds))
+		if len(ds) != 2 {
+			t.Fatalf("%d DaemonSets, want 2 (one per credential)", len(ds))
+		}
+		var got []string
+		for _, d := range ds {
+			ps := pullSecretNames(d)
+			if len(ps) != 1 {
+				t.Errorf("DaemonSet %s: imagePullSecrets = %v, want exactly one", d.Name, ps)
+				continue
+			}
+			got = append(got, ps[0])
 		}
 		slices.Sort(names)
-		if got := pullSecretNames(ds[0]); !slices.Equal(got, names) {
-			t.Errorf("imagePullSecrets = %v, want %v", got, names)
+		slices.Sort(got)
+		if !slices.Equal(got, names) {
+			t.Errorf("imagePullSecrets of the DaemonSets = %v, want %v", got, names)
 		}
 	})
 
@@ -358,8 +370,13 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", tenants: ["
 				t.Errorf("DaemonSet %s/%s outside the puller's namespace", ds.Namespace, ds.Name)
 			}
 		}
-		if got := pullSecretNames(daemonSets(objs)[0]); !slices.Equal(got, []string{"hub-pull", name}) {
-			t.Errorf("imagePullSecrets = %v, want [hub-pull %s]", got, name)
+		pulls := map[string][]string{}
+		for _, ds := range daemonSets(objs) {
+			pulls[ds.Name] = pullSecretNames(ds)
+		}
+		want := map[string][]string{"notebooks": nil, "notebooks-hub-pull": {"hub-pull"}, classBase("notebooks", name): {name}}
+		if !reflect.DeepEqual(pulls, want) {
+			t.Errorf("DaemonSets and their imagePullSecrets = %v, want %v", pulls, want)
 		}
 	})
 

@@ -2,12 +2,9 @@ package render
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,17 +14,6 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
-
-// pullRef is the reference the node pulls u by: its site reference when
-// the profile has a site, else the reference as written.
-func pullRef(u *plan.Use) imageref.Ref {
-	if u.Site != "" {
-		if ref, err := imageref.Parse(u.Site); err == nil {
-			return ref
-		}
-	}
-	return u.Ref
-}
 
 // secret returns the pull Secret for an item's username/password auth in
 // namespace, for the registry the node pulls from (the site registry when
@@ -40,16 +26,15 @@ func pullRef(u *plan.Use) imageref.Ref {
 // Input.Passwords and the profile renders Secrets.
 func (r *renderer) secret(namespace string, it *item) Object {
 	a := it.use.Auth
-	from := pullRef(it.use)
-	key := from.AuthKey()
-	name := PullSecretName(from, a)
+	key := it.use.PullRef().AuthKey()
+	name := plan.PullSecretName(it.use.PullRef(), a)
 	o := Object{Kind: "Secret", Namespace: namespace, Name: name}
 	if r.prof.Secrets != "render" {
 		return o
 	}
 	pw, ok := r.in.Passwords[a.Password]
 	if !ok {
-		r.fail("%s: the password source %s of registry %s was not read", it.use.UsedBy(), sourceName(a.Password), key)
+		r.fail("%s: the password source %s of registry %s was not read", it.use.UsedBy(), plan.SourceName(a.Password), key)
 		return o
 	}
 	data, err := DockerConfigJSON(key, a.Username, pw, a.Email)
@@ -69,23 +54,10 @@ func (r *renderer) secret(namespace string, it *item) Object {
 }
 
 // PullSecretName is the name of the pull Secret for a username/password
-// auth a of an image ref: "stowage-pull-<registry>-<8 hex>" (see secret),
-// whether stowage renders it (secrets: render) or only names it (secrets:
-// reference).
-func PullSecretName(ref imageref.Ref, a *schema.Auth) string {
-	sum := sha256.Sum256([]byte(ref.AuthKey() + "\x00" + a.Username + "\x00" + sourceName(a.Password)))
-	return "stowage-pull-" + sanitize(ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
-}
-
-// sourceName names a password source in messages: "env:NAME" and
-// "file:path" as written, a literal password (allowed only with
-// --allow-literal-passwords) never.
-func sourceName(source string) string {
-	if strings.HasPrefix(source, schema.PasswordFromEnv) || strings.HasPrefix(source, schema.PasswordFromFile) {
-		return source
-	}
-	return "(a literal password)"
-}
+// auth a of an image the node pulls as ref (plan.PullSecretName, the one
+// rule): "stowage-pull-<registry>-<8 hex>", whether stowage renders it
+// (secrets: render) or only names it (secrets: reference).
+func PullSecretName(ref imageref.Ref, a *schema.Auth) string { return plan.PullSecretName(ref, a) }
 
 // dockerAuth is one entry of a docker config's "auths" map, in the field
 // order docker writes.

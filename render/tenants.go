@@ -47,17 +47,17 @@ func ExternalSecrets(p *plan.Plan) []ExternalSecret {
 			case a.Secret != "":
 				name = a.Secret
 			case p.Profile.Secrets == schema.SecretsReference:
-				name = PullSecretName(pullRef(u), a)
+				name = plan.PullSecretName(u.PullRef(), a)
 			default:
 				continue // rendered
 			}
-			key := name + "\x00" + pullRef(u).AuthKey()
+			key := name + "\x00" + u.PullRef().AuthKey()
 			e := byKey[key]
 			if e == nil {
-				e = &ExternalSecret{Name: name, Registry: pullRef(u).AuthKey()}
+				e = &ExternalSecret{Name: name, Registry: u.PullRef().AuthKey()}
 				byKey[key] = e
 			}
-			for _, ns := range secretNamespaces(pp.Puller) {
+			for _, ns := range plan.SecretNamespaces(pp.Puller) {
 				if !slices.Contains(e.Namespaces, ns) {
 					e.Namespaces = append(e.Namespaces, ns)
 				}

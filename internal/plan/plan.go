@@ -79,6 +79,12 @@ type Use struct {
 	Site string
 	// Pin is the digest this use pins, and why.
 	Pin Pin
+	// Credential is the pull Secret the use's image is pulled with: from
+	// its own auth, for the registry the node pulls from (PullRef); nil
+	// when it has no auth (the helper and pause images never have one).
+	// Render pulls the uses of each distinct Credential, and those with
+	// none, in pre-pull pods of their own.
+	Credential *Credential
 }
 
 // Why says where a pinned digest comes from.
@@ -395,6 +401,11 @@ func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	for _, pp := range p.Pullers {
+		for _, u := range pp.Uses {
+			u.Credential = credential(u, pp.Puller, prof.Secrets)
+		}
 	}
 	p.Images, _ = images(all, l)
 	return p, nil

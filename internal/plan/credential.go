@@ -1,0 +1,266 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/stowage/stowage/internal/dnslabel"
+	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/schema"
+)
+
+// Credential is a pull Secret a pre-pull pod presents to the kubelet: the
+// credentials an image that needs them is pulled with. Only an image's own
+// auth gives it one; the helper and pause images and every image without
+// auth have none, and render pulls them in pods that present no Secret.
+type Credential struct {
+	// Secret is the Secret's name: auth.secret as written, or
+	// PullSecretName of the pull reference and the username/password
+	// source.
+	Secret string `json:"secret"`
+	// Registry is the key of the docker config the Secret holds
+	// credentials for: imageref.Ref.AuthKey of the reference the node
+	// pulls (PullRef: the site registry's when the profile has one).
+	Registry string `json:"registry"`
+	// Rendered is true when stowage renders the Secret (username and
+	// password under secrets: render); false when someone else creates it
+	// (auth.secret, or secrets: reference).
+	Rendered bool `json:"rendered"`
+	// Namespaces are where the Secret exists under this name with these
+	// credentials: the puller's namespace, then its tenants' in the order
+	// written, each once.
+	Namespaces []string `json:"namespaces"`
+}
+
+// PullRef is the reference the node pulls u by: its Site reference when
+// the profile has a site registry, else the reference as written.
+func (u *Use) PullRef() imageref.Ref {
+	if u.Site != "" {
+		if ref, err := imageref.Parse(u.Site); err == nil {
+			return ref
+		}
+	}
+	return u.Ref
+}
+
+// credential returns the credential u's own auth pulls it with in puller
+// p of a profile whose secrets mode is mode, or nil when u has no auth.
+func credential(u *Use, p *schema.Puller, mode string) *Credential {
+	a := u.Auth
+	if a == nil || (a.Secret == "" && a.Username == "") {
+		return nil
+	}
+	from := u.PullRef()
+	c := &Credential{Secret: a.Secret, Registry: from.AuthKey(), Namespaces: SecretNamespaces(p)}
+	if a.Secret == "" {
+		c.Secret = PullSecretName(from, a)
+		c.Rendered = mode == schema.SecretsRender
+	}
+	return c
+}
+
+// SecretNamespaces returns the namespaces that hold p's pull Secrets: p's
+// own, then its tenants in the order written, each once.
+func SecretNamespaces(p *schema.Puller) []string {
+	out := []string{p.Namespace}
+	for _, ns := range p.Tenants {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// PullSecretName is the name of the pull Secret for a username/password
+// auth a of an image the node pulls as ref: "stowage-pull-<registry>-<8
+// hex>", the registry cut to 30 characters and the hex being sha256 over
+// registry key, username and password source (SourceName: never the
+// password itself), so each distinct credential gets a distinct, stable
+// name and no secret material shapes it. The name is the same whether
+// stowage renders the Secret (secrets: render) or only names it.
+func PullSecretName(ref imageref.Ref, a *schema.Auth) string {
+	sum := sha256.Sum256([]byte(ref.AuthKey() + "\x00" + a.Username + "\x00" + SourceName(a.Password)))
+	return "stowage-pull-" + dnslabel.Sanitize(ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// SourceName names a password source in names and messages: "env:NAME"
+// and "file:path" as written, a literal password (allowed only with
+// --allow-literal-passwords) never: "(a literal password)".
+func SourceName(source string) string {
+	if strings.HasPrefix(source, schema.PasswordFromEnv) || strings.HasPrefix(source, schema.PasswordFromFile) {
+		return source
+	}
+	return "(a literal password)"
+}
+
+// PulledWith is the credential the kubelet pulls ref with in a pod that
+// presents secrets: the first whose Registry is ref's docker config key
+// (imageref.Ref.AuthKey; a Secret whose registry is unknown, "", is taken
+// to match), or nil when none does and the pull is anonymous. The kubelet
+// looks a pull Secret's credentials up by the image's registry, so a pod
+// presenting a site Secret pulls every image of that site with it.
+func PulledWith(secrets []*Credential, ref imageref.Ref) *Credential {
+	for _, c := range secrets {
+		if c.Registry == "" || c.Registry == ref.AuthKey() {
+			return c
+		}
+	}
+	return nil
+}
+
+// KubeletRule is the kubelet's rule for using a pre-pulled image offline,
+// in the words vet and status print.
+const KubeletRule = "the kubelet's KubeletEnsureSecretPulledImages (KEP-2535; beta, on by default since Kubernetes 1.35, " +
+	"policy NeverVerifyPreloadedImages): an image it pulled with credentials is reused without the registry only by pods " +
+	"presenting credentials of the same hash (any Secret name, any namespace); one pulled without credentials, or not " +
+	"pulled by the kubelet (preloaded), by any pod; under the AlwaysVerify policy every pod needs the registry"
+
+// ImageAccess says which pods may use one pre-pulled image on a node
+// offline, under KubeletRule.
+type ImageAccess struct {
+	// Reference is the pinned reference as the DaemonSets name it.
+	Reference string `json:"reference"`
+	// AnyPod is true when every DaemonSet pulling the image pulls it
+	// without credentials: any pod may use it offline, on every node they
+	// put it on.
+	AnyPod bool `json:"anyPod"`
+	// Anonymous are the DaemonSets ("namespace/name") that pull the image
+	// without credentials, sorted: on their nodes any pod may use it.
+	Anonymous []string `json:"anonymous"`
+	// Secrets are the credentials the other DaemonSets pull it with, sorted
+	// by Secret name: on their nodes only pods presenting equal
+	// credentials may use it.
+	Secrets []SecretAccess `json:"secrets"`
+	// Summary says the same in one line: "any pod", or "pods presenting
+	// credentials equal to Secret S (…)".
+	Summary string `json:"summary"`
+}
+
+// SecretAccess is a credential that pulls an image, and the DaemonSets
+// that present it.
+type SecretAccess struct {
+	Credential
+	// DaemonSets are "namespace/name", sorted.
+	DaemonSets []string `json:"daemonSets"`
+}
+
+// Access says, for every image the rendered pre-pull DaemonSets of plan p
+// (one profile) pull, which pods may use it on a node offline: per
+// DaemonSet, the credential the kubelet pulls each container's image with
+// (PulledWith over the pull Secrets the pod presents, each looked up among
+// the plan's credentials of the DaemonSet's namespace). Sorted by
+// reference; a container image that does not parse is left out.
+func Access(p *Plan, daemonSets []*appsv1.DaemonSet) []ImageAccess {
+	byName := map[string]*Credential{} // "namespace\x00secret"
+	for _, pp := range p.Pullers {
+		for _, u := range pp.Uses {
+			if c := u.Credential; c != nil {
+				byName[pp.Puller.Namespace+"\x00"+c.Secret] = c
+			}
+		}
+	}
+	type acc struct {
+		anon    []string
+		secrets map[string]*SecretAccess
+	}
+	byRef := map[string]*acc{}
+	for _, ds := range daemonSets {
+		id := ds.Namespace + "/" + ds.Name
+		spec := ds.Spec.Template.Spec
+		var presented []*Credential
+		for _, s := range spec.ImagePullSecrets {
+			c := byName[ds.Namespace+"\x00"+s.Name]
+			if c == nil {
+				c = &Credential{Secret: s.Name, Namespaces: []string{ds.Namespace}}
+			}
+			presented = append(presented, c)
+		}
+		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+			ref, err := imageref.Parse(c.Image)
+			if err != nil {
+				continue
+			}
+			a := byRef[c.Image]
+			if a == nil {
+				a = &acc{secrets: map[string]*SecretAccess{}}
+				byRef[c.Image] = a
+			}
+			cred := PulledWith(presented, ref)
+			if cred == nil {
+				if !slices.Contains(a.anon, id) {
+					a.anon = append(a.anon, id)
+				}
+				continue
+			}
+			sa := a.secrets[cred.Secret]
+			if sa == nil {
+				sa = &SecretAccess{Credential: *cred}
+				a.secrets[cred.Secret] = sa
+			}
+			if !slices.Contains(sa.DaemonSets, id) {
+				sa.DaemonSets = append(sa.DaemonSets, id)
+			}
+		}
+	}
+	out := make([]ImageAccess, 0, len(byRef))
+	for _, ref := range sortedKeys(byRef) {
+		a := byRef[ref]
+		ia := ImageAccess{Reference: ref, Anonymous: a.anon, Secrets: []SecretAccess{}}
+		if ia.Anonymous == nil {
+			ia.Anonymous = []string{}
+		}
+		slices.Sort(ia.Anonymous)
+		for _, s := range sortedKeys(a.secrets) {
+			sa := *a.secrets[s]
+			slices.Sort(sa.DaemonSets)
+			ia.Secrets = append(ia.Secrets, sa)
+		}
+		ia.AnyPod = len(ia.Secrets) == 0
+		ia.Summary = ia.summary()
+		out = append(out, ia)
+	}
+	return out
+}
+
+// summary is ImageAccess.Summary.
+func (a *ImageAccess) summary() string {
+	if a.AnyPod {
+		return "any pod"
+	}
+	var parts []string
+	for _, s := range a.Secrets {
+		where := ""
+		if len(a.Anonymous) > 0 {
+			where = " on the nodes of " + strings.Join(s.DaemonSets, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("pods presenting credentials equal to Secret %s%s (%s in %s, or any Secret with the same credentials for %s)",
+			s.Secret, where, s.Secret, strings.Join(s.Namespaces, ", "), registryName(s.Registry)))
+	}
+	if len(a.Anonymous) > 0 {
+		parts = append([]string{"any pod on the nodes of " + strings.Join(a.Anonymous, ", ")}, parts...)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// registryName names a docker config key in messages ("its registry"
+// when unknown).
+func registryName(key string) string {
+	if key == "" {
+		return "its registry"
+	}
+	return key
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
