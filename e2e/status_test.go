@@ -153,11 +153,11 @@ func TestStatusBinary(t *testing.T) {
 	}
 
 	// Just applied: the DaemonSet controller (envtest runs none) has not
-	// observed either DaemonSet, so status fails, though nothing failed
+	// observed any DaemonSet, so status fails, though nothing failed
 	// and no node has a pod yet; `status --wait` started now passes once
 	// the pods and the observed status below are written.
 	stdout, stderr, code := runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig, "-o", "json")
-	if rep := decodeReport(t, stdout); code != 1 || rep.Ready || len(rep.DaemonSets) != 2 || rep.DaemonSets[0].Observed || rep.DaemonSets[1].Observed {
+	if rep := decodeReport(t, stdout); code != 1 || rep.Ready || len(rep.DaemonSets) != 3 || rep.DaemonSets[0].Observed || rep.DaemonSets[1].Observed || rep.DaemonSets[2].Observed {
 		t.Fatalf("status right after apply: exit %d, want 1 with no DaemonSet observed\n%s%s", code, stdout, stderr)
 	}
 	type result struct {
@@ -173,7 +173,10 @@ func TestStatusBinary(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	// One pod per DaemonSet and node it targets, every container pulled.
-	targets := map[string][]string{"jupyter-image-puller": {"cpu-1", "gpu-1"}, "jupyter-image-puller-jupyter-gpu": {"gpu-1"}}
+	// The public notebook and the one behind the existing Secret
+	// submarine-dockerhub are pulled by DaemonSets of their own.
+	targets := map[string][]string{"jupyter-image-puller": {"cpu-1", "gpu-1"}, "jupyter-image-puller-jupyter-gpu": {"gpu-1"},
+		"jupyter-image-puller-submarine-dockerhub": {"cpu-1", "gpu-1"}}
 	pods := map[string]*corev1.Pod{}
 	for dsName, nodes := range targets {
 		ds, err := apps.DaemonSets("submarine").Get(ctx, dsName, metav1.GetOptions{})
@@ -226,6 +229,7 @@ func TestStatusBinary(t *testing.T) {
 		want := []status.Rollout{
 			{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Observed: true, Current: true, Desired: 2, Updated: 2, Ready: 2, Available: 2},
 			{Namespace: "submarine", Name: "jupyter-image-puller-jupyter-gpu", InCluster: true, Observed: true, Current: true, Desired: 1, Updated: 1, Ready: 1, Available: 1},
+			{Namespace: "submarine", Name: "jupyter-image-puller-submarine-dockerhub", InCluster: true, Observed: true, Current: true, Desired: 2, Updated: 2, Ready: 2, Available: 2},
 		}
 		if !slices.Equal(rep.DaemonSets, want) {
 			t.Errorf("rollouts = %+v\nwant %+v", rep.DaemonSets, want)

@@ -335,7 +335,7 @@ func TestVetExamples(t *testing.T) {
 // from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
 	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
-	want := "ok: 1 profile(s), 6 object(s)\n" +
+	want := "ok: 1 profile(s), 7 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
 		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
 	if code != 0 || string(stdout) != want {
@@ -365,7 +365,7 @@ func TestVetJSON(t *testing.T) {
 	r := decode(t, stdout)
 	want := []vetSecret{{Profile: "notebooks", Name: "submarine-dockerhub", Registry: "harbor.submarine.lab.internal:5000",
 		UsedBy: []string{`environment "jupyter-chinese"`}, Namespaces: []string{"submarine", "tenant-a", "tenant-b"}}}
-	if code != 0 || len(stderr) != 0 || !r.OK || !slices.Equal(r.Profiles, []string{"notebooks"}) || r.Objects != 6 ||
+	if code != 0 || len(stderr) != 0 || !r.OK || !slices.Equal(r.Profiles, []string{"notebooks"}) || r.Objects != 7 ||
 		r.PinnedDigests != nil || len(r.Errors) != 0 || !reflect.DeepEqual(r.ExternalSecrets, want) {
 		t.Errorf("exit %d, stderr %s, report %+v", code, stderr, r)
 	}
