@@ -24,8 +24,11 @@ import (
 
 // submarine renders the Submarine example (its committed lock, a
 // placeholder Harbor password) and returns what status expects of it. Its
-// DaemonSets: submarine/jupyter-image-puller (helper, jupyter, jupyter-chinese,
-// the helper again as the main container) on every Linux node,
+// DaemonSets, one per credential and node group:
+// submarine/jupyter-image-puller (helper, jupyter, the helper again as the
+// main container; no pull Secret) and
+// submarine/jupyter-image-puller-submarine-dockerhub (helper,
+// jupyter-chinese, helper) on every Linux node,
 // submarine/jupyter-image-puller-jupyter-gpu (helper, jupyter-gpu, helper) on
 // nodes labelled nvidia.com/gpu.present=true.
 func submarine(t *testing.T) (*Expected, *lock.Lock) {
@@ -63,6 +66,7 @@ func submarine(t *testing.T) (*Expected, *lock.Lock) {
 const (
 	dsMain = "submarine/jupyter-image-puller"
 	dsGPU  = "submarine/jupyter-image-puller-jupyter-gpu"
+	dsHub  = "submarine/jupyter-image-puller-submarine-dockerhub"
 	gpuKey = "nvidia.com/gpu.present"
 )
 
@@ -233,8 +237,12 @@ func TestExpectSubmarine(t *testing.T) {
 			t.Errorf("%s: digest %s accept %v, want %s and %v", im.Name, im.Digest, im.Accept, e.Digest, wantAccept)
 		}
 	}
-	if got := []string{exp.DaemonSets[0].Name, exp.DaemonSets[1].Name}; len(exp.DaemonSets) != 2 || got[0] != "jupyter-image-puller" || got[1] != "jupyter-image-puller-jupyter-gpu" {
-		t.Errorf("DaemonSets = %v", got)
+	var got []string
+	for _, ds := range exp.DaemonSets {
+		got = append(got, ds.Name)
+	}
+	if want := []string{"jupyter-image-puller", "jupyter-image-puller-jupyter-gpu", "jupyter-image-puller-submarine-dockerhub"}; !slices.Equal(got, want) {
+		t.Errorf("DaemonSets = %v, want %v", got, want)
 	}
 }
 
@@ -265,6 +273,8 @@ func TestEvaluate(t *testing.T) {
 			f.node("cpu-1", cpuNode)
 			f.pod(dsMain, "gpu-1", nil)
 			f.pod(dsMain, "cpu-1", nil)
+			f.pod(dsHub, "gpu-1", nil)
+			f.pod(dsHub, "cpu-1", nil)
 			f.pod(dsGPU, "gpu-1", nil)
 		},
 		ready: true,
@@ -332,6 +342,7 @@ func TestEvaluate(t *testing.T) {
 			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "training", Effect: corev1.TaintEffectNoSchedule}}
 			f.node("windows-1", map[string]string{corev1.LabelOSStable: "windows", gpuKey: "true"})
 			f.pod(dsMain, "cpu-1", nil)
+			f.pod(dsHub, "cpu-1", nil)
 		},
 		ready: true,
 		check: func(t *testing.T, rep *Report) {
@@ -355,13 +366,16 @@ func TestEvaluate(t *testing.T) {
 			f.pod(dsMain, "cpu-1", func(p *corev1.Pod) {
 				cs := initStatus(t, p, jupyter+"@")
 				waiting(cs, "PodInitializing", "")
-				waiting(initStatus(t, p, chinese), "PodInitializing", "")
 				waiting(&p.Status.ContainerStatuses[0], "PodInitializing", "")
 				f.c.Events = append(f.c.Events, corev1.Event{
 					ObjectMeta:     metav1.ObjectMeta{Name: "e2", Namespace: p.Namespace},
 					InvolvedObject: corev1.ObjectReference{Kind: "Pod", UID: p.UID, FieldPath: "spec.initContainers{" + cs.Name + "}"},
 					Reason:         "Pulling", Message: `Pulling image "` + cs.Image + `"`, LastTimestamp: metav1.NewTime(now),
 				})
+			})
+			f.pod(dsHub, "cpu-1", func(p *corev1.Pod) {
+				waiting(initStatus(t, p, chinese), "PodInitializing", "")
+				waiting(&p.Status.ContainerStatuses[0], "PodInitializing", "")
 			})
 		},
 		check: func(t *testing.T, rep *Report) {
@@ -399,10 +413,10 @@ func TestEvaluate(t *testing.T) {
 			}
 			repo, child := childOf(t, chinese)
 			// cpu-1: the runtime reports the platform manifest it pulled.
-			f.pod(dsMain, "cpu-1", func(p *corev1.Pod) { initStatus(t, p, chinese).ImageID = repo + "@" + child })
+			f.pod(dsHub, "cpu-1", func(p *corev1.Pod) { initStatus(t, p, chinese).ImageID = repo + "@" + child })
 			// cpu-2: a digest the lock does not know, under the right
 			// repository, and a child digest under another repository.
-			f.pod(dsMain, "cpu-2", func(p *corev1.Pod) {
+			f.pod(dsHub, "cpu-2", func(p *corev1.Pod) {
 				cs := initStatus(t, p, chinese)
 				waiting(cs, "PodInitializing", "")
 				cs.ImageID = repo + "@sha256:" + strings.Repeat("0", 64)
@@ -475,6 +489,9 @@ func TestEvaluate(t *testing.T) {
 			}
 			live.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, UpdatedNumberScheduled: 0, NumberReady: 1, ObservedGeneration: 1}
 			f.pod(dsMain, "gpu-1", nil)
+			hub := f.c.DaemonSets[dsHub]
+			hub.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, CurrentNumberScheduled: 1, UpdatedNumberScheduled: 1, NumberReady: 1, NumberAvailable: 1, ObservedGeneration: 1}
+			f.pod(dsHub, "gpu-1", nil)
 		},
 		check: func(t *testing.T, rep *Report) {
 			if c := cell(t, rep, gpu, "gpu-1"); c.State != Failed || c.Reason != "NotInCluster" || c.DaemonSet != dsGPU {
@@ -490,6 +507,7 @@ func TestEvaluate(t *testing.T) {
 				{Namespace: "submarine", Name: "jupyter-image-puller", InCluster: true, Observed: true, Desired: 1, Ready: 1,
 					Message: "the cluster's pod template pins other images than this render: apply the rendered profile; 0 of 1 pods updated"},
 				{Namespace: "submarine", Name: "jupyter-image-puller-jupyter-gpu", Message: "not in the cluster: apply the rendered profile"},
+				{Namespace: "submarine", Name: "jupyter-image-puller-submarine-dockerhub", InCluster: true, Observed: true, Current: true, Desired: 1, Updated: 1, Ready: 1, Available: 1},
 			}
 			if !slices.Equal(rep.DaemonSets, want) {
 				t.Errorf("rollouts = %+v\nwant %+v", rep.DaemonSets, want)
@@ -506,7 +524,7 @@ func TestEvaluate(t *testing.T) {
 					t.Errorf("%s = %+v", im.Name, im)
 				}
 			}
-			if len(rep.DaemonSets) != 2 || rep.DaemonSets[0].InCluster || rep.DaemonSets[1].InCluster {
+			if len(rep.DaemonSets) != 3 || rep.DaemonSets[0].InCluster || rep.DaemonSets[1].InCluster || rep.DaemonSets[2].InCluster {
 				t.Errorf("rollouts = %+v", rep.DaemonSets)
 			}
 			if b, _ := json.Marshal(rep); !strings.Contains(string(b), `"nodes":[]`) {
@@ -558,7 +576,9 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 		f.node("cpu-1", map[string]string{corev1.LabelOSStable: "linux"})
 		f.node("cpu-2", map[string]string{corev1.LabelOSStable: "linux"})
 		f.pod(dsMain, "gpu-1", nil)
-		f.pod(dsMain, "cpu-1", func(p *corev1.Pod) { waiting(initStatus(t, p, chinese), "ErrImagePull", "not found") })
+		f.pod(dsMain, "cpu-1", nil)
+		f.pod(dsHub, "gpu-1", nil)
+		f.pod(dsHub, "cpu-1", func(p *corev1.Pod) { waiting(initStatus(t, p, chinese), "ErrImagePull", "not found") })
 		f.pod(dsGPU, "gpu-1", nil)
 		if reverse {
 			slices.Reverse(f.c.Nodes)
@@ -583,7 +603,7 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 		"submarine/jupyter-image-puller 0 0 0 current",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
 		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
-		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller ErrImagePull: not found",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller-submarine-dockerhub ErrImagePull: not found",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
 	} {
 		if !slices.Contains(lines, want) {
@@ -661,6 +681,7 @@ func TestEvaluateNotObserved(t *testing.T) {
 		f := newFixture(t, exp)
 		f.node("cpu-1", cpuNode)
 		f.pod(dsMain, "cpu-1", nil)
+		f.pod(dsHub, "cpu-1", nil)
 		ds := f.c.DaemonSets[dsGPU]
 		ds.Generation, ds.Status.ObservedGeneration = gen, observed
 		return Evaluate(f.exp, f.c)
