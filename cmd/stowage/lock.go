@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
@@ -162,7 +163,7 @@ func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Write
 		return nil, nil, nil, nil, err
 	}
 	for _, d := range dropped {
-		fmt.Fprintf(warn, "stowage: %v; the entry is dropped and resolved again\n", d)
+		fmt.Fprintf(warn, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
 	}
 	return src, images, old, data, nil
 }
@@ -321,7 +322,7 @@ func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, image
 	rep.Stale = stale
 	fmt.Fprintf(stderr, "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
 	for _, s := range stale {
-		fmt.Fprintf(stderr, "  %s\n", s)
+		fmt.Fprintf(stderr, "  %s\n", escape.Line(fmt.Sprint(s)))
 	}
 	return errCheckFailed
 }

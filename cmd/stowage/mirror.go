@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
@@ -564,7 +565,7 @@ func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai
 		if im.Present {
 			status = "present"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", im.Reference, shortDigest(im.Digest), status, im.Blobs, humanBytes(im.Bytes), im.Destination)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.Line(im.Reference), escape.Line(shortDigest(im.Digest)), status, im.Blobs, humanBytes(im.Bytes), escape.Line(im.Destination))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d images: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
@@ -582,7 +583,7 @@ func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai
 		tw.Flush()
 	}
 	for _, e := range rep.Errors {
-		fmt.Fprintf(w, "failed: %s\n", e)
+		fmt.Fprintf(w, "failed: %s\n", escape.Text(fmt.Sprint(e)))
 	}
 	return nil
 }

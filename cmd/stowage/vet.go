@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
@@ -297,7 +298,7 @@ func printExternalSecrets(w io.Writer, lines []string) {
 	}
 	fmt.Fprintln(w, "stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):")
 	for _, l := range lines {
-		fmt.Fprintf(w, "  %s\n", l)
+		fmt.Fprintf(w, "  %s\n", escape.Line(l))
 	}
 }
 
