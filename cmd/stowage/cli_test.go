@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
@@ -338,11 +339,21 @@ func TestVetNamesExternalSecrets(t *testing.T) {
 	want := "ok: 1 profile(s), 7 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
 		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
-	if code != 0 || string(stdout) != want {
-		t.Errorf("exit %d, stderr %s\nstdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	if code != 0 || !strings.HasPrefix(string(stdout), want) {
+		t.Errorf("exit %d, stderr %s\nstdout:\n%s\nwant it to start with:\n%s", code, stderr, stdout, want)
+	}
+	// Then who may use each pre-pulled copy offline, by the kubelet's rule.
+	for _, line := range []string{
+		"offline use of the pre-pulled images (" + plan.KubeletRule + "):\n",
+		"  profile notebooks: harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0@sha256:d35c3aac9ab2a974fd37636040d8fdb098790f3ddcc0100dbaa8814eee19eb45: any pod\n",
+		"  profile notebooks: harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese@sha256:7811b08e2c9f9fa1e8bd441b29cef307f79c4ba06ae7d384ea71771d66fff518: pods presenting credentials equal to Secret submarine-dockerhub (submarine-dockerhub in submarine, tenant-a, tenant-b, or any Secret with the same credentials for harbor.submarine.lab.internal:5000)\n",
+	} {
+		if !strings.Contains(string(stdout), line) {
+			t.Errorf("vet output lacks %q:\n%s", line, stdout)
+		}
 	}
 	// Nothing to create: no such lines.
-	if stdout, _, _ := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "Secret") {
+	if stdout, _, _ := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "pull Secrets") || strings.Contains(string(stdout), "equal to Secret") {
 		t.Errorf("vet openpai-offline:\n%s", stdout)
 	}
 }
@@ -368,6 +379,10 @@ func TestVetJSON(t *testing.T) {
 	if code != 0 || len(stderr) != 0 || !r.OK || !slices.Equal(r.Profiles, []string{"notebooks"}) || r.Objects != 7 ||
 		r.PinnedDigests != nil || len(r.Errors) != 0 || !reflect.DeepEqual(r.ExternalSecrets, want) {
 		t.Errorf("exit %d, stderr %s, report %+v", code, stderr, r)
+	}
+	if len(r.Images) != 4 || !r.Images[2].OfflineUse.AnyPod || r.Images[1].OfflineUse.AnyPod ||
+		len(r.Images[1].OfflineUse.Secrets) != 1 || r.Images[1].OfflineUse.Secrets[0].Secret != "submarine-dockerhub" {
+		t.Errorf("images = %+v, want 4, the public notebook open to any pod, the Docker Hub one only with submarine-dockerhub", r.Images)
 	}
 
 	dir := cliInvalidDir(t)

@@ -231,7 +231,7 @@ spec:
 			t.Errorf("mirror plans %s, an image of a profile the function does not render:\n%s", key, out)
 		}
 	}
-	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 || string(out) != "ok: 1 profile(s), 2 object(s), 1 workload image(s) pinned\n" {
+	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 || !strings.HasPrefix(string(out), "ok: 1 profile(s), 2 object(s), 1 workload image(s) pinned\n") {
 		t.Errorf("vet: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/stowage/stowage/fn"
@@ -58,7 +59,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %q: want text or json", format)}
 			}
-			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Errors: []vetError{}}
+			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Images: []vetImage{}, Errors: []vetError{}}
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
@@ -125,6 +126,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 				if format == "text" {
 					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), n, siteNote)
 					printExternalSecrets(cmd.OutOrStdout(), external)
+					printOfflineUse(cmd.OutOrStdout(), rep)
 				}
 				return nil
 			}
@@ -154,6 +156,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if format == "text" {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, len(pins), siteNote)
 				printExternalSecrets(cmd.OutOrStdout(), external)
+				printOfflineUse(cmd.OutOrStdout(), rep)
 			}
 			return nil
 		},
@@ -244,6 +247,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 		if v.text {
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), objects, pinned)
 			printExternalSecrets(cmd.OutOrStdout(), external)
+			printOfflineUse(cmd.OutOrStdout(), v.rep)
 		}
 		return nil
 	}
@@ -270,6 +274,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	if v.text {
 		fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s, %d pinned digest(s) exist\n", len(profiles), objects, pinned, len(pins))
 		printExternalSecrets(cmd.OutOrStdout(), external)
+		printOfflineUse(cmd.OutOrStdout(), v.rep)
 	}
 	return nil
 }
@@ -287,7 +292,44 @@ func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []s
 		lines = append(lines, fmt.Sprintf("profile %s: Secret %s (%s; %s) in %s", p.Profiles[0], e.Name, e.Registry,
 			strings.Join(e.UsedBy, ", "), strings.Join(e.Namespaces, ", ")))
 	}
-	return lines, nil
+	return lines, offlineUse(cfg, p, l, rep)
+}
+
+// offlineUse adds to rep, for the plan p of one profile, who may use each
+// pre-pulled image offline (plan.Access over the DaemonSets render makes
+// with placeholder passwords; the names of the Secrets do not depend on
+// them).
+func offlineUse(cfg *schema.Config, p *plan.Plan, l *lock.Lock, rep *vetReport) error {
+	pw := map[string][]byte{}
+	for _, s := range p.PasswordSources() {
+		pw[s.Source] = []byte("placeholder")
+	}
+	objs, err := render.Render(render.Input{Plan: p, Config: cfg, Lock: l, Passwords: pw})
+	if err != nil {
+		return err
+	}
+	var dss []*appsv1.DaemonSet
+	for _, o := range objs {
+		if ds, ok := o.Object.(*appsv1.DaemonSet); ok {
+			dss = append(dss, ds)
+		}
+	}
+	for _, a := range plan.Access(p, dss) {
+		rep.Images = append(rep.Images, vetImage{Profile: p.Profiles[0], Reference: a.Reference, OfflineUse: a})
+	}
+	return nil
+}
+
+// printOfflineUse says, per image, who may use its pre-pulled copy
+// offline, and the kubelet's rule.
+func printOfflineUse(w io.Writer, rep *vetReport) {
+	if len(rep.Images) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "offline use of the pre-pulled images (%s):\n", plan.KubeletRule)
+	for _, im := range rep.Images {
+		fmt.Fprintf(w, "  profile %s: %s: %s\n", escape.Line(im.Profile), escape.Line(im.Reference), escape.Line(im.OfflineUse.Summary))
+	}
 }
 
 // printExternalSecrets says which Secrets the user must create, after
@@ -314,7 +356,10 @@ type vetReport struct {
 	// Site is the site check (--site); absent without --site.
 	Site            *vetSiteReport `json:"site,omitempty"`
 	ExternalSecrets []vetSecret    `json:"externalSecrets"`
-	Errors          []vetError     `json:"errors"`
+	// Images say, per profile and pre-pulled image, who may use the copy
+	// on a node offline (plan.Access).
+	Images []vetImage `json:"images"`
+	Errors []vetError `json:"errors"`
 }
 
 // vetSecret is a pull Secret stowage names but does not render.
@@ -324,6 +369,14 @@ type vetSecret struct {
 	Registry   string   `json:"registry"`
 	UsedBy     []string `json:"usedBy"`
 	Namespaces []string `json:"namespaces"`
+}
+
+// vetImage is one pre-pulled image of a profile and who may use it
+// offline.
+type vetImage struct {
+	Profile    string           `json:"profile"`
+	Reference  string           `json:"reference"`
+	OfflineUse plan.ImageAccess `json:"offlineUse"`
 }
 
 // vetError is one problem: the config file, line, column and field when

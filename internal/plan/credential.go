@@ -123,8 +123,9 @@ const KubeletRule = "the kubelet's KubeletEnsureSecretPulledImages (KEP-2535; be
 // ImageAccess says which pods may use one pre-pulled image on a node
 // offline, under KubeletRule.
 type ImageAccess struct {
-	// Reference is the pinned reference as the DaemonSets name it.
-	Reference string `json:"reference"`
+	// Reference is the pinned reference as the DaemonSets name it; left
+	// out of JSON, where the image holding the ImageAccess names it.
+	Reference string `json:"-"`
 	// AnyPod is true when every DaemonSet pulling the image pulls it
 	// without credentials: any pod may use it offline, on every node they
 	// put it on.

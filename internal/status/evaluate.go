@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // State is what a node shows for one image.
@@ -117,6 +118,10 @@ type ImageStatus struct {
 	Source string `json:"source"`
 	// OnNodes is the image's state on every node, sorted by node.
 	OnNodes []NodeImage `json:"onNodes"`
+	// OfflineUse says which pods may use the pre-pulled copy on a node
+	// without the registry, under the kubelet's rule (plan.KubeletRule):
+	// any pod, or pods presenting credentials equal to a Secret's.
+	OfflineUse *plan.ImageAccess `json:"offlineUse"`
 }
 
 // NodeImage is one image on one node.
@@ -275,7 +280,8 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 		}
 	}
 	for _, img := range exp.Images {
-		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{}}
+		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{},
+			OfflineUse: img.OfflineUse}
 		var targeted, present int
 		var firstFail *NodeImage
 		for _, n := range rep.Nodes {

@@ -42,6 +42,9 @@ type Image struct {
 	// Source is the reference as the config wrote it, before any site
 	// mapping: "apache/submarine:jupyter-notebook-0.7.0".
 	Source string
+	// OfflineUse says which pods may use the pre-pulled copy on a node
+	// without the registry (plan.Access, plan.KubeletRule).
+	OfflineUse *plan.ImageAccess
 }
 
 // Expected is what a rendered profile should put on the nodes.
@@ -132,6 +135,11 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	slices.SortFunc(exp.Images, func(a, b Image) int { return strings.Compare(a.Reference, b.Reference) })
+	for _, a := range plan.Access(p, exp.DaemonSets) {
+		if im := exp.image(a.Reference); im != nil {
+			im.OfflineUse = &a
+		}
+	}
 	return exp, nil
 }
 

@@ -295,6 +295,18 @@ func TestEvaluate(t *testing.T) {
 			if c := cell(t, rep, jupyter, "cpu-1"); c.Source != "container status" || c.DaemonSet != dsMain {
 				t.Errorf("jupyter on cpu-1 = %+v", c)
 			}
+			// Who may use each copy offline: the public notebook any pod,
+			// the Docker Hub one pods presenting its Secret's credentials.
+			if o := imageStatus(t, rep, jupyter).OfflineUse; o == nil || !o.AnyPod || o.Summary != "any pod" {
+				t.Errorf("jupyter offline use = %+v", o)
+			}
+			if o := imageStatus(t, rep, chinese).OfflineUse; o == nil || o.AnyPod || len(o.Secrets) != 1 || o.Secrets[0].Secret != "submarine-dockerhub" ||
+				!strings.HasPrefix(o.Summary, "pods presenting credentials equal to Secret submarine-dockerhub (submarine-dockerhub in submarine, tenant-a, tenant-b, or any Secret with the same credentials") {
+				t.Errorf("chinese offline use = %+v", o)
+			}
+			if b, _ := json.Marshal(imageStatus(t, rep, jupyter)); !strings.Contains(string(b), `"offlineUse":{"anyPod":true,`) {
+				t.Errorf("JSON of jupyter: %s", b)
+			}
 			if !rep.Sources.Complete || len(rep.Sources.Notes) != 0 {
 				t.Errorf("sources = %+v", rep.Sources)
 			}
@@ -605,6 +617,9 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller-submarine-dockerhub ErrImagePull: not found",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
+		"IMAGE OFFLINE USE",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0 any pod",
+		"offline use: " + plan.KubeletRule,
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("table lacks the line %q:\n%s", want, a)

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/plan"
 )
 
 // WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
@@ -67,9 +68,17 @@ func WriteTable(w io.Writer, rep *Report) error {
 			fmt.Fprintln(tw, r)
 		}
 	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "IMAGE\tOFFLINE USE")
+	for _, im := range rep.Images {
+		if im.OfflineUse != nil {
+			fmt.Fprintf(tw, "%s\t%s\n", escape.Line(im.Name), escape.Line(im.OfflineUse.Summary))
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\noffline use: %s\n", plan.KubeletRule)
 	if len(rep.Sources.Notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range rep.Sources.Notes {
