@@ -528,7 +528,7 @@ func checkBundle(t *testing.T, dir string, locks map[*lock.Lock]siteMapping) {
 }
 
 // accessSummaries finds, anywhere in a JSON report, the objects that say
-// who may use a pre-pulled image offline ({"reference": …, "summary": …})
+// who may use a pre-pulled image offline ({"reference": …, "offlineUse": {"summary": …}})
 // and returns summary by reference.
 func accessSummaries(t *testing.T, out string) map[string]string {
 	t.Helper()
@@ -541,8 +541,11 @@ func accessSummaries(t *testing.T, out string) map[string]string {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
+			// vet and status give each image's reference beside its
+			// offlineUse object, which holds the one-line summary.
 			ref, ok1 := x["reference"].(string)
-			sum, ok2 := x["summary"].(string)
+			use, _ := x["offlineUse"].(map[string]any)
+			sum, ok2 := use["summary"].(string)
 			if ok1 && ok2 {
 				got[ref] = sum
 			}
