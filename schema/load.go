@@ -215,13 +215,17 @@ func Load(dir string, opts Options) (*Config, error) {
 // LoadFiles is Load over files already in memory; dir resolves "file:"
 // password sources and is recorded in Config.Dir. The files are taken in
 // name order whatever order they come in, so the result and the errors do
-// not depend on it.
+// not depend on it. The evaluation runs in a child process when Isolate
+// set one, else in this process under the watch of timed.
 func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) {
 	if len(files) == 0 {
 		return nil, Errors{{File: dir, Msg: "no config files"}}
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	defer func() { err = redactErrors(err, files) }()
+	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: files, Opts: opts}); ok {
+		return cfg, err
+	}
 	return timed(files[0].Name, func() (*Config, error) {
 		ctx := cuecontext.New()
 		user, errs := buildUser(ctx, files)
@@ -239,8 +243,12 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 // the document, not the config, e.g. "profile"). Positions name file and
 // the document's own lines; paths are relative to field.
 //
-// The evaluation has the same time limit as LoadFiles (Limits.Time).
+// The evaluation has the same limits as LoadFiles, in a child process
+// when Isolate set one.
 func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*Config, error) {
+	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: []File{{Name: file, Data: data}}, Embedded: &embeddedRequest{Field: field, Drop: drop}, Opts: opts}); ok {
+		return cfg, err
+	}
 	return timed(file, func() (*Config, error) { return loadEmbedded(dir, file, data, field, drop, opts) })
 }
 

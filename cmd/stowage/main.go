@@ -73,6 +73,15 @@ func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
 const interruptGrace = 2 * time.Second
 
 func main() {
+	// A config is evaluated in a child process of this binary, which
+	// the limits of --config-timeout and --max-config-memory can kill
+	// (schema.Isolate says why).
+	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
+		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))
+	}
+	if exe, err := os.Executable(); err == nil {
+		schema.Isolate(exe)
+	}
 	refuseDefaultHTTP()
 	// SIGTERM and SIGINT cancel the command's context instead of killing
 	// the process: writes stop before their final rename and remove their

@@ -1,0 +1,212 @@
+package schema
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ChildArg is the first argument of a process that evaluates one config
+// for its parent (Isolate): a binary that calls Isolate must, before
+// anything else in main, run ServeChild when os.Args[1] is ChildArg.
+const ChildArg = "__stowage-evaluate-config"
+
+// childExe is the executable Isolate set; "" evaluates in this process.
+var childExe atomic.Pointer[string]
+
+// Isolate makes every later load evaluate its config in a child process:
+// exe (normally os.Executable()) run with the one argument ChildArg and an
+// empty environment, the files on its stdin and the result on its stdout.
+// The parent kills the child when Limits.Time passes, and the child bounds
+// its own address space (RLIMIT_AS, on Unix) at Limits.Memory plus
+// ChildOverhead, besides watching its heap as an in-process load does.
+// So a config that asks for one block larger than the memory left (a CUE
+// string doubled thirty times) or that keeps a non-preemptible copy
+// running past the time limit ends with the child, and the load returns
+// the limit's error at the config's first file, within a second of the
+// limit. "" turns isolation off again.
+//
+// Why a child and not only the in-process watch: the watch reads the heap
+// every 10 ms, after an allocation has happened, so it cannot stop one
+// allocation of gigabytes, and the evaluation it abandons runs on until
+// the process exits (a 30 s limit took 50 s to be reported while a large
+// copy held the runtime).
+func Isolate(exe string) {
+	if exe == "" {
+		childExe.Store(nil)
+		return
+	}
+	childExe.Store(&exe)
+}
+
+// ChildOverhead is the address space a child may use besides
+// Limits.Memory: the binary, the Go runtime's reservations and thread
+// stacks (a stowage binary needs about 1 GB of address space before it
+// evaluates anything).
+const ChildOverhead = 2 << 30
+
+// childRequest is one load, as the parent sends it to the child.
+type childRequest struct {
+	Limits Limits
+	Dir    string
+	Files  []File
+	// Embedded is set for LoadEmbedded: Files holds its one file.
+	Embedded *embeddedRequest `json:",omitempty"`
+	Opts     Options
+}
+
+type embeddedRequest struct {
+	Field string
+	Drop  []string
+}
+
+// childResponse is the child's answer: a config, Errors, or another error.
+type childResponse struct {
+	Config *wireConfig `json:",omitempty"`
+	Errors Errors      `json:",omitempty"`
+	Err    string      `json:",omitempty"`
+}
+
+// wireConfig carries a Config with the fields its JSON form leaves out.
+type wireConfig struct {
+	Config                *Config
+	Dir                   string
+	AllowLiteralPasswords bool
+	AllowNoProfiles       bool
+	PasswordAt            map[string]string
+}
+
+// isolated runs req in a child when Isolate set an executable; ok is false
+// when it did not, and the caller loads in-process.
+func isolated(req childRequest) (cfg *Config, err error, ok bool) {
+	exe := childExe.Load()
+	if exe == nil {
+		return nil, nil, false
+	}
+	cfg, err = runChild(*exe, req)
+	return cfg, err, true
+}
+
+// runChild evaluates req in a child process of exe.
+func runChild(exe string, req childRequest) (*Config, error) {
+	first := req.Files[0].Name
+	req.Limits = currentLimits()
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), req.Limits.Time)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, ChildArg)
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout bytes.Buffer
+	stderr := &headBuffer{max: 4096}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", req.Limits.Time)}}
+	}
+	if runErr != nil {
+		msg := strings.TrimSpace(stderr.String())
+		switch {
+		case strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") || strings.Contains(msg, "pthread_create failed"):
+			return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", req.Limits.Memory)}}
+		case strings.Contains(msg, "stack exceeds"):
+			return nil, Errors{{File: first, Msg: "evaluating the config recursed too deeply (its stack passed the Go runtime's limit); look for a value defined through itself"}}
+		}
+		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config failed in its child process after %v (%v); please report this with the files", time.Since(start).Round(time.Millisecond), runErr)}}
+	}
+	var resp childResponse
+	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
+		return nil, fmt.Errorf("reading the config's evaluation from its child process: %w", err)
+	}
+	switch {
+	case len(resp.Errors) > 0:
+		return nil, resp.Errors
+	case resp.Err != "":
+		return nil, errors.New(resp.Err)
+	case resp.Config == nil || resp.Config.Config == nil:
+		return nil, errors.New("the config's child process answered neither a config nor an error")
+	}
+	c := resp.Config
+	cfg := c.Config
+	cfg.Dir, cfg.AllowLiteralPasswords, cfg.allowNoProfiles, cfg.passwordAt = c.Dir, c.AllowLiteralPasswords, c.AllowNoProfiles, c.PasswordAt
+	if cfg.passwordAt == nil {
+		cfg.passwordAt = map[string]string{}
+	}
+	return cfg, nil
+}
+
+// ServeChild is the child's side of Isolate: it reads one load from stdin,
+// bounds its own address space (Unix), evaluates in this process under
+// the limits the parent sent, and writes the result to stdout. It returns
+// the exit code: 0 when it wrote an answer (a config or the config's
+// errors), 1 when it could not.
+func ServeChild(stdin io.Reader, stdout io.Writer) int {
+	data, err := io.ReadAll(io.LimitReader(stdin, 1<<30))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var req childRequest
+	if err := json.Unmarshal(data, &req); err != nil || len(req.Files) == 0 {
+		fmt.Fprintln(os.Stderr, "not a config evaluation request", err)
+		return 1
+	}
+	SetLimits(req.Limits)
+	limitAddressSpace(uint64(req.Limits.Memory) + ChildOverhead)
+	var cfg *Config
+	if e := req.Embedded; e != nil {
+		f := req.Files[0]
+		cfg, err = LoadEmbedded(req.Dir, f.Name, f.Data, e.Field, e.Drop, req.Opts)
+	} else {
+		cfg, err = LoadFiles(req.Dir, req.Files, req.Opts)
+	}
+	var resp childResponse
+	var es Errors
+	switch {
+	case errors.As(err, &es):
+		resp.Errors = es
+	case err != nil:
+		resp.Err = err.Error()
+	default:
+		resp.Config = &wireConfig{Config: cfg, Dir: cfg.Dir, AllowLiteralPasswords: cfg.AllowLiteralPasswords, AllowNoProfiles: cfg.allowNoProfiles, PasswordAt: cfg.passwordAt}
+	}
+	out, err := json.Marshal(resp)
+	if err == nil {
+		_, err = stdout.Write(out)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// headBuffer keeps the first max bytes written to it: a Go runtime crash
+// names its cause on its first line, then fills stderr with every
+// goroutine's stack.
+type headBuffer struct {
+	max int
+	b   []byte
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := h.max - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) String() string { return string(h.b) }

@@ -1,0 +1,115 @@
+package schema
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary be the child of Isolate, as the stowage
+// binary is.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == ChildArg {
+		os.Exit(ServeChild(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// isolate runs the rest of the test with loads in a child process of the
+// test binary.
+func isolate(t *testing.T) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Isolate(exe)
+	t.Cleanup(func() { Isolate("") })
+}
+
+// TestIsolatedSameResult: every example config, every valid and invalid
+// test config and an embedded functionConfig give the same config, or the
+// same errors, evaluated in a child process as in this one.
+func TestIsolatedSameResult(t *testing.T) {
+	dirs := []string{"../examples/openpai-offline", "../examples/submarine-notebooks", "../examples/gitops-flux/config", "testdata/valid/mixed"}
+	invalid, _ := filepath.Glob("testdata/invalid/*")
+	dirs = append(dirs, invalid...)
+	type result struct {
+		cfg *Config
+		err string
+	}
+	load := func(dir string) result {
+		cfg, err := Load(dir, Options{})
+		r := result{cfg: cfg}
+		if err != nil {
+			r.err = err.Error()
+		}
+		return r
+	}
+	embedded := []byte("apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nspec:\n  profile: p\n  images:\n    x:\n      reference: busybox:1.36\n      auth: {username: u, password: \"env:STOWAGE_X\"}\n  profiles:\n    p:\n      pullers: [{name: a, namespace: ns, images: [x]}]\n")
+	loadEmbedded := func() result {
+		cfg, err := LoadEmbedded("d", "d/fn.yaml", embedded, "spec", []string{"profile"}, Options{AllowNoProfiles: true})
+		r := result{cfg: cfg}
+		if err != nil {
+			r.err = err.Error()
+		}
+		return r
+	}
+	here := map[string]result{}
+	for _, d := range dirs {
+		here[d] = load(d)
+	}
+	hereEmbedded := loadEmbedded()
+
+	isolate(t)
+	for _, d := range dirs {
+		got := load(d)
+		if !reflect.DeepEqual(got, here[d]) {
+			t.Errorf("%s: in a child:\n%+v\nin this process:\n%+v", d, got, here[d])
+		}
+	}
+	if got := loadEmbedded(); !reflect.DeepEqual(got, hereEmbedded) || got.cfg == nil || got.cfg.PasswordAt("images", "x") == "" {
+		t.Errorf("embedded: in a child:\n%+v\nin this process:\n%+v", got, hereEmbedded)
+	}
+}
+
+// TestIsolatedLimits: in a child process, a 600-byte CUE file doubling a
+// string towards 4 GiB stops at the memory limit, and a comprehension
+// running past the time limit stops within a second of it; each names
+// the file, the limit and the flag. In this process the first asked the
+// runtime for one block of gigabytes at once, past any heap watch.
+func TestIsolatedLimits(t *testing.T) {
+	isolate(t)
+	t.Cleanup(func() { SetLimits(DefaultLimits) })
+
+	var b strings.Builder
+	b.WriteString("package stowage\n_s0: \"0123456789abcdef\"\n")
+	for i := 1; i <= 28; i++ {
+		b.WriteString("_s" + strconv.Itoa(i) + ": _s" + strconv.Itoa(i-1) + " + _s" + strconv.Itoa(i-1) + "\n")
+	}
+	b.WriteString("images: x: reference: \"busybox:\\(len(_s28))\"\n")
+	doubling := []File{{Name: "cfg/double.cue", Data: []byte(b.String())}}
+	SetLimits(Limits{Memory: 256 << 20})
+	start := time.Now()
+	_, err := LoadFiles("cfg", doubling, Options{})
+	if want := "cfg/double.cue: evaluating the config took more than 268435456 bytes of memory, the limit of a config; raise it with --max-config-memory"; err == nil || err.Error() != want {
+		t.Errorf("%d-byte doubling: %v\nwant %s", len(doubling[0].Data), err, want)
+	}
+	t.Logf("doubling stopped after %v", time.Since(start))
+
+	SetLimits(Limits{Time: 2 * time.Second})
+	spin := []File{{Name: "cfg/spin.cue", Data: []byte("package stowage\nimport \"list\"\n_n: [for a in list.Range(0, 5000, 1) for b in list.Range(0, 5000, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
+	start = time.Now()
+	_, err = LoadFiles("cfg", spin, Options{})
+	took := time.Since(start)
+	if want := "cfg/spin.cue: evaluating the config took more than 2s, the limit of a config; raise it with --config-timeout"; err == nil || err.Error() != want {
+		t.Errorf("comprehension: %v\nwant %s", err, want)
+	}
+	if took > 3*time.Second {
+		t.Errorf("a 2 s limit returned after %v", took)
+	}
+}
