@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/stowage/stowage/internal/yamlpos"
@@ -20,6 +21,13 @@ import (
 func yamlProblem(errs Errors, data []byte) Errors {
 	if len(errs) != 1 {
 		return errs
+	}
+	// A character YAML does not allow: both decoders name no line, and
+	// CUE's message names the file again.
+	if strings.HasSuffix(errs[0].Msg, yamlpos.ControlProblem) {
+		if line, col, r, ok := yamlpos.Control(data); ok {
+			return Errors{{File: errs[0].File, Line: line, Column: col, Msg: fmt.Sprintf("%U is a control character, which YAML does not allow (write it as an escape in a double-quoted string, or remove it)", r)}}
+		}
 	}
 	line, ok := yamlpos.Line(data)
 	if !ok || line <= errs[0].Line {

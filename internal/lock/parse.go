@@ -288,6 +288,11 @@ func unquote(msg string) string {
 // line where the enclosing block starts) to the line of the token at fault
 // (yamlpos.Line), when that is later; the problem's words stay yaml.v3's.
 func atFault(err error, data []byte) error {
+	if strings.HasSuffix(err.Error(), yamlpos.ControlProblem) {
+		if line, col, r, ok := yamlpos.Control(data); ok {
+			return fmt.Errorf("yaml: line %d: column %d: %U is a control character, which YAML does not allow (write it as an escape in a double-quoted string, or remove it)", line, col, r)
+		}
+	}
 	rest, ok := strings.CutPrefix(err.Error(), "yaml: line ")
 	if !ok {
 		return err

@@ -31,3 +31,14 @@ spec:
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestControlCharacterAtFault: a character YAML does not allow is named
+// with its line and column (yaml.v3 names no line).
+func TestControlCharacterAtFault(t *testing.T) {
+	data := "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: x\nspec:\n  images:\n  - name: \"a\x01\"\n"
+	_, err := Parse([]byte(data), "stowage.lock.yaml")
+	want := "stowage.lock.yaml: yaml: line 7: column 13: U+0001 is a control character, which YAML does not allow"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

@@ -11,6 +11,7 @@ package yamlpos
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
@@ -61,4 +62,37 @@ func Line(data []byte) (line int, ok bool) {
 		n++
 	}
 	return n, true
+}
+
+// ControlProblem is the message of yaml.v2 and yaml.v3 for a character
+// YAML does not allow; it names no line.
+const ControlProblem = "control characters are not allowed"
+
+// Control returns the 1-based line and column (in characters) of the
+// first character of data that YAML does not allow, and that character;
+// ok is false when there is none. The rule is yaml.v3's reader's (YAML
+// 1.2's printable set): tab, line feed, carriage return, U+0020–U+007E,
+// U+0085, U+00A0–U+D7FF, U+E000–U+FFFD and U+10000–U+10FFFF. Bytes that
+// are not UTF-8 are not this function's to judge and are skipped.
+func Control(data []byte) (line, col int, r rune, ok bool) {
+	line, col = 1, 1
+	for i := 0; i < len(data); {
+		c, size := utf8.DecodeRune(data[i:])
+		i += size
+		switch {
+		case c == utf8.RuneError && size <= 1:
+		case c == '\n':
+			line, col = line+1, 1
+			continue
+		case !printable(c):
+			return line, col, c, true
+		}
+		col++
+	}
+	return 0, 0, 0, false
+}
+
+func printable(c rune) bool {
+	return c == '\t' || c == '\r' || c >= 0x20 && c <= 0x7e || c == 0x85 ||
+		c >= 0xa0 && c <= 0xd7ff || c >= 0xe000 && c <= 0xfffd || c >= 0x10000 && c <= 0x10ffff
 }
