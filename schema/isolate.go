@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -112,8 +113,13 @@ func runChild(exe string, req childRequest) (*Config, error) {
 	stderr := &headBuffer{max: 4096}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	cmd.WaitDelay = time.Second
+	dieWithParent(cmd)
 	start := time.Now()
+	// Pdeathsig follows the thread that starts the child: keep this
+	// goroutine on it until the child ends.
+	runtime.LockOSThread()
 	runErr := cmd.Run()
+	runtime.UnlockOSThread()
 	if ctx.Err() != nil {
 		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", req.Limits.Time)}}
 	}
