@@ -124,10 +124,10 @@ func (s *session) run() {
 		s.errorf(fc, "metadata.annotations."+runtimeutil.FunctionAnnotationKey, "%v", err)
 		return
 	}
-	l, ok := s.readLock()
-	if !ok {
-		return
-	}
+	// Without a lock nothing is rendered or pinned, but the
+	// functionConfig is still read, so that its problems are reported
+	// beside the missing lock instead of behind it.
+	l, _ := s.readLock()
 	// VersionedAPIProcessor reads apiVersion and kind with RNode.String,
 	// which keeps the quotes of a quoted scalar (`"apiVersion": "v1"` in a
 	// JSON-style functionConfig gives "\"v1\""): make them plain first.
@@ -136,14 +136,20 @@ func (s *session) run() {
 			n.Value.YNode().Style = 0
 		}
 	}
-	apis := framework.VersionedAPIProcessor{FilterProvider: framework.GVKFilterMap{
+	kinds := framework.GVKFilterMap{
 		Kind:          {APIVersion: &api{s: s, l: l, config: s.stowage}},
 		SubmarineKind: {SubmarineAPIVersion: &api{s: s, l: l, config: s.submarine}},
-	}}
-	if err := apis.Process(s.rl); err != nil {
-		id := identity(fc)
+	}
+	id := identity(fc)
+	if _, err := kinds.ProviderFor(id.APIVersion, id.Kind); err != nil {
 		s.errorf(fc, "", "functionConfig %s/%s is not a kind stowage reads; use %s/%s or %s/%s",
 			id.APIVersion, id.Kind, APIVersion, Kind, SubmarineAPIVersion, SubmarineKind)
+		return
+	}
+	// The kind is known: what fails now is kyaml's decoding of the
+	// functionConfig as JSON-compatible data (framework.LoadFunctionConfig).
+	if err := (&framework.VersionedAPIProcessor{FilterProvider: kinds}).Process(s.rl); err != nil {
+		s.errorf(fc, "", "functionConfig %s %s cannot be decoded (%v): keep to plain YAML data (string keys; no .nan, .inf or binary values)", id.Kind, id.Name, err)
 	}
 }
 
@@ -172,7 +178,8 @@ func DeclaredEnv(fc *yaml.RNode) error {
 // decodes nothing into it; config reads the functionConfig itself,
 // strictly.
 type api struct {
-	s      *session
+	s *session
+	// l is the lock; nil when readLock refused the input's.
 	l      *lock.Lock
 	config func(fc *yaml.RNode) (c fnConfig, ok bool)
 }
@@ -197,6 +204,9 @@ type fnConfig struct {
 func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	fc := a.s.rl.FunctionConfig
 	c, ok := a.config(fc)
+	if a.l == nil {
+		return items, nil // readLock said why
+	}
 	var rendered []*yaml.RNode
 	if ok {
 		var err error

@@ -317,7 +317,7 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		failedPaths = append(failedPaths, fp)
 		// A part that does not decode without CUE or checkRaw saying why.
 		if !slices.ContainsFunc(errs, func(e *Error) bool { return related(e.Path, fp) }) {
-			msg := messageOf(f.err)
+			msg := loc.missingHint(f.path, messageOf(f.err))
 			if isPassword(f.path) {
 				msg = redactPassword(msg)
 			}
@@ -677,6 +677,7 @@ func (l *locator) fromCUE(err error) Errors {
 		if le.Msg == "field not allowed" {
 			le.Msg += l.allowedFields(p)
 		}
+		le.Msg = l.missingHint(p, le.Msg)
 		if len(positions) > 0 {
 			setPos(le, positions[0])
 		} else {

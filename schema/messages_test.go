@@ -14,3 +14,22 @@ func TestControlCharacterLocated(t *testing.T) {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }
+
+// TestMissingFieldNamed: a required field left out is named with what to
+// write there, not in CUE's words ("incomplete value string"); a field
+// given a type instead of a value says so.
+func TestMissingFieldNamed(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{namespace: \"n\", images: [\"x\"]}]\n",
+			"cfg/c.cue:3:24: profiles.p.pullers[0].name: name is required and missing: write name: followed by a string"},
+		{"images: x: {}\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\n",
+			"cfg/c.cue:2:9: images.x.reference: reference is required and missing: write reference: followed by a non-empty string"},
+		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: string, namespace: \"n\", images: [\"x\"]}]\n",
+			"cfg/c.cue:3:31: profiles.p.pullers[0].name: name has no concrete value: write a string (CUE: incomplete value string)"},
+	} {
+		_, err := LoadFiles("cfg", []File{{Name: "cfg/c.cue", Data: []byte("package stowage\n" + c.file)}}, Options{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s\nerr = %v\nwant %s", c.file, err, c.want)
+		}
+	}
+}

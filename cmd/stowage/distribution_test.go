@@ -225,6 +225,12 @@ func TestDistributionPlainHTTP(t *testing.T) {
 			t.Errorf("vet --remote stderr lacks %q:\n%s", want, stderr)
 		}
 	}
+	// -o json says how many it found on failure too (the README's promise).
+	stdout, _, code = runCLI(t, nil, "vet", dir, "--remote", "--insecure-registry", h, "-o", "json")
+	var rep vetReport
+	if err := json.Unmarshal(stdout, &rep); err != nil || code != 1 || rep.OK || rep.PinnedDigests == nil || *rep.PinnedDigests != 5 || len(rep.Errors) == 0 {
+		t.Errorf("vet --remote -o json after a delete: exit %d, %v, pinnedDigests %v, want 5 of 7 found:\n%s", code, err, rep.PinnedDigests, stdout)
+	}
 }
 
 // TestDistributionBasicAuth resolves through htpasswd basic auth: the

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/stowage/stowage/fn"
@@ -93,6 +95,10 @@ func badMetadata(data []byte) string {
 	return ""
 }
 
+// errFnReported is fn's failure when its error results are written to
+// stderr already: main prints nothing more and exits 1.
+var errFnReported = fmt.Errorf("the function's results have errors: %w", errCheckFailed)
+
 // newFn is `stowage fn`: the KRM function, ResourceList on stdin and
 // stdout, for kustomize's exec functions.
 func newFn(getenv env) *cobra.Command {
@@ -108,6 +114,13 @@ func newFn(getenv env) *cobra.Command {
 		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput}, &in))
 		p.Stderr = cmd.ErrOrStderr()
 		err := run(cmd, args)
+		// The results were written to stderr already, one line each
+		// (Processor.Stderr): the framework's "[error] …" block of the
+		// same results would say each a second time.
+		var rs framework.Results
+		if errors.As(err, &rs) {
+			return errFnReported
+		}
 		if err != nil {
 			if where := badMetadata(in.Bytes()); where != "" {
 				return fmt.Errorf("%s: %w", where, err)

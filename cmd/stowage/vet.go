@@ -149,10 +149,10 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			}
 			err = r.Verify(cmd.Context(), pins)
 			done()
+			rep.PinnedDigests = foundPins(len(pins), err)
 			if err != nil {
 				return fmt.Errorf("pinned digests missing or unchecked: %w", err)
 			}
-			rep.PinnedDigests = &[]int{len(pins)}[0]
 			if format == "text" {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, len(pins), siteNote)
 				printExternalSecrets(cmd.OutOrStdout(), external)
@@ -267,10 +267,10 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	}
 	err = r.Verify(cmd.Context(), pins)
 	done()
+	v.rep.PinnedDigests = foundPins(len(pins), err)
 	if err != nil {
 		return fmt.Errorf("pinned digests missing or unchecked: %w", err)
 	}
-	v.rep.PinnedDigests = &[]int{len(pins)}[0]
 	if v.text {
 		fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s, %d pinned digest(s) exist\n", len(profiles), objects, pinned, len(pins))
 		printExternalSecrets(cmd.OutOrStdout(), external)
@@ -344,14 +344,29 @@ func printExternalSecrets(w io.Writer, lines []string) {
 	}
 }
 
+// foundPins is how many of n pinned digests Verify found, given its
+// error: one *registry.ImageError per digest missing or unchecked; none
+// found when the error is of another kind.
+func foundPins(n int, err error) *int {
+	var es registry.Errors
+	switch {
+	case err == nil:
+	case errors.As(err, &es):
+		n = max(n-len(es), 0)
+	default:
+		n = 0
+	}
+	return &n
+}
+
 // vetReport is vet's -o json output: the verdict, what was checked, the
 // Secrets the user must create, and every error with its place.
 type vetReport struct {
 	OK       bool     `json:"ok"`
 	Profiles []string `json:"profiles"`
 	Objects  int      `json:"objects"`
-	// PinnedDigests is the number of digests --remote found; absent
-	// without --remote.
+	// PinnedDigests is the number of digests --remote found, on failure
+	// too (those it did not find are errors); absent without --remote.
 	PinnedDigests *int `json:"pinnedDigests,omitempty"`
 	// Site is the site check (--site); absent without --site.
 	Site            *vetSiteReport `json:"site,omitempty"`
