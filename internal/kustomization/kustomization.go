@@ -140,7 +140,16 @@ func LoadContext(ctx context.Context, dir, root string, isFunction func(*yaml.RN
 	}
 }
 
-func load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
+// load is Load. A panic inside kustomize or kyaml (kustomize panics on
+// some inputs, such as list-form metadata.annotations) is returned as an
+// error naming the kustomization, since LoadContext runs load where no
+// caller can recover it.
+func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("kustomization %s: kustomize failed on it (%v); check its files' syntax (metadata.annotations and labels are mappings)", dir, r)
+		}
+	}()
 	if root == "" {
 		root = dir
 	}
@@ -159,7 +168,7 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%s holds no kustomization file (%s)", dir, strings.Join(konfig.RecognizedKustomizationFileNames(), ", "))
 	}
-	b := &Build{Dir: dir, File: filepath.Join(dir, name)}
+	b = &Build{Dir: dir, File: filepath.Join(dir, name)}
 
 	// The copy keeps the files at their absolute paths, so that a path
 	// with ".." past the root names a file the copy lacks instead of
