@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross test vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
+.PHONY: build cross snapshot test vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -12,14 +12,29 @@ build:
 	$(GO) build -ldflags "-X github.com/stowage/stowage/internal/version.version=$(VERSION) -X github.com/stowage/stowage/internal/version.commit=$(COMMIT)" -o bin/stowage ./cmd/stowage
 
 # Build and vet the main module for every platform users work on (README.md
-# "Platforms"); .ci/run runs it before the tests, with GOPROXY=off.
+# "Platforms"); .ci/run runs it before the tests, with GOPROXY=off. The
+# flags are the release build's (.goreleaser.yaml) and the images'
+# (internal/helperimage): CGO off and -trimpath, so that the snapshot
+# release and make stowage-image after it find every package compiled and
+# only link.
 PLATFORMS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+CROSSFLAGS = -trimpath
 cross:
 	@for p in $(PLATFORMS); do \
-		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./... && go vet ./..."; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... && \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 go build $(CROSSFLAGS) ./... && go vet $(CROSSFLAGS) ./..."; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build $(CROSSFLAGS) ./... && \
+		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet $(CROSSFLAGS) ./... || exit 1; \
 	done
+
+# The release archives, checksums and SBOMs a release publishes
+# (.goreleaser.yaml, docs/install.md), built offline into dist/ and
+# checked by hack/release-check.sh. Needs goreleaser v2.17.0 and
+# cyclonedx-gomod v1.10.0 on PATH (.ci/run installs them); after make
+# cross it only links.
+snapshot:
+	$(GO) mod download
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) GOPROXY=off goreleaser release --snapshot --clean
+	bash hack/release-check.sh dist
 
 # The test command of README.md and .ci/run. The optional heavy parts are
 # checked first (hack/parts.sh, which compiles nothing): each absent one

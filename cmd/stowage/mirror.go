@@ -46,6 +46,9 @@ type mirrorOptions struct {
 	format   string
 	load     loadOptions
 	reg      registryOptions
+
+	// artifacts are OCI artifacts carried with the images (--artifact).
+	artifacts []string
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -81,7 +84,14 @@ bundle recorded for it when it was written (where render points), so no
 image it holds at another digest is refused. --have SITE_LOCK leaves out
 the images that lock already pins at the same digest, and of the others the
 blobs the site holds (a delta bundle: index.json lists them, the push
-mounts them at the site).` + kustomizationHelp,
+mounts them at the site).
+
+--artifact REFERENCE carries an OCI artifact with the images: the one
+'stowage push' wrote (REGISTRY/REPOSITORY[:TAG]@sha256:…, as push prints
+it), for a Flux OCIRepository at the site. It goes to its site repository
+by the images' rule (the profiles' site, or --to), into a bundle and from
+it, at the same digest: point the site's OCIRepository there with that
+digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.format != "table" && o.format != "json" {
@@ -96,6 +106,9 @@ mounts them at the site).` + kustomizationHelp,
 			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
 				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
 			}
+			if o.from != "" && len(o.artifacts) > 0 {
+				return usageError{errors.New("--from oci: pushes the artifacts the bundle holds; give --artifact when the bundle is written (--to oci:)")}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.reg.runTimeout)
 			defer cancel()
 			return runMirror(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), dirArg(args), o, getenv)
@@ -106,6 +119,7 @@ mounts them at the site).` + kustomizationHelp,
 	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: where render points: the config's site field, or the site repositories a --from bundle records)")
 	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
+	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
 	fs.StringVarP(&o.format, "output", "o", "table", "plan format: table or json")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
@@ -373,7 +387,45 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		problems = compactStrings(problems)
 		return in, fmt.Errorf("the lock does not pin every image; run `stowage lock %s`:\n  %s", dir, strings.Join(problems, "\n  "))
 	}
+	for _, a := range o.artifacts {
+		img, err := artifactImage(a, in.site)
+		if err != nil {
+			return in, err
+		}
+		in.images = append(in.images, img)
+	}
 	return in, nil
+}
+
+// artifactImage is the mirror image of an --artifact reference: an OCI
+// artifact such as the one stowage push writes, copied like an image
+// (manifest, config and layers, digest for digest) from its repository to
+// the site repository s maps it to (the images' rule, plan.Site's site;
+// none when s is nil: then --to decides). The reference must name its
+// digest, so that what the site gets is exactly what was pushed; its tag,
+// if any, is written there too. Errors are usage errors naming the flag's
+// value.
+func artifactImage(s string, sites *site.Mapping) (mirror.Image, error) {
+	ref, err := imageref.Parse(s)
+	if err != nil {
+		return mirror.Image{}, usageError{fmt.Errorf("--artifact: %w", err)}
+	}
+	if ref.Digest == "" {
+		return mirror.Image{}, usageError{fmt.Errorf("--artifact %q: want REGISTRY/REPOSITORY[:TAG]@sha256:…, the reference with its digest that stowage push prints", s)}
+	}
+	h, err := v1.NewHash(ref.Digest)
+	if err != nil {
+		return mirror.Image{}, usageError{fmt.Errorf("--artifact %q: digest: %v", s, err)}
+	}
+	img := mirror.Image{Name: ref.Key(), Written: s, Source: ref.Repository, Tag: ref.Tag, Digest: h}
+	if sites != nil {
+		repo, err := sites.Repository(ref.Repository)
+		if err != nil {
+			return mirror.Image{}, fmt.Errorf("--artifact %q: %w", s, err)
+		}
+		img.Site = repo.Name()
+	}
+	return img, nil
 }
 
 // siteRepository is the repository of the use's site reference (the
