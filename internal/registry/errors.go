@@ -142,8 +142,18 @@ func answer(f *opFailure, img *plan.Image, t target) string {
 	s, st := failure(f, img, t), f.st
 	if st != nil {
 		st.mu.Lock()
-		n, ra, withheld, tlsc := st.attempts, st.retryAfter, st.withheld, st.tlsCause
+		n, ra, withheld, tlsc, plainErr := st.attempts, st.retryAfter, st.withheld, st.tlsCause, st.plainErr
 		st.mu.Unlock()
+		if tlsc != "" && strings.HasPrefix(s, tlsWords) {
+			// go-containerregistry returns both attempts' errors, and
+			// failure worded the TLS one: word the plain-HTTP attempt's
+			// instead, so that the TLS cause is said once, below.
+			if plainErr != nil {
+				s = failure(&opFailure{op: f.op, id: f.id, err: plainErr}, img, t)
+			} else {
+				tlsc = ""
+			}
+		}
 		if tlsc != "" {
 			s += " (HTTPS was tried first and failed: TLS: " + tlsc + ")"
 		}
@@ -159,6 +169,9 @@ func answer(f *opFailure, img *plan.Image, t target) string {
 	}
 	return s
 }
+
+// tlsWords begins failure's wording of a certificate failure.
+const tlsWords = "TLS: "
 
 func failure(f *opFailure, img *plan.Image, t target) string {
 	err := f.err
@@ -182,9 +195,11 @@ func failure(f *opFailure, img *plan.Image, t target) string {
 	case errors.As(err, &tmo):
 		return tmo.Error()
 	case errors.As(err, &ua):
-		return "TLS: the certificate is signed by an unknown authority; pass the CA with --ca-file"
+		return tlsWords + "the certificate is signed by an unknown authority; pass the CA with --ca-file"
 	case errors.As(err, &hn):
-		return "TLS: " + hn.Error()
+		return tlsWords + hn.Error()
+	case errors.As(err, &plain) && plain.Redirected:
+		return plain.Error()
 	case errors.As(err, &plain):
 		return "the registry does not answer HTTPS, and " + plain.Error()
 	case errors.Is(err, syscall.ECONNRESET):

@@ -57,6 +57,7 @@ type opState struct {
 	withheld   string // a token realm host that was not sent credentials
 	redirects  int    // redirect answers so far
 	tlsCause   string // why HTTPS failed to an insecure registry
+	plainErr   error  // why the plain-HTTP attempt then failed, if it did
 }
 
 // tlsCause words a TLS failure, or "" when err is none. A server that
@@ -115,15 +116,23 @@ func opFrom(ctx context.Context) *opState {
 	return st
 }
 
-// PlainHTTPError is a plain-HTTP request to a registry that was not marked
+// PlainHTTPError is a plain-HTTP request to a host that was not marked
 // insecure; it was not sent.
 type PlainHTTPError struct {
-	// Host is the registry, host[:port].
+	// Host is the host asked, host[:port].
 	Host string
+	// Redirected is set when the request followed a redirect answer (a
+	// registry sending a blob or manifest to a plain-HTTP store).
+	Redirected bool
 }
 
-// Error names the registry and the flag that allows plain HTTP to it.
+// Error names the host and the flag that allows plain HTTP to it; for a
+// redirect, that the registry redirected there. The redirect's path and
+// query (a signed URL's signature) are never part of it.
 func (e *PlainHTTPError) Error() string {
+	if e.Redirected {
+		return fmt.Sprintf("the registry redirected to plain HTTP at %s, which is not marked insecure: not followed (allow it with --insecure-registry %s)", e.Host, e.Host)
+	}
 	return fmt.Sprintf("plain HTTP to %s refused: it is not marked insecure (--insecure-registry %s)", e.Host, e.Host)
 }
 
@@ -146,7 +155,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, &PlainHTTPError{Host: req.URL.Host}
+		return nil, &PlainHTTPError{Host: req.URL.Host, Redirected: req.Response != nil}
 	}
 	st := opFrom(req.Context())
 	if h := req.Header.Get("Authorization"); h != "" {
@@ -199,6 +208,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			st.tlsCause = cause
 			st.mu.Unlock()
 		}
+	}
+	if err != nil && st != nil && req.URL.Scheme == "http" {
+		st.mu.Lock()
+		st.plainErr = err
+		st.mu.Unlock()
 	}
 	if err != nil {
 		cause := context.Cause(ctx)
