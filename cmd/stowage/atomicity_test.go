@@ -75,7 +75,7 @@ func manyPullersDir(t *testing.T, n int) string {
 func oldOutput(t *testing.T, parent, name string) (string, map[string]string) {
 	t.Helper()
 	rendered := filepath.Join(t.TempDir(), "old")
-	if _, stderr, code := runCLI(t, nil, "render", cliValidDir(t), "-o", rendered); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", cliValidDir(t), "--output-dir", rendered); code != 0 {
 		t.Fatalf("render the old output: exit %d: %s", code, stderr)
 	}
 	old := cliSnapshot(t, rendered)
@@ -120,7 +120,7 @@ func TestAtomicRenderInterrupted(t *testing.T) {
 	bin := stowageBinary(t)
 	config := manyPullersDir(t, 300)
 	newOut := filepath.Join(t.TempDir(), "new")
-	if _, stderr, code := runCLI(t, nil, "render", config, "-o", newOut); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", config, "--output-dir", newOut); code != 0 {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
 	want := cliSnapshot(t, newOut)
@@ -131,7 +131,7 @@ func TestAtomicRenderInterrupted(t *testing.T) {
 				parent := t.TempDir()
 				out, old := oldOutput(t, parent, "prepull")
 				var stderr bytes.Buffer
-				cmd := exec.Command(bin, "render", config, "-o", out)
+				cmd := exec.Command(bin, "render", config, "--output-dir", out)
 				cmd.Stderr = &stderr
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
@@ -192,7 +192,7 @@ func TestAtomicRenderWriteFails(t *testing.T) {
 		out, old := oldOutput(t, parent, "prepull")
 		// 4 blocks: 2 KiB for dash (512-byte blocks), 4 KiB for bash;
 		// each DaemonSet file is larger, the records ConfigMaps smaller.
-		cmd := exec.Command("sh", "-c", `ulimit -f 4 && exec "$0" "$@"`, bin, "render", config, "-o", out)
+		cmd := exec.Command("sh", "-c", `ulimit -f 4 && exec "$0" "$@"`, bin, "render", config, "--output-dir", out)
 		stderr, err := cmd.CombinedOutput()
 		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(stderr), "file too large") {
 			t.Fatalf("%v, want exit 1 and \"file too large\":\n%s", err, stderr)
@@ -206,7 +206,7 @@ func TestAtomicRenderWriteFails(t *testing.T) {
 	t.Run("name too long for the staging directory", func(t *testing.T) {
 		parent := t.TempDir()
 		out, old := oldOutput(t, parent, strings.Repeat("o", 250))
-		_, stderr, code := runCLI(t, nil, "render", config, "-o", out)
+		_, stderr, code := runCLI(t, nil, "render", config, "--output-dir", out)
 		if code != 1 || !strings.Contains(stderr, "file name too long") {
 			t.Fatalf("exit %d, want 1 and \"file name too long\": %s", code, stderr)
 		}
@@ -222,7 +222,7 @@ func TestAtomicRenderWriteFails(t *testing.T) {
 		if err := os.WriteFile(file, []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, stderr, code := runCLI(t, nil, "render", config, "-o", filepath.Join(file, "prepull"))
+		_, stderr, code := runCLI(t, nil, "render", config, "--output-dir", filepath.Join(file, "prepull"))
 		if code != 1 || !strings.Contains(stderr, "not a directory") {
 			t.Fatalf("exit %d, want 1 and \"not a directory\": %s", code, stderr)
 		}

@@ -43,13 +43,19 @@ Prints a pull request title and a markdown body: a table of image, tag, old and
 new digest, kind (with a note when it changed), and the environments and pullers
 affected. -o json prints the same as JSON, with a branch name derived from the
 change set (the same change always gets the same branch). --pr-body writes the
-body to a file. With --render OUTDIR the profile (--profile) is rendered again
+body to a file (not -: the body is on stdout already). With --render OUTDIR the profile (--profile) is rendered again
 into OUTDIR, so the pull request carries the manifests too. --exit-code exits 1
 when something changed, as git diff --exit-code does.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("-o %q: want text or json", format)}
+			if err := checkFormat("-o", format, "text", "json"); err != nil {
+				return err
+			}
+			if err := refuseStdout("--pr-body", prBody, "stdout carries the title and body already (or, with -o json, the report holding the body); give a file"); err != nil {
+				return err
+			}
+			if err := refuseStdout("--render", renderOut, "--render is the directory the profile is rendered into; give a directory"); err != nil {
+				return err
 			}
 			dir := dirArg(args)
 			src, images, old, data, err := lockInputs(cmd.ErrOrStderr(), dir, o)

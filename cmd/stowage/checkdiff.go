@@ -132,9 +132,9 @@ func renderCheck(stderr io.Writer, rep *checkReport, configDir, out string, objs
 	// Advice that works: render -o refuses a directory holding files
 	// stowage did not write.
 	if err := output.CheckDir(out); err != nil {
-		fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s -o %s` and commit the result.\n", err, out, configDir, out)
+		fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s --output-dir %s` and commit the result.\n", err, out, configDir, out)
 	} else {
-		fmt.Fprintf(stderr, "Run `stowage render %s -o %s` and commit the result.\n", configDir, out)
+		fmt.Fprintf(stderr, "Run `stowage render %s --output-dir %s` and commit the result.\n", configDir, out)
 	}
 	return errCheckFailed
 }

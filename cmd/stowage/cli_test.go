@@ -114,7 +114,7 @@ func TestExitCodes(t *testing.T) {
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
 		{"--check needs -o", []string{"render", valid, "--check"}, 2, "--check needs -o"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
-		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want table or json`},
+		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want table or text or json`},
 		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},
 		{"status invalid config", []string{"status", invalid, "--kubeconfig", "/nonexistent"}, 1, "Tenant_A"},
 		{"status without a cluster", []string{"status", valid, "--kubeconfig", filepath.Join(valid, "no-kubeconfig")}, 1,
@@ -182,7 +182,7 @@ profiles:
         environments: [notebook]
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, code := runCLI(t, map[string]string{"OTHER": "x", "STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "render", dir, "-o", out)
+	stdout, stderr, code := runCLI(t, map[string]string{"OTHER": "x", "STOWAGE_ALLOW_ENV": "NOT_SET_ANYWHERE"}, "render", dir, "--output-dir", out)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -217,10 +217,10 @@ profiles:
 func TestRenderCheck(t *testing.T) {
 	dir := cliValidDir(t)
 	out := filepath.Join(t.TempDir(), "out")
-	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out); code != 0 {
 		t.Fatalf("render -o: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out, "--check"); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out, "--check"); code != 0 {
 		t.Fatalf("--check on fresh output: exit %d: %s", code, stderr)
 	}
 	ents, err := os.ReadDir(out)
@@ -249,7 +249,7 @@ func TestRenderCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := cliSnapshot(t, out)
-	_, stderr, code := runCLI(t, nil, "render", dir, "-o", out, "--check")
+	_, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out, "--check")
 	if code != 1 {
 		t.Errorf("--check on stale output: exit %d, want 1", code)
 	}
@@ -282,7 +282,7 @@ func TestRenderLeavesOutputOnFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := cliSnapshot(t, out)
-			_, stderr, code := runCLI(t, nil, "render", dir, "-o", out)
+			_, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out)
 			if code != 1 {
 				t.Errorf("exit %d, want 1: %s", code, stderr)
 			}
@@ -572,7 +572,7 @@ func TestOpenPAIPackageCache(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !bytes.Equal(stdout, committed) {
-		t.Errorf("stdout differs from examples/openpai-offline/runtime/package_cache_info (regenerate it with stowage openpai package-cache examples/openpai-offline -o examples/openpai-offline/runtime/package_cache_info):\n%s", stdout)
+		t.Errorf("stdout differs from examples/openpai-offline/runtime/package_cache_info (regenerate it with stowage openpai package-cache examples/openpai-offline --output-file examples/openpai-offline/runtime/package_cache_info):\n%s", stdout)
 	}
 	rows, err := pkgcache.Parse(bytes.NewReader(stdout), "package_cache_info")
 	if err != nil || len(rows) != 8 {
@@ -583,17 +583,17 @@ func TestOpenPAIPackageCache(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "package_cache_info")
-	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", out); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "--output-file", out); code != 0 {
 		t.Fatalf("-o: exit %d: %s", code, stderr)
 	}
 	if got := readFile(t, out); !bytes.Equal(got, committed) {
 		t.Errorf("-o wrote %q, want %q", got, committed)
 	}
-	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", t.TempDir()); code != 1 || !strings.Contains(stderr, "is a directory") || !strings.Contains(stderr, "package_cache_info") {
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "--output-file", t.TempDir()); code != 1 || !strings.Contains(stderr, "is a directory") || !strings.Contains(stderr, "package_cache_info") {
 		t.Errorf("-o DIR: exit %d, %q; want 1 naming the file to give", code, stderr)
 	}
 	// A second -o onto the file it wrote replaces it.
-	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", out); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "--output-file", out); code != 0 {
 		t.Fatalf("-o again: exit %d: %s", code, stderr)
 	}
 	sub := filepath.Join(repoRoot, "examples", "submarine-notebooks")
@@ -606,7 +606,7 @@ func TestOpenPAIPackageCache(t *testing.T) {
 // the config, the lock, or a file stowage did not write (README.md, a file
 // without the marker line, a symbolic link), exit 1 with the file
 // unchanged; -o json is refused as a format name (exit 2, nothing created)
-// and -o ./json writes that file.
+// and the deprecated -o ./json writes that file.
 func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cfg")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot, "examples", "openpai-offline"))); err != nil {
@@ -629,7 +629,7 @@ func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
 		{link, "not a regular file"},
 	} {
 		before, _ := os.ReadFile(c.target)
-		_, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", c.target)
+		_, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "--output-file", c.target)
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("-o %s: exit %d, %q; want 1 saying %q", c.target, code, stderr, c.want)
 		}
@@ -640,37 +640,75 @@ func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
 	wd := t.TempDir()
 	t.Chdir(wd)
 	_, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", "json")
-	if code != 2 || !strings.Contains(stderr, "looks like a format") {
+	if code != 2 || !strings.Contains(stderr, "--output-file ./json") {
 		t.Errorf("-o json: exit %d, %q; want 2 with the hint", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(wd, "json")); err == nil {
 		t.Errorf("-o json created a file")
 	}
-	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", "./json"); code != 0 {
-		t.Errorf("-o ./json: exit %d, %q", code, stderr)
+	// -o PATH, the spelling before --output-file, still writes, with a note.
+	if _, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "-o", "./json"); code != 0 || !strings.Contains(stderr, "deprecated; say --output-file ./json") {
+		t.Errorf("-o ./json: exit %d, %q; want 0 and the deprecation note", code, stderr)
 	}
 	if got := readFile(t, filepath.Join(wd, "json")); !bytes.HasPrefix(got, []byte("# written by stowage openpai package-cache")) {
 		t.Errorf("-o ./json wrote %q", got)
 	}
 }
 
-// TestRenderOutputNamedLikeAFormat: `render -o json` is refused with a hint
-// (exit 2) and creates nothing; `-o ./json` is a directory as asked.
-func TestRenderOutputNamedLikeAFormat(t *testing.T) {
-	dir := filepath.Join(repoRoot, "examples", "submarine-notebooks")
-	for _, name := range []string{"json", "YAML", "table"} {
-		_, stderr, code := runCLI(t, nil, "render", dir, "-o", name)
-		if code != 2 || !strings.Contains(stderr, "looks like a format") || !strings.Contains(stderr, "-o ."+string(filepath.Separator)+name) {
-			t.Errorf("render -o %s: exit %d, %q; want 2 with the hint", name, code, stderr)
-		}
-		if _, err := os.Stat(name); err == nil {
-			t.Errorf("render -o %s created %s", name, name)
+// TestOutputConventions: -o is a format and destinations have flags of
+// their own. render -o named like another command's format is refused with
+// the --output-dir hint, -o - and --output-dir - are refused (exit 2, no
+// directory named - created), -o json needs --check; the old -o DIR still
+// renders, with a note; package-cache --output-file - is stdout; bump
+// --pr-body - and --render - are refused before anything is read.
+func TestOutputConventions(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join(repoRoot, "examples", "openpai-offline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", dir, "-o", "table"}, "--output-dir ./table"},
+		{[]string{"render", dir, "-o", "-"}, "writes to stdout by default"},
+		{[]string{"render", dir, "--output-dir", "-"}, "--output-dir -: render writes the manifests to stdout"},
+		{[]string{"render", dir, "-o", "json"}, "-o json is the report of --check"},
+		{[]string{"render", dir, "-o", "out", "--output-dir", "out2"}, "give the destination with --output-dir alone"},
+		{[]string{"openpai", "package-cache", dir, "-o", "-"}, "writes to stdout by default"},
+		{[]string{"bump", dir, "--pr-body", "-"}, "--pr-body -: stdout carries the title and body already"},
+		{[]string{"bump", dir, "--render", "-"}, "--render -: --render is the directory"},
+		{[]string{"version", "-o", "yaml"}, `-o "yaml": want text or json`},
+	} {
+		_, stderr, code := runCLI(t, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 saying %q", c.args, code, stderr, c.want)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "json")
-	offline := filepath.Join(repoRoot, "examples", "openpai-offline")
-	if _, stderr, code := runCLI(t, nil, "render", offline, "-o", out); code != 0 {
-		t.Errorf("render -o %s (a path): exit %d: %s", out, code, stderr)
+	if entries, _ := os.ReadDir(wd); len(entries) != 0 {
+		t.Errorf("refused commands created %v", entries)
+	}
+
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := runCLI(t, nil, "render", dir, "-o", out)
+	if code != 0 || !strings.Contains(stderr, "render -o PATH is deprecated; say --output-dir "+out) {
+		t.Errorf("render -o DIR: exit %d, %q; want 0 and the deprecation note", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "kustomization.yaml")); err != nil {
+		t.Errorf("render -o DIR wrote no kustomization.yaml: %v", err)
+	}
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", "json"); code != 0 {
+		t.Errorf("--output-dir json: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "json", "kustomization.yaml")); err != nil {
+		t.Errorf("--output-dir json wrote no kustomization.yaml: %v", err)
+	}
+	want, _, _ := runCLI(t, nil, "openpai", "package-cache", dir)
+	got, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir, "--output-file", "-")
+	if code != 0 || !bytes.Equal(got, want) || len(want) == 0 {
+		t.Errorf("--output-file -: exit %d, %s; stdout %q, want %q", code, stderr, got, want)
 	}
 }
 
@@ -711,7 +749,7 @@ func TestRenderCheckDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, name), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check")
+	_, stderr, code := runCLI(t, nil, "render", config, "--output-dir", out, "--check")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
@@ -727,7 +765,7 @@ func TestRenderCheckDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code = runCLI(t, nil, "render", config, "-o", out, "--check")
+	_, stderr, code = runCLI(t, nil, "render", config, "--output-dir", out, "--check")
 	if code != 1 || !strings.Contains(stderr, "extra notes.txt") || !strings.Contains(stderr, "Move those files out of "+out) {
 		t.Errorf("with a foreign file: exit %d, want 1 with advice to move it out first:\n%s", code, stderr)
 	}
@@ -747,10 +785,10 @@ func TestWrongDirectoryNamed(t *testing.T) {
 	}
 	type dirWant struct{ dir, want string }
 	cases := map[string][]dirWant{
-		"render":           {{rendered, "is the output of `stowage render -o`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
-		"openpai services": {{rendered, "is the output of `stowage render -o`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
-		"vet":              {{rendered, "is the output of `stowage render -o`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
-		"lock --check":     {{rendered, "is the output of `stowage render -o`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
+		"render":           {{rendered, "is the output of `stowage render --output-dir`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
+		"openpai services": {{rendered, "is the output of `stowage render --output-dir`"}, {kustomization, "is a kustomization (kustomization.yaml)"}},
+		"vet":              {{rendered, "is the output of `stowage render --output-dir`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
+		"lock --check":     {{rendered, "is the output of `stowage render --output-dir`"}, {plain, "kustomization.yaml declares no stowage KRM function in its transformers"}},
 	}
 	for cmd, dws := range cases {
 		for _, dw := range dws {
@@ -869,7 +907,7 @@ func TestRenderCheckJSON(t *testing.T) {
 		return r
 	}
 
-	stdout, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check", "--format", "json")
+	stdout, stderr, code := runCLI(t, nil, "render", config, "--output-dir", out, "--check", "-o", "json")
 	want := "{\n  \"ok\": true,\n  \"dir\": \"" + out + "\",\n  \"changed\": [],\n  \"foreign\": [],\n  \"diff\": \"\",\n  \"errors\": []\n}\n"
 	if code != 0 || len(stderr) != 0 || string(stdout) != want {
 		t.Errorf("fresh output: exit %d, stderr %s, stdout\n%s\nwant\n%s", code, stderr, stdout, want)
@@ -896,7 +934,7 @@ func TestRenderCheckJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := cliSnapshot(t, out)
-	stdout, stderr, code = runCLI(t, nil, "render", config, "-o", out, "--check", "--format", "json")
+	stdout, stderr, code = runCLI(t, nil, "render", config, "--output-dir", out, "--check", "-o", "json")
 	r := decode(t, stdout)
 	wantChanged := []output.FileDiff{{File: cm, Status: "missing"}, {File: ds, Status: "changed"}, {File: "notes.txt", Status: "extra"}}
 	if code != 1 || r.OK || r.Dir != out || !reflect.DeepEqual(r.Changed, wantChanged) ||
@@ -918,7 +956,7 @@ func TestRenderCheckJSON(t *testing.T) {
 
 	// A config error, located.
 	bad := cliInvalidDir(t)
-	stdout, stderr, code = runCLI(t, nil, "render", bad, "-o", out, "--check", "--format", "json")
+	stdout, stderr, code = runCLI(t, nil, "render", bad, "--output-dir", out, "--check", "-o", "json")
 	r = decode(t, stdout)
 	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
 	if code != 1 || r.OK || i < 0 || len(r.Changed) != 0 || !strings.Contains(stderr, "Tenant_A") {
@@ -929,9 +967,9 @@ func TestRenderCheckJSON(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"render", config, "-o", out, "--format", "json"},
-		{"render", config, "--format", "json"},
-		{"render", config, "-o", out, "--check", "--format", "yaml"},
+		{"render", config, "--output-dir", out, "-o", "json"},
+		{"render", config, "-o", "json"},
+		{"render", config, "--output-dir", out, "--check", "-o", "table"},
 	} {
 		if stdout, _, code := runCLI(t, nil, args...); code != 2 || len(stdout) != 0 {
 			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, stdout)
@@ -957,12 +995,12 @@ func TestKustomizationFIFO(t *testing.T) {
 // is set up), with the one line on stderr and exit 1.
 func TestWrongDirectoryInJSONReports(t *testing.T) {
 	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
-	want := rendered + " is the output of `stowage render -o`"
+	want := rendered + " is the output of `stowage render --output-dir`"
 	for _, args := range [][]string{
 		{"vet", rendered, "-o", "json"},
 		{"lock", rendered, "-o", "json"},
 		{"lock", rendered, "--check", "-o", "json"},
-		{"render", rendered, "-o", filepath.Join(t.TempDir(), "out"), "--check", "--format", "json"},
+		{"render", rendered, "--output-dir", filepath.Join(t.TempDir(), "out"), "--check", "-o", "json"},
 	} {
 		stdout, stderr, code := runCLI(t, nil, args...)
 		var r struct {

@@ -155,7 +155,7 @@ func TestDeterminismFileOrder(t *testing.T) {
 func renderDirFiles(t *testing.T, dir, profile string) map[string]string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--profile", profile, "-o", out); code != 0 {
+	if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--profile", profile, "--output-dir", out); code != 0 {
 		t.Fatalf("render -o: exit %d: %s", code, stderr)
 	}
 	return cliSnapshot(t, out)

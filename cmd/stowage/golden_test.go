@@ -69,7 +69,7 @@ func TestGoldenExamples(t *testing.T) {
 				}
 
 				out := filepath.Join(t.TempDir(), "out")
-				if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--profile", profile, "-o", out); code != 0 {
+				if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--profile", profile, "--output-dir", out); code != 0 {
 					t.Fatalf("render -o exit %d: %s", code, stderr)
 				}
 				if got := concatKustomization(t, out); !bytes.Equal(got, stdout) {
@@ -145,7 +145,7 @@ func runCLI(t *testing.T, environ map[string]string, args ...string) ([]byte, st
 func TestFluxOutputIsFresh(t *testing.T) {
 	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
 	out := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
-	if _, stderr, code := runCLI(t, nil, "render", config, "-o", out, "--check"); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", config, "--output-dir", out, "--check"); code != 0 {
 		t.Fatalf("render --check exit %d (re-render examples/gitops-flux):\n%s", code, stderr)
 	}
 }

@@ -333,13 +333,13 @@ func TestSecretHygiene(t *testing.T) {
 			t.Errorf("render: %d Secrets carry the canary, want 2", n)
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out); code != 0 {
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--output-dir", out); code != 0 {
 			t.Fatalf("render -o: exit %d: %s", code, stderr)
 		}
 		if n := checkDir(t, out); n != 2 {
 			t.Errorf("render -o: %d Secrets carry the canary, want 2", n)
 		}
-		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out, "--check"); code != 0 {
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--output-dir", out, "--check"); code != 0 {
 			t.Errorf("render --check of fresh output: exit %d: %s", code, stderr)
 		}
 		secretFiles, _ := filepath.Glob(filepath.Join(out, "secret-*.yaml"))
@@ -349,10 +349,10 @@ func TestSecretHygiene(t *testing.T) {
 		if err := os.WriteFile(secretFiles[0], []byte("stale\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out, "--check"); code != 1 {
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--output-dir", out, "--check"); code != 1 {
 			t.Errorf("render --check of stale output: exit %d: %s", code, stderr)
 		}
-		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "-o", out, "--check", "--format", "json"); code != 1 {
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--output-dir", out, "--check", "-o", "json"); code != 1 {
 			t.Errorf("render --check --format json of stale output: exit %d: %s", code, stderr)
 		}
 
@@ -398,7 +398,7 @@ func TestSecretHygiene(t *testing.T) {
 			t.Errorf("%d Secrets carry the canary, want 2", n)
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--allow-literal-passwords", "-o", out); code != 0 {
+		if _, stderr, code := hygieneRun(t, env, "", "render", dir, "--allow-literal-passwords", "--output-dir", out); code != 0 {
 			t.Fatalf("render -o: exit %d: %s", code, stderr)
 		}
 		if n := checkDir(t, out); n != 2 {
@@ -503,10 +503,10 @@ func TestSecretHygiene(t *testing.T) {
 			}, env, []string{"render"}},
 			{"render -o: lock entries missing", func(t *testing.T) string {
 				return regs.config(t, "env:HYGIENE_PW", "file:secrets/pw", "", false)
-			}, env, []string{"render", "-o", "OUT"}},
+			}, env, []string{"render", "--output-dir", "OUT"}},
 			{"render -o: a name too long", func(t *testing.T) string {
 				return regs.config(t, "env:HYGIENE_PW", "file:secrets/pw", "", true)
-			}, env, []string{"render", "-o", "OUT/" + strings.Repeat("o", 250)}},
+			}, env, []string{"render", "--output-dir", "OUT/" + strings.Repeat("o", 250)}},
 			{"render: a literal without --allow-literal-passwords", func(t *testing.T) string {
 				return regs.config(t, hygieneCanary, "file:secrets/pw", "", true)
 			}, env, []string{"render"}},

@@ -7,10 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
@@ -24,37 +22,6 @@ import (
 	"github.com/stowage/stowage/schema"
 )
 
-// retryBackoff is the wait before the first retry; tests shorten it.
-var retryBackoff = registry.DefaultBackoff
-
-// registryOptions are the flags of the commands that talk to registries.
-type registryOptions struct {
-	jobs           int
-	insecure       []string
-	mirrors        []string
-	caFile         string
-	requestTimeout time.Duration
-	runTimeout     time.Duration
-	retries        int
-	quiet          bool
-	trustedRealms  []string
-	// site, when set (lock --via-site), reads every image at the site
-	// registry it maps it to.
-	site *site.Mapping
-}
-
-func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "references resolved at once")
-	fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP to this registry, host[:port] as contacted (repeatable)")
-	fs.StringArrayVar(&o.mirrors, "mirror", nil, "resolve REGISTRY's images at a mirror, REGISTRY=HOST[:PORT][/PATH]; the lock keeps the original names (repeatable)")
-	fs.StringVar(&o.caFile, "ca-file", "", "PEM file of a private CA to trust besides the system's")
-	fs.DurationVar(&o.requestTimeout, "timeout", registry.DefaultRequestTimeout, "time limit of one registry request")
-	fs.DurationVar(&o.runTimeout, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
-	fs.IntVar(&o.retries, "retries", registry.DefaultAttempts-1, "retries of a request after a 429, a 5xx, a reset connection or a timeout")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
-	fs.StringArrayVar(&o.trustedRealms, "trust-token-realm", nil, "send registry credentials to the token realm on this host[:port] although it is not the registry's own host (repeatable)")
-}
-
 // resolver builds the registry client from the flags. Passwords are read
 // from the config's sources under pw's rule through getenv, only when a
 // request needs one; every source of images is first checked against the
@@ -64,6 +31,9 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
 func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
+	}
+	if err := o.applyEnv(getenv); err != nil {
+		return nil, nil, err
 	}
 	if err := pw.allowed(images, getenv); err != nil {
 		return nil, nil, err

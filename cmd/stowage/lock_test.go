@@ -144,7 +144,7 @@ func TestBumpOutputs(t *testing.T) {
 		t.Fatalf("lock: %s", stderr)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out); code != 0 {
 		t.Fatalf("render: %s", stderr)
 	}
 	old := standinEntry(t, app)
@@ -189,7 +189,7 @@ func TestBumpOutputs(t *testing.T) {
 	if code != 0 || len(stdout) != 0 || !strings.Contains(stderr, "is current") {
 		t.Errorf("second bump: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if _, stderr, code := runCLI(t, nil, "render", dir, "-o", out, "--check"); code != 0 {
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out, "--check"); code != 0 {
 		t.Errorf("render --check after bump --render: %s", stderr)
 	}
 }

@@ -149,8 +149,28 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 func newRoot(getenv env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "stowage",
-		Short:         "Render pinned image pre-pullers and a reduced OpenPAI service list for GitOps",
+		Use:   "stowage",
+		Short: "Render pinned image pre-pullers and a reduced OpenPAI service list for GitOps",
+		Long: `stowage renders plain Kubernetes YAML from a CUE (or YAML/JSON) config directory:
+image pre-pull DaemonSets with every image pinned to its digest, pull Secrets,
+records ConfigMaps and the reduced OpenPAI service list, for Argo CD or Flux to
+apply. Digests come from DIR/stowage.lock.yaml, which lock fills and bump keeps
+current; render never contacts a registry.
+
+Conventions: -o is the output format of every command (text or table, json;
+render's yaml); destinations have flags of their own (render --output-dir,
+bump --pr-body and --render, openpai package-cache --output-file, where - is
+stdout). Every command that prints a report prints it as JSON with -o json.
+
+Registry settings, set once for lock, bump, vet --remote/--site, mirror and
+push: $STOWAGE_INSECURE_REGISTRY, $STOWAGE_MIRROR (comma-separated, as the
+repeated --insecure-registry and --mirror), $STOWAGE_CA_FILE and
+$STOWAGE_TRUST_TOKEN_REALM; a flag on the command line replaces its variable.
+Credentials: the config's auth, then the Docker config ($DOCKER_CONFIG) and
+its credential helpers, then anonymous.
+
+Exit codes: 0 success; 1 invalid input, a failed check or a failed run; 2
+usage. The flags that bound a config's evaluation: stowage help limits.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -164,6 +184,7 @@ func newRoot(getenv env) *cobra.Command {
 	root.PersistentFlags().IntVar(&lim.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
 	root.PersistentFlags().DurationVar(&lim.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
 	root.PersistentFlags().Int64Var(&lim.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
+	limits := newLimitsTopic(root.PersistentFlags())
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them.
@@ -173,8 +194,9 @@ func newRoot(getenv env) *cobra.Command {
 		}
 		return preRunConfigDir(cmd, args)
 	}
-	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv))
+	root.AddCommand(newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv), limits)
 	registerCompletions(root)
+	setExamples(root)
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		wrapArgs(c)

@@ -92,10 +92,19 @@ it), for a Flux OCIRepository at the site. It goes to its site repository
 by the images' rule (the profiles' site, or --to), into a bundle and from
 it, at the same digest: point the site's OCIRepository there with that
 digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
+		Example: `  # what the site registry lacks, and how many bytes that is
+  stowage mirror platform/prepull --to registry.site:5000 --dry-run
+
+  # copy every locked image to the site the config names (its site field)
+  stowage mirror platform/prepull
+
+  # across an air gap: a bundle on the connected side, pushed on the site
+  stowage mirror platform/prepull --to oci:/media/usb/bundle
+  stowage mirror --from oci:/media/usb/bundle -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.format != "table" && o.format != "json" {
-				return usageError{fmt.Errorf("-o %q: want table or json", o.format)}
+			if err := checkFormat("-o", o.format, "table", "text", "json"); err != nil {
+				return err
 			}
 			if o.from != "" && !strings.HasPrefix(o.from, ociPrefix) {
 				return usageError{fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", o.from)}
@@ -121,7 +130,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
-	fs.StringVarP(&o.format, "output", "o", "table", "plan format: table or json")
+	fs.StringVarP(&o.format, "output", "o", "table", "table (text) or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
 	o.reg.addFlags(fs)
@@ -254,6 +263,12 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	bar.finish()
 	if err != nil && ctx.Err() != nil {
 		err = mirrorStopped{err}
+	}
+	if o.format == "json" {
+		if werr := writeReport(stdout, runReportOf(o.to, p, in.roles, rep, err)); werr != nil && err == nil {
+			return werr
+		}
+		return err
 	}
 	if rep != nil {
 		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
@@ -554,6 +569,41 @@ type planReport struct {
 	OmittedBytes int64           `json:"omittedBytes,omitempty"`
 	Roles        []planRoleBytes `json:"roles,omitempty"`
 	Errors       []string        `json:"errors,omitempty"`
+}
+
+// runReport is the -o json shape of a mirror run: the plan it carried
+// out, what it copied, and every error (a failed image's by name).
+type runReport struct {
+	OK bool `json:"ok"`
+	// Plan is the plan as --dry-run -o json prints it.
+	Plan planReport `json:"plan"`
+	// Copied and Present count the images this run copied and those
+	// already at the destination; Verified is their sum, each checked.
+	Copied   int `json:"copied"`
+	Present  int `json:"present"`
+	Verified int `json:"verified"`
+	// Bytes is the blob bytes moved (retries included).
+	Bytes  int64    `json:"bytes"`
+	Errors []string `json:"errors"`
+}
+
+// runReportOf is the run report of plan p, run report rep (nil when the
+// run did not start) and the run's error.
+func runReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, rep *mirror.Report, err error) runReport {
+	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles), Errors: []string{}}
+	if rep != nil {
+		out.Copied, out.Present, out.Verified, out.Bytes = rep.Copied, rep.Present, rep.Copied+rep.Present, rep.Bytes
+	}
+	var failed mirror.Errors
+	switch {
+	case errors.As(err, &failed):
+		for _, e := range failed {
+			out.Errors = append(out.Errors, e.Error())
+		}
+	case err != nil:
+		out.Errors = append(out.Errors, err.Error())
+	}
+	return out
 }
 
 type planImage struct {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -616,10 +617,24 @@ func TestMirrorToConfigSite(t *testing.T) {
 			t.Errorf("%s goes to %s", im.Name, im.Destination)
 		}
 	}
-	stdout, stderr, code := runCLI(t, s.env, "mirror", s.dir, "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host)
+	// The run: the insecure hosts from $STOWAGE_INSECURE_REGISTRY, the
+	// report as JSON.
+	env := maps.Clone(s.env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["STOWAGE_INSECURE_REGISTRY"] = s.src.Host + "," + s.proxy.Host
+	stdout, stderr, code := runCLI(t, env, "mirror", s.dir, "-o", "json")
 	noCanary(t, "mirror to the config's site", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep runReport
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("mirror -o json: %v\n%s", err, stdout)
+	}
+	if !rep.OK || rep.Copied != 7 || rep.Verified != 7 || rep.Bytes == 0 || len(rep.Errors) != 0 || rep.Plan.Destination != s.proxy.Host+"/cfgsite" {
+		t.Errorf("mirror -o json: %+v", rep)
 	}
 	s.verifyAt(t, s.site.Host, "/cfgsite")
 }

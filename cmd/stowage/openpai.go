@@ -39,17 +39,18 @@ func newOpenPAI() *cobra.Command {
 // ubuntu_build.sh over it, and the job runtime installs from the cache
 // baked into the image. Nothing in the cluster reads the file.
 func newOpenPAIPackageCache() *cobra.Command {
-	var profile, out string
+	var profile, out, format string
 	c := &cobra.Command{
 		Use:   "package-cache [DIR]",
 		Short: "Write the profile's package_cache_info, the file the OpenPAI runtime image build reads",
 		Long: `Write the profile's packageCache rows as package_cache_info (OpenPAI v1.5.0's
 three-column format group,os,packages, sorted by group then os) to stdout, or
-atomically to FILE with -o. The first line is the comment "# written by stowage
-openpai package-cache ..." (ubuntu_build.sh skips '#' lines). FILE must be new
-or one this command wrote (it starts with that line),
-never the config, the lock or a file stowage did not write; -o named like a
-format (json, yaml, ...) is refused unless written as a path (./json).
+atomically to FILE with --output-file (- is stdout). The first line is the
+comment "# written by stowage openpai package-cache ..." (ubuntu_build.sh skips
+'#' lines). FILE must be new or one this command wrote (it starts with that
+line), never the config, the lock or a file stowage did not write. -o FILE, the
+spelling before -o became the output format on every command, still works,
+with a note on stderr.
 
 The file is read only when the runtime image is built: put it at
 src/package_cache/package_cache_info of an openpai-runtime v0.1.9 checkout
@@ -58,12 +59,24 @@ build/openpai-runtime.dockerfile; its cache stages download the packages and
 the job runtime installs them from the image, offline. Push that image under
 the reference the reduced service list names for openpai-runtime, then
 ` + "`stowage lock`" + ` (or bump) pins its digest and ` + "`stowage mirror`" + ` carries it.`,
+		Example: `  # print the file
+  stowage openpai package-cache examples/openpai-offline
+
+  # write it into an openpai-runtime checkout
+  stowage openpai package-cache examples/openpai-offline --output-file src/package_cache/package_cache_info`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			alias, err := pathAlias(cmd.ErrOrStderr(), "openpai package-cache", format, "--output-file", cmd.Flags().Changed("output-file"), []string{"text"})
+			if err != nil {
+				return err
+			}
+			if alias != "" {
+				out = alias
+			}
+			if out == stdoutName {
+				out = ""
+			}
 			if out != "" {
-				if err := checkOutFileName(out); err != nil {
-					return err
-				}
 				dir := dirArg(args)
 				if err := output.CheckPackageCache(out, dir, filepath.Join(dir, lock.FileName)); err != nil {
 					return err
@@ -91,7 +104,8 @@ the reference the reduced service list names for openpai-runtime, then
 		},
 	}
 	c.Flags().StringVarP(&profile, "profile", "p", "", "profile whose packageCache to write (optional when the config has one)")
-	c.Flags().StringVarP(&out, "output", "o", "", "file to write (atomically) instead of stdout, e.g. src/package_cache/package_cache_info")
+	c.Flags().StringVar(&out, "output-file", "", "file to write (atomically) instead of stdout, e.g. src/package_cache/package_cache_info; - is stdout")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text: the package_cache_info format (the only one)")
 	return c
 }
 

@@ -22,7 +22,7 @@ func TestRenderRefusesForeignOutputDir(t *testing.T) {
 		{"missing", func(t *testing.T, out string) {}, true},
 		{"empty", func(t *testing.T, out string) { mkdir(t, out) }, true},
 		{"previous render", func(t *testing.T, out string) {
-			if _, stderr, code := runCLI(t, nil, "render", example, "-o", out); code != 0 {
+			if _, stderr, code := runCLI(t, nil, "render", example, "--output-dir", out); code != 0 {
 				t.Fatalf("first render: %s", stderr)
 			}
 		}, true},
@@ -36,7 +36,7 @@ func TestRenderRefusesForeignOutputDir(t *testing.T) {
 			write(t, filepath.Join(out, "kustomization.yaml"), "resources: [a.yaml]\n")
 		}, false},
 		{"previous render plus a stranger", func(t *testing.T, out string) {
-			if _, stderr, code := runCLI(t, nil, "render", example, "-o", out); code != 0 {
+			if _, stderr, code := runCLI(t, nil, "render", example, "--output-dir", out); code != 0 {
 				t.Fatalf("first render: %s", stderr)
 			}
 			write(t, filepath.Join(out, "extra.yaml"), "kind: ConfigMap\n")
@@ -47,7 +47,7 @@ func TestRenderRefusesForeignOutputDir(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			tc.setup(t, out)
 			before := snapshot(t, out)
-			_, stderr, code := runCLI(t, nil, "render", example, "-o", out)
+			_, stderr, code := runCLI(t, nil, "render", example, "--output-dir", out)
 			if tc.ok {
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, stderr)
@@ -123,7 +123,7 @@ func TestOutputPathsChecked(t *testing.T) {
 			return []string{"bump", dir, "--render", filepath.Join(dir, "out"), "--pr-body", filepath.Join(dir, "out", "body.md")}
 		}, func(dir string) string { return "is inside --render" }},
 		{"-o onto the config", func(dir string) []string {
-			return []string{"render", dir, "-o", dir}
+			return []string{"render", dir, "--output-dir", dir}
 		}, func(dir string) string { return "-o " + dir + " is the config directory" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

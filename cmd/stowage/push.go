@@ -24,6 +24,7 @@ type pushOptions struct {
 	source   string
 	revision string
 	created  string
+	format   string
 }
 
 func newPush(getenv env) *cobra.Command {
@@ -31,7 +32,7 @@ func newPush(getenv env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "push [DIR] oci://REGISTRY/REPOSITORY:TAG",
 		Short: "Render a profile of DIR (default .) and push it as the OCI artifact a Flux OCIRepository pulls",
-		Long: `Render a profile exactly as 'stowage render DIR -o OUT' does (the same files:
+		Long: `Render a profile exactly as 'stowage render DIR --output-dir OUT' does (the same files:
 one per object and a kustomization.yaml), and push them as an OCI artifact
 in the layout of 'flux push artifact': an OCI image manifest whose config
 has the media type application/vnd.cncf.flux.config.v1+json and whose one
@@ -51,6 +52,9 @@ Prints the pushed reference with its digest on stdout:
 REGISTRY/REPOSITORY:TAG@sha256:….`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat("-o", o.format, "text", "json"); err != nil {
+				return err
+			}
 			dir, url := ".", args[len(args)-1]
 			if len(args) == 2 {
 				dir = args[0]
@@ -96,6 +100,9 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if err := pusher.Push(ctx, repo.Tag(ref.TagStr()), img); err != nil {
 				return fmt.Errorf("push %s: %s", ref, r.Scrub(err.Error()))
 			}
+			if o.format == "json" {
+				return writeReport(cmd.OutOrStdout(), pushReport{Reference: ref.Name(), Digest: digest.String()})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s@%s\n", ref.Name(), digest)
 			return nil
 		},
@@ -106,8 +113,15 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 	fs.StringVar(&o.source, "source", "", "the org.opencontainers.image.source annotation: the Git URL of the config (Flux shows it)")
 	fs.StringVar(&o.revision, "revision", "", "the org.opencontainers.image.revision annotation, as Flux writes it: BRANCH@sha1:COMMIT")
 	fs.StringVar(&o.created, "created", "", "the org.opencontainers.image.created annotation, RFC 3339 (default $SOURCE_DATE_EPOCH, else the Unix epoch)")
+	fs.StringVarP(&o.format, "output", "o", "text", "text (REFERENCE@DIGEST), or json: {reference, digest}")
 	o.reg.addFlags(fs)
 	return c
+}
+
+// pushReport is push -o json: the tag pushed and the artifact's digest.
+type pushReport struct {
+	Reference string `json:"reference"`
+	Digest    string `json:"digest"`
 }
 
 // pushReference parses push's destination: oci:// then a reference with

@@ -10,11 +10,15 @@ import (
 	"github.com/stowage/stowage/render"
 )
 
+// renderFormats are render's -o values: yaml and text are the same
+// (manifests, or --check's text report), json is --check's report.
+var renderFormats = []string{"yaml", "text", "json"}
+
 func newRender(getenv env) *cobra.Command {
 	var o loadOptions
-	var out string
+	var out, outDir string
 	var check bool
-	var format string
+	var format, oldFormat string
 	c := &cobra.Command{
 		Use:   "render [DIR]",
 		Short: "Render a profile of the config in DIR (default .) with digests from DIR/stowage.lock.yaml",
@@ -22,27 +26,54 @@ func newRender(getenv env) *cobra.Command {
 pull Secrets, records ConfigMaps, the OpenPAI service ConfigMap and the package
 cache ConfigMap. Never contacts a registry: digests come from the lock.
 
-Without -o, writes one multi-document YAML stream to stdout. With -o DIR, writes
-one file per object plus a kustomization.yaml, replacing DIR atomically. With
---check (needs -o), writes nothing and exits 1 listing the files that differ,
-with a unified diff of each changed one (bounded; never a Secret's lines).
+Without --output-dir, writes one multi-document YAML stream to stdout. With
+--output-dir DIR (-d), writes one file per object plus a kustomization.yaml,
+replacing DIR atomically. With --check (needs --output-dir), writes nothing and
+exits 1 listing the files that differ, with a unified diff of each changed one
+(bounded; never a Secret's lines).
 
---check --format json prints one JSON object on stdout, also when render
-fails: {ok, dir, changed, foreign, diff, errors}. changed lists each file that
-differs {file, status: changed|missing|extra}; foreign the entries of the
-directory stowage did not write (render -o refuses it until they are moved);
-diff the unified diff printed on stderr; errors every other problem {file,
-line, column, field, message}. Messages still go to stderr.`,
+--check -o json prints one JSON object on stdout, also when render fails: {ok,
+dir, changed, foreign, diff, errors}. changed lists each file that differs
+{file, status: changed|missing|extra}; foreign the entries of the directory
+stowage did not write (render --output-dir refuses it until they are moved);
+diff the unified diff printed on stderr; errors every other problem {file, line,
+column, field, message}. Messages still go to stderr.
+
+-o DIR, the spelling of --output-dir before -o became the output format on
+every command, still works, with a note on stderr.`,
+		Example: `  # the manifests of the only profile, on stdout
+  stowage render examples/openpai-offline
+
+  # one file per object and a kustomization.yaml, for Argo CD or Flux
+  stowage render platform/prepull --profile prod --output-dir clusters/prod/prepull
+
+  # CI: fail when the committed output is stale, with a JSON report
+  stowage render platform/prepull -d clusters/prod/prepull --check -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if cmd.Flags().Changed("format") && !cmd.Flags().Changed("output") {
+				format = oldFormat
+			}
+			alias, err := pathAlias(cmd.ErrOrStderr(), "render", format, "--output-dir", cmd.Flags().Changed("output-dir"), renderFormats)
+			if err != nil {
+				return err
+			}
+			if alias != "" {
+				out, format = alias, "yaml"
+				if cmd.Flags().Changed("format") {
+					format = oldFormat
+				}
+			} else {
+				out = outDir
+			}
+			if err := refuseStdout("--output-dir", out, "render writes the manifests to stdout without --output-dir; give a directory to write one file per object"); err != nil {
+				return err
+			}
 			if check && out == "" {
-				return usageError{fmt.Errorf("--check needs -o DIR, the committed output to compare with")}
+				return usageError{fmt.Errorf("--check needs --output-dir DIR, the committed output to compare with")}
 			}
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("--format %q: want text or json", format)}
-			}
-			if cmd.Flags().Changed("format") && !check {
-				return usageError{fmt.Errorf("--format is the output of --check; without --check, render writes manifests (-o is their directory)")}
+			if format == "json" && !check {
+				return usageError{fmt.Errorf("-o json is the report of --check; without --check, render writes the manifests as YAML (to stdout, or into --output-dir)")}
 			}
 			rep := newCheckReport(out)
 			if format == "json" {
@@ -50,11 +81,6 @@ line, column, field, message}. Messages still go to stderr.`,
 			}
 			if err := checkDirArg(cmd, args); err != nil {
 				return err
-			}
-			if out != "" {
-				if err := checkOutDirName("-o", out); err != nil {
-					return err
-				}
 			}
 			objs, err := renderDir(dirArg(args), o, getenv)
 			if err != nil {
@@ -75,7 +101,7 @@ line, column, field, message}. Messages still go to stderr.`,
 			if check {
 				return renderCheck(cmd.ErrOrStderr(), rep, dirArg(args), out, objs, files)
 			}
-			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "-o"}); err != nil {
+			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "--output-dir"}); err != nil {
 				return err
 			}
 			if err := output.CheckDir(out); err != nil {
@@ -85,9 +111,11 @@ line, column, field, message}. Messages still go to stderr.`,
 		},
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile to render (optional when the config has one)")
-	c.Flags().StringVarP(&out, "output", "o", "", "write one file per object and a kustomization.yaml into this directory")
-	c.Flags().BoolVar(&check, "check", false, "compare with the files in -o DIR instead of writing; exit 1 when they differ")
-	c.Flags().StringVar(&format, "format", "text", "with --check: text, or json: {ok, dir, changed, foreign, diff, errors} on stdout, also when render fails")
+	c.Flags().StringVarP(&outDir, "output-dir", "d", "", "write one file per object and a kustomization.yaml into this directory, replacing it")
+	c.Flags().BoolVar(&check, "check", false, "compare with the files in --output-dir DIR instead of writing; exit 1 when they differ")
+	c.Flags().StringVarP(&format, "output", "o", "yaml", "yaml (the manifests; with --check, the text report), or with --check json: {ok, dir, changed, foreign, diff, errors} on stdout, also when render fails")
+	c.Flags().StringVar(&oldFormat, "format", "text", "the format of --check's report")
+	_ = c.Flags().MarkDeprecated("format", "use -o json")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
 }

@@ -82,8 +82,8 @@ Exit 0 when every image is present on every node its DaemonSets target,
 gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.output != "table" && o.output != "json" {
-				return usageError{fmt.Errorf("-o %q: want table or json", o.output)}
+			if err := checkFormat("-o", o.output, "table", "text", "json"); err != nil {
+				return err
 			}
 			if o.timeout <= 0 || o.deadline <= 0 {
 				return usageError{fmt.Errorf("--timeout and --deadline must be positive")}
@@ -139,7 +139,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 	f.StringVarP(&o.profile, "profile", "p", "", "profile to check (optional when the config has one)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then the pod's ServiceAccount)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default its current-context)")
-	f.StringVarP(&o.output, "output", "o", "table", "table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "table (text) or json")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
 	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run (with --wait, of each reading)")
 	f.DurationVar(&o.wait, "wait", 0, "read the cluster again every 5s until every image is present on every targeted node, for at most this long (0: read once)")

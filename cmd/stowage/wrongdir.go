@@ -24,7 +24,7 @@ var configDirCommands = []string{
 
 // checkConfigDir recognises a directory that is not a config directory but
 // is easily taken for one, before CUE reports its files as conflicts: the
-// output of `stowage render -o` (its kustomization.yaml starts with
+// output of `stowage render --output-dir` (its kustomization.yaml starts with
 // render.GeneratedHeader), or any other kustomization. A config directory
 // never holds a kustomization file: every YAML file there is config.
 func checkConfigDir(dir string, kustomizationOK bool) error {
@@ -43,7 +43,7 @@ func checkConfigDir(dir string, kustomizationOK bool) error {
 		k, _ := io.ReadFull(f, head)
 		f.Close()
 		if bytes.Equal(head[:k], []byte(render.GeneratedHeader)) {
-			return fmt.Errorf("%s is the output of `stowage render -o` (%s says so), not a config directory: run stowage on the config directory that rendered it, the one holding the config (.cue, .yaml) and stowage.lock.yaml", dir, n)
+			return fmt.Errorf("%s is the output of `stowage render --output-dir` (%s says so), not a config directory: run stowage on the config directory that rendered it, the one holding the config (.cue, .yaml) and stowage.lock.yaml", dir, n)
 		}
 		if kustomizationOK {
 			return nil // loadSource reads it, or says why it cannot

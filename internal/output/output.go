@@ -57,7 +57,7 @@ func CheckPaths(p Paths) error {
 	cfg, lockPath, out, body := real(p.ConfigDir), real(p.Lock), real(p.RenderDir), real(p.PRBody)
 	flag := p.RenderFlag
 	if flag == "" {
-		flag = "-o"
+		flag = "--output-dir"
 	}
 	if out != "" {
 		switch {
@@ -112,16 +112,16 @@ func CheckPackageCache(path, configDir, lockPath string) error {
 	out, cfg, lk := real(path), real(configDir), real(lockPath)
 	switch {
 	case lk != "" && out == lk:
-		return fmt.Errorf("-o %s is the lock file: write package_cache_info elsewhere", path)
+		return fmt.Errorf("--output-file %s is the lock file: write package_cache_info elsewhere", path)
 	case cfg != "" && out == cfg:
-		return fmt.Errorf("-o %s is the config directory: -o names the file, e.g. -o %s", path, filepath.Join(path, "package_cache_info"))
+		return fmt.Errorf("--output-file %s is the config directory: --output-file names the file, e.g. --output-file %s", path, filepath.Join(path, "package_cache_info"))
 	case cfg != "" && filepath.Dir(out) == cfg && isConfigName(filepath.Base(out)):
-		return fmt.Errorf("-o %s is a config file of %s (every .cue, .yaml, .yml and .json file there is config): write package_cache_info elsewhere", path, configDir)
+		return fmt.Errorf("--output-file %s is a config file of %s (every .cue, .yaml, .yml and .json file there is config): write package_cache_info elsewhere", path, configDir)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("-o %s is a directory; -o names the file, e.g. -o %s", path, filepath.Join(path, "package_cache_info"))
+		return fmt.Errorf("--output-file %s is a directory; --output-file names the file, e.g. --output-file %s", path, filepath.Join(path, "package_cache_info"))
 	}
-	return checkOwned("-o", path, PackageCacheMarker)
+	return checkOwned("--output-file", path, PackageCacheMarker)
 }
 
 // checkOwned refuses a path (named by flag in errors) that exists and is
@@ -168,7 +168,7 @@ func CheckDir(out string) error {
 	if len(shown) > 5 {
 		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
 	}
-	return fmt.Errorf("output directory %s holds files stowage did not write (%s); -o replaces the whole directory, so give an empty directory or one that stowage rendered",
+	return fmt.Errorf("output directory %s holds files stowage did not write (%s); --output-dir replaces the whole directory, so give an empty directory or one that stowage rendered",
 		out, strings.Join(shown, ", "))
 }
 

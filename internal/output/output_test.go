@@ -45,7 +45,7 @@ func TestCheckPaths(t *testing.T) {
 		{"a markdown body in the config directory", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(cfg, "pr.md")}, ""},
 		{"render into a subdirectory of the config", Paths{ConfigDir: cfg, RenderDir: filepath.Join(cfg, "out")}, ""},
 		{"render onto the config", Paths{ConfigDir: cfg, RenderDir: cfg, RenderFlag: "--render"}, "--render " + cfg + " is the config directory"},
-		{"render onto the config through a link", Paths{ConfigDir: cfg, RenderDir: filepath.Join(root, "cfg-link")}, "-o " + filepath.Join(root, "cfg-link") + " is the config directory"},
+		{"render onto the config through a link", Paths{ConfigDir: cfg, RenderDir: filepath.Join(root, "cfg-link")}, "--output-dir " + filepath.Join(root, "cfg-link") + " is the config directory"},
 		{"render onto a parent of the config", Paths{ConfigDir: cfg, RenderDir: filepath.Join(root, "repo")}, "holds the config directory"},
 		{"body on the lock", Paths{ConfigDir: cfg, Lock: lock, PRBody: lock}, "--pr-body " + lock + " is the lock file"},
 		{"body on a config file", Paths{ConfigDir: cfg, Lock: lock, PRBody: filepath.Join(cfg, "config.yaml")}, "is a config file of " + cfg},

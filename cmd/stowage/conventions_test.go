@@ -1,0 +1,105 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// TestEveryCommandHasExamples: every visible command's help has an
+// Examples section, and every example line that runs stowage names a
+// command that exists.
+func TestEveryCommandHasExamples(t *testing.T) {
+	root := newRoot(func(string) (string, bool) { return "", false })
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" && c.Parent() == root {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no Examples section", c.CommandPath())
+		}
+		for _, line := range strings.Split(c.Example, "\n") {
+			fields := strings.Fields(line)
+			i := slices.Index(fields, "stowage")
+			if i < 0 || strings.HasPrefix(strings.TrimSpace(line), "#") || i+1 >= len(fields) {
+				continue
+			}
+			if fields[i+1] == "help" {
+				fields = fields[1:]
+			}
+			if found, _, err := root.Find(fields[i+1:]); err != nil || found == root {
+				t.Errorf("%s: example %q names no command", c.CommandPath(), line)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// TestLimitFlagsHidden: the limit flags are in no command's help but in
+// `stowage help limits`, and still work.
+func TestLimitFlagsHidden(t *testing.T) {
+	stdout, _, code := runCLI(t, nil, "render", "--help")
+	if code != 0 || strings.Contains(string(stdout), "max-config-bytes") || !strings.Contains(string(stdout), "Examples:") {
+		t.Errorf("render --help: exit %d, limits shown or no examples:\n%s", code, stdout)
+	}
+	stdout, _, code = runCLI(t, nil, "help", "limits")
+	for _, f := range limitFlags {
+		if code != 0 || !strings.Contains(string(stdout), "--"+f) {
+			t.Errorf("help limits: exit %d, no --%s:\n%s", code, f, stdout)
+		}
+	}
+	_, stderr, code := runCLI(t, nil, "vet", "--max-config-bytes", "10", cliValidDir(t))
+	if code != 1 || !strings.Contains(stderr, "10") {
+		t.Errorf("vet --max-config-bytes 10: exit %d, %s; want 1 naming the limit", code, stderr)
+	}
+}
+
+// TestRegistryEnv: the registry settings come from their STOWAGE_*
+// variables when the flag is not given, comma-separated for the
+// repeatable ones; a flag replaces its variable; an empty item is a usage
+// error naming the variable.
+func TestRegistryEnv(t *testing.T) {
+	vars := map[string]string{
+		"STOWAGE_INSECURE_REGISTRY": "127.0.0.1:5000, localhost:5001",
+		"STOWAGE_MIRROR":            "docker.io=127.0.0.1:5000/docker.io,ghcr.io=127.0.0.1:5000/ghcr.io",
+		"STOWAGE_CA_FILE":           "/etc/site-ca.pem",
+		"STOWAGE_TRUST_TOKEN_REALM": "auth.site:443",
+	}
+	getenv := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	parse := func(args ...string) registryOptions {
+		t.Helper()
+		var o registryOptions
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		o.addFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.applyEnv(getenv); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := parse()
+	if !slices.Equal(o.insecure, []string{"127.0.0.1:5000", "localhost:5001"}) ||
+		!slices.Equal(o.mirrors, []string{"docker.io=127.0.0.1:5000/docker.io", "ghcr.io=127.0.0.1:5000/ghcr.io"}) ||
+		o.caFile != "/etc/site-ca.pem" || !slices.Equal(o.trustedRealms, []string{"auth.site:443"}) {
+		t.Errorf("from the environment: %+v", o)
+	}
+	o = parse("--insecure-registry", "other:5000", "--ca-file", "mine.pem")
+	if !slices.Equal(o.insecure, []string{"other:5000"}) || o.caFile != "mine.pem" || len(o.mirrors) != 2 {
+		t.Errorf("flags over the environment: %+v", o)
+	}
+	vars["STOWAGE_MIRROR"] = "docker.io=x,,ghcr.io=y"
+	var bad registryOptions
+	bad.addFlags(pflag.NewFlagSet("t", pflag.ContinueOnError))
+	if err := bad.applyEnv(getenv); err == nil || !strings.Contains(err.Error(), "$STOWAGE_MIRROR") {
+		t.Errorf("an empty item: %v", err)
+	}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// limitFlags are the root's flags that bound a config's evaluation. Every
+// command takes them, and a config cannot raise them; they are left out
+// of every command's help and described by `stowage help limits`.
+var limitFlags = []string{"max-config-bytes", "max-config-nodes", "config-timeout", "max-config-memory"}
+
+// newLimitsTopic hides the limit flags of fs from the commands' help and
+// returns the help topic that lists them (a command without a Run, which
+// cobra shows under "Additional help topics").
+func newLimitsTopic(fs *pflag.FlagSet) *cobra.Command {
+	shown := pflag.NewFlagSet("limits", pflag.ContinueOnError)
+	for _, name := range limitFlags {
+		f := fs.Lookup(name)
+		c := *f
+		shown.AddFlag(&c)
+		f.Hidden = true
+	}
+	return &cobra.Command{
+		Use:   "limits",
+		Short: "The flags that bound a config's evaluation (size, syntax nodes, time, memory)",
+		Long: `A config is evaluated in a child process that these limits bound; a config over
+one is refused with an error naming the limit. Every command takes them, they
+come from the command line only (a config cannot raise them), and the defaults
+suit configs of thousands of images:
+
+` + shown.FlagUsages(),
+	}
+}
