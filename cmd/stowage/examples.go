@@ -6,13 +6,19 @@ import "github.com/spf13/cobra"
 // set their own (render, mirror and openpai package-cache do), by command
 // path. TestEveryCommandHasExamples holds every visible command to one.
 var commandExamples = map[string]string{
-	"stowage": `  # resolve a config's images, check it, render it
+	"stowage": `  # start a config, resolve its images, check it, render it
+  stowage init platform/prepull
   stowage lock platform/prepull
   stowage vet platform/prepull
   stowage render platform/prepull --output-dir clusters/prod/prepull
 
   # the flags every command takes to bound a config's evaluation
   stowage help limits`,
+	"stowage init": `  # a starter config in a new directory
+  stowage init platform/prepull
+
+  # another image, namespace and profile name
+  stowage init platform/prepull --image ghcr.io/example/notebook:v1 --namespace notebooks --profile prod`,
 	"stowage vet": `  # the config and the lock, offline
   stowage vet platform/prepull
 

@@ -56,31 +56,7 @@ func TestQuickstart(t *testing.T) {
 	d := registrytest.Start(t, registrytest.Options{})
 	h := d.Host
 	images := []string{"apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0"}
-	r, err := registry.New(registry.WithInsecure(h))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range images {
-		src, err := name.ParseReference(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, idx, err := standin.For(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := src.Context().RegistryStr()
-		if reg == name.DefaultRegistry {
-			reg = "docker.io"
-		}
-		dst, err := name.ParseReference(h + "/" + reg + "/" + src.Context().RepositoryStr() + ":" + src.Identifier())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := registrytest.Write(context.Background(), r, dst, nil, img, idx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedStandIns(t, h, images)
 
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "stowage"), ".")
@@ -131,5 +107,47 @@ func TestQuickstart(t *testing.T) {
 	}
 	if log, err := exec.Command("git", "-C", filepath.Join(home, "gitops"), "log", "--oneline").Output(); err != nil || !strings.Contains(string(log), "pre-pull notebook images") {
 		t.Errorf("the Quickstart's commit is missing: %v %s", err, log)
+	}
+}
+
+// seedStandIns writes the stand-in of each image (internal/standin) to the
+// registry at host under its source registry's name, as the README's
+// local registry holds them: host/docker.io/apache/submarine:…,
+// host/ghcr.io/stowage/stowage-helper:….
+func seedStandIns(t *testing.T, host string, images []string) {
+	t.Helper()
+	r, err := registry.New(registry.WithInsecure(host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range images {
+		src, err := name.ParseReference(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, idx, err := standin.For(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := src.Context().RegistryStr()
+		if reg == name.DefaultRegistry {
+			reg = "docker.io"
+		}
+		dst, err := name.ParseReference(host + "/" + reg + "/" + src.Context().RepositoryStr() + ":" + src.Identifier())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := registrytest.Write(context.Background(), r, dst, nil, img, idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// localRegistryEnv is the README's two variables for the local registry at
+// host.
+func localRegistryEnv(host string) map[string]string {
+	return map[string]string{
+		"STOWAGE_INSECURE_REGISTRY": host,
+		"STOWAGE_MIRROR":            "docker.io=" + host + "/docker.io,ghcr.io=" + host + "/ghcr.io",
 	}
 }
