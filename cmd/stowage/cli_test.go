@@ -112,7 +112,7 @@ func TestExitCodes(t *testing.T) {
 		{"vet with too many arguments", []string{"vet", valid, valid}, 2, "accepts at most 1 arg"},
 		{"fn with an argument", []string{"fn", "extra"}, 2, `unknown command "extra" for "stowage fn"`},
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
-		{"--check needs -o", []string{"render", valid, "--check"}, 2, "--check needs -o"},
+		{"--check needs --output-dir", []string{"render", valid, "--check"}, 2, "--check needs --output-dir"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
 		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want table or text or json`},
 		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},

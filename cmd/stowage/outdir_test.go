@@ -124,7 +124,7 @@ func TestOutputPathsChecked(t *testing.T) {
 		}, func(dir string) string { return "is inside --render" }},
 		{"-o onto the config", func(dir string) []string {
 			return []string{"render", dir, "--output-dir", dir}
-		}, func(dir string) string { return "-o " + dir + " is the config directory" }},
+		}, func(dir string) string { return "--output-dir " + dir + " is the config directory" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := cliValidDir(t)
