@@ -140,7 +140,7 @@ func TestFluxPullsPushedProfile(t *testing.T) {
 	}
 
 	rendered := filepath.Join(t.TempDir(), "prepull")
-	run(t, bin, "render", config, "-o", rendered)
+	run(t, bin, "render", config, "--output-dir", rendered)
 	want, got := readTree(t, rendered), readTree(t, out)
 	if len(got) != len(want) {
 		t.Errorf("the artifact holds %d files, render -o writes %d", len(got), len(want))

@@ -80,7 +80,7 @@ func TestFluxPullsArtifactAtSite(t *testing.T) {
 		t.Fatalf("push printed %q, want REGISTRY/REPOSITORY:TAG@sha256:…: %v", pushed, err)
 	}
 	rendered := filepath.Join(t.TempDir(), "prepull")
-	run(t, bin, "render", config, "-o", rendered)
+	run(t, bin, "render", config, "--output-dir", rendered)
 	want := readTree(t, rendered)
 	if !strings.Contains(string(bytes.Join(mapValues(want), nil)), sitePrefix+"/") {
 		t.Fatalf("render -o names no image at the site registry %s", sitePrefix)

@@ -125,7 +125,7 @@ func TestNode(t *testing.T) {
 	}
 	insecure := []string{"--insecure-registry", plainHost, "--insecure-registry", privateHost, "--insecure-registry", siteHost}
 	stowage(append([]string{"lock", cfgDir}, insecure...)...)
-	stowage("render", cfgDir, "--profile", "node", "-o", out)
+	stowage("render", cfgDir, "--profile", "node", "--output-dir", out)
 	l, err := lock.Read(filepath.Join(cfgDir, lock.FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestNode(t *testing.T) {
 		// a 401. gpu's DaemonSet selects GPU nodes, and there is none.
 		out := filepath.Join(t.TempDir(), "status")
 		wrong := append(slices.Clone(env), otherEnv+"=wrong-"+randomHex(t))
-		c.ns.run(t, wrong, bins.stowage, "render", cfgDir, "--profile", "status", "-o", out)
+		c.ns.run(t, wrong, bins.stowage, "render", cfgDir, "--profile", "status", "--output-dir", out)
 		c.kubectl(t, "create", "namespace", statusNS)
 		c.kubectl(t, "apply", "--server-side", "-k", out)
 		var r status.Report
@@ -244,7 +244,7 @@ func TestNode(t *testing.T) {
 		c.ns.run(t, env, bins.stowage, append([]string{"mirror", cfgDir, "--profile", "site", "--to", siteHost + "/site"}, insecure...)...)
 		stopRegistries(t, c.ns, plain, private)
 		out := filepath.Join(t.TempDir(), "site")
-		c.ns.run(t, env, bins.stowage, "render", cfgDir, "--profile", "site", "-o", out)
+		c.ns.run(t, env, bins.stowage, "render", cfgDir, "--profile", "site", "--output-dir", out)
 		c.kubectl(t, "create", "namespace", siteNS)
 		c.kubectl(t, "apply", "--server-side", "-k", out)
 		dss := renderedDaemonSets(t, out)

@@ -214,8 +214,8 @@ func TestSite(t *testing.T) {
 	// Render on the site: every reference names the site.
 	acceptOut := filepath.Join(t.TempDir(), "accept")
 	subOut := filepath.Join(t.TempDir(), "submarine")
-	stowage("render", accept, "-o", acceptOut)
-	stowage("render", sub, "-o", subOut)
+	stowage("render", accept, "--output-dir", acceptOut)
+	stowage("render", sub, "--output-dir", subOut)
 	acceptDS := renderedDaemonSets(t, acceptOut)
 	subDS := renderedDaemonSets(t, subOut)
 	pauseAtSite := acceptSite.ref(t, pauseRef, pauseDigest)
