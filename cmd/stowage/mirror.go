@@ -49,6 +49,9 @@ type mirrorOptions struct {
 
 	// artifacts are OCI artifacts carried with the images (--artifact).
 	artifacts []string
+	// noAttachments leaves the signatures, attestations, SBOMs and
+	// referrers attached to the images out.
+	noAttachments bool
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -130,6 +133,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
+	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers)")
 	fs.StringVarP(&o.format, "output", "o", "table", "table (text) or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
@@ -190,6 +194,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	}
 	done()
 	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
+	if !o.noAttachments {
+		opts = append(opts, mirror.WithAttachments())
+	}
 	switch {
 	case strings.HasPrefix(o.to, ociPrefix):
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock), mirror.WithHave(have))
@@ -273,6 +280,10 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if rep != nil {
 		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
 			o.to, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
+		if p.Attachments > 0 {
+			fmt.Fprintf(stdout, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
+				rep.AttachmentsCopied, rep.AttachmentsPresent, rep.AttachmentsCopied+rep.AttachmentsPresent)
+		}
 		if p.OmittedBlobs > 0 {
 			fmt.Fprintf(stdout, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", p.OmittedBlobs, humanBytes(p.OmittedBytes))
 		}
@@ -568,7 +579,30 @@ type planReport struct {
 	OmittedBlobs int             `json:"omittedBlobs,omitempty"`
 	OmittedBytes int64           `json:"omittedBytes,omitempty"`
 	Roles        []planRoleBytes `json:"roles,omitempty"`
-	Errors       []string        `json:"errors,omitempty"`
+	// Attachments are the signatures, attestations, SBOMs and referrers
+	// attached to the images (absent with --no-attachments or when
+	// there are none); AttachmentBlobs and AttachmentBytes are their
+	// unique blobs to move (within blobs and bytes).
+	Attachments     []planAttachment `json:"attachments,omitempty"`
+	AttachmentBlobs int              `json:"attachmentBlobs,omitempty"`
+	AttachmentBytes int64            `json:"attachmentBytes,omitempty"`
+	Errors          []string         `json:"errors,omitempty"`
+}
+
+// planAttachment is one attachment of a plan.
+type planAttachment struct {
+	// Image is the lock key of the image it is attached to, Subject the
+	// digest of the manifest it hangs off (the image's or a child's).
+	Image   string `json:"image"`
+	Subject string `json:"subject"`
+	// Kind is sig, att, sbom (cosign's tag scheme) or referrer.
+	Kind        string `json:"kind"`
+	Digest      string `json:"digest"`
+	Tag         string `json:"tag,omitempty"`
+	Destination string `json:"destination"`
+	Present     bool   `json:"present"`
+	Blobs       int    `json:"blobs"`
+	Bytes       int64  `json:"bytes"`
 }
 
 // runReport is the -o json shape of a mirror run: the plan it carried
@@ -582,6 +616,10 @@ type runReport struct {
 	Copied   int `json:"copied"`
 	Present  int `json:"present"`
 	Verified int `json:"verified"`
+	// AttachmentsCopied and AttachmentsPresent count the same for what
+	// is attached to the images (absent when nothing is).
+	AttachmentsCopied  int `json:"attachmentsCopied,omitempty"`
+	AttachmentsPresent int `json:"attachmentsPresent,omitempty"`
 	// Bytes is the blob bytes moved (retries included).
 	Bytes  int64    `json:"bytes"`
 	Errors []string `json:"errors"`
@@ -593,6 +631,7 @@ func runReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bo
 	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles), Errors: []string{}}
 	if rep != nil {
 		out.Copied, out.Present, out.Verified, out.Bytes = rep.Copied, rep.Present, rep.Copied+rep.Present, rep.Bytes
+		out.AttachmentsCopied, out.AttachmentsPresent = rep.AttachmentsCopied, rep.AttachmentsPresent
 	}
 	var failed mirror.Errors
 	switch {
@@ -626,7 +665,7 @@ type planRoleBytes struct {
 
 func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) planReport {
 	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
-		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes}
+		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes, AttachmentBlobs: p.AttachmentBlobs, AttachmentBytes: p.AttachmentBytes}
 	failed := map[string]bool{}
 	for _, e := range p.Errors {
 		rep.Errors = append(rep.Errors, e.Error())
@@ -634,6 +673,11 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 	}
 	for _, pi := range p.Images {
 		if failed[pi.Name] {
+			continue
+		}
+		if a := pi.Attachment; a != nil {
+			rep.Attachments = append(rep.Attachments, planAttachment{Image: pi.Name, Subject: a.Subject.String(), Kind: a.Kind,
+				Digest: pi.Digest.String(), Tag: pi.Tag, Destination: pi.Destination, Present: pi.Present, Blobs: pi.Blobs, Bytes: pi.Bytes})
 			continue
 		}
 		rep.Images = append(rep.Images, planImage{Name: pi.Name, Reference: pi.Written, Digest: pi.Digest.String(), Tag: pi.Tag,
@@ -672,6 +716,16 @@ func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d images: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
 		len(rep.Images), rep.Present, rep.Missing, rep.Blobs, humanBytes(rep.Bytes), rep.Mounts, rep.Manifests)
+	if n := len(rep.Attachments); n > 0 {
+		present := 0
+		for _, a := range rep.Attachments {
+			if a.Present {
+				present++
+			}
+		}
+		fmt.Fprintf(w, "attached to them (signatures, attestations, SBOMs, referrers): %d, %d present, %d missing; %d unique blobs, %s of the above\n",
+			n, present, n-present, rep.AttachmentBlobs, humanBytes(rep.AttachmentBytes))
+	}
 	if rep.OmittedBlobs > 0 {
 		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", rep.OmittedBlobs, humanBytes(rep.OmittedBytes))
 	}

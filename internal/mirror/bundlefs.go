@@ -257,7 +257,25 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 		if img.Omitted, err = parseOmitted(d.Annotations[AnnotationOmitted]); err != nil {
 			return nil, at("%s: %v", AnnotationOmitted, err)
 		}
-		id := identity(img.Name, img.Tag, img.Site)
+		kind, subject := d.Annotations[AnnotationAttachment], d.Annotations[AnnotationSubject]
+		switch {
+		case kind == "" && subject == "":
+		case !knownKind(kind):
+			return nil, at("%s %q: want %s, %s, %s or %s", AnnotationAttachment, kind, KindSignature, KindAttestation, KindSBOM, KindReferrer)
+		default:
+			h, err := v1.NewHash(subject)
+			if err != nil || h.Algorithm != "sha256" || len(h.Hex) != 64 {
+				return nil, at("%s %q: want sha256:<64 hex digits>", AnnotationSubject, subject)
+			}
+			if want := attachmentTag(h, kind); kind != KindReferrer && img.Tag != want {
+				return nil, at("%s %q: a %s attachment to %s is tagged %q", AnnotationTag, img.Tag, kind, h, want)
+			}
+			if kind == KindReferrer && img.Tag != "" {
+				return nil, at("%s %q: a referrer has no tag", AnnotationTag, img.Tag)
+			}
+			img.Attachment = &Attachment{Subject: h, Kind: kind}
+		}
+		id := imageIdentity(img)
 		if prev, ok := seen[id]; ok && prev != img.Digest {
 			return nil, at("image %s is listed twice, at %s and %s", key, prev, img.Digest)
 		}

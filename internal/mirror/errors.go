@@ -36,7 +36,7 @@ func (f *failure) imageError(img Image, r *registry.Resolver) *ImageError {
 		Image:  img.written(),
 		Key:    img.Name,
 		Where:  f.where,
-		Op:     f.op,
+		Op:     attachmentOp(img, f.op),
 		Answer: r.Scrub(answer(f.err) + credentialNote(f.err, img)),
 		Err:    f.err,
 	}

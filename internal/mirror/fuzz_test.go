@@ -14,7 +14,8 @@ import (
 // taken as stowage's lists exactly one image per descriptor, each with a
 // name, a sha256 digest, a tag and site that parse, at most MaxOmitted
 // left-out blobs, no two at different digests under one name, tag and
-// site; a foreign one says why.
+// site (an attachment: of a known kind, with a sha256 subject, tagged
+// as cosign tags it unless a referrer); a foreign one says why.
 func FuzzBundleIndex(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "index-*.json"))
 	for _, s := range seeds {
@@ -66,7 +67,12 @@ func FuzzBundleIndex(f *testing.F) {
 			if len(img.Omitted) > MaxOmitted {
 				t.Fatalf("%d left-out blobs accepted", len(img.Omitted))
 			}
-			id := identity(img.Name, img.Tag, img.Site)
+			if a := img.Attachment; a != nil {
+				if !knownKind(a.Kind) || a.Subject.Algorithm != "sha256" || len(a.Subject.Hex) != 64 || (a.Kind == KindReferrer) != (img.Tag == "") {
+					t.Fatalf("attachment %+v of %+v accepted", a, img)
+				}
+			}
+			id := imageIdentity(img)
 			if d, ok := seen[id]; ok && d != img.Digest.String() {
 				t.Fatalf("%s accepted at %s and %s", img.Name, d, img.Digest)
 			}

@@ -410,7 +410,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 func identity(name, tag, site string) string { return name + "\x00" + tag + "\x00" + site }
 
 func heldIdentity(d v1.Descriptor) string {
-	return identity(d.Annotations[AnnotationRefName], d.Annotations[AnnotationTag], d.Annotations[AnnotationSite])
+	img := Image{Name: d.Annotations[AnnotationRefName], Tag: d.Annotations[AnnotationTag], Site: d.Annotations[AnnotationSite], Digest: d.Digest}
+	if kind := d.Annotations[AnnotationAttachment]; kind != "" {
+		subject, _ := v1.NewHash(d.Annotations[AnnotationSubject])
+		img.Attachment = &Attachment{Kind: kind, Subject: subject}
+	}
+	return imageIdentity(img)
 }
 
 // check refuses a run that would change what the bundle holds: an image
@@ -424,7 +429,12 @@ func (s *layoutSink) check(images []*PlannedImage) error {
 	}
 	var problems []string
 	for _, pi := range images {
-		d, ok := held[identity(pi.Name, pi.Tag, pi.Site)]
+		if pi.Attachment != nil {
+			// A newer signature under the same cosign tag replaces the
+			// one held.
+			continue
+		}
+		d, ok := held[imageIdentity(pi.Image)]
 		if ok && d.Digest != pi.Digest {
 			problems = append(problems, fmt.Sprintf("image %s: the bundle holds %s, this run would write %s", pi.Name, d.Digest, pi.Digest))
 		}
@@ -488,7 +498,11 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 		if len(pi.Omitted) > 0 {
 			ann[AnnotationOmitted] = omittedAnnotation(pi.Omitted)
 		}
-		descs[identity(pi.Name, pi.Tag, pi.Site)] = v1.Descriptor{MediaType: sniffMediaType(raw), Digest: pi.Digest, Size: int64(len(raw)), Annotations: ann}
+		if a := pi.Attachment; a != nil {
+			ann[AnnotationAttachment] = a.Kind
+			ann[AnnotationSubject] = a.Subject.String()
+		}
+		descs[imageIdentity(pi.Image)] = v1.Descriptor{MediaType: sniffMediaType(raw), Digest: pi.Digest, Size: int64(len(raw)), Annotations: ann}
 	}
 	var list []v1.Descriptor
 	keep := map[string]bool{}

@@ -19,7 +19,11 @@
 //  2. cross-repository mounts of those blobs into every other repository
 //     that needs them;
 //  3. manifests by digest, children before their index;
-//  4. tags, last;
+//  4. tags, last: the tags of the images' attachments (WithAttachments),
+//     then their referrers (one subject's after the other, each adding
+//     itself to the subject's referrers listing), then the images' own
+//     tags, held back for an image whose attachments did not all get
+//     there;
 //
 // and verifies every image at the destination afterwards: the digest its
 // tag (or digest) resolves to there must be the lock's (an image the plan
@@ -120,6 +124,12 @@ type Image struct {
 	// bundle with WithHave sets it (AnnotationOmitted records it);
 	// BundleImages reads it back, and a push mounts each from there.
 	Omitted map[v1.Hash]string
+	// Attachment is set for an image attached to a locked one (a
+	// signature, attestation, SBOM or referrer; WithAttachments): Name,
+	// Written, Source, Auth and Site are the locked image's, Digest the
+	// attachment's manifest and Tag its cosign tag (empty for a
+	// referrer). Nil for a locked image.
+	Attachment *Attachment
 }
 
 func (img Image) written() string {
@@ -153,6 +163,9 @@ type options struct {
 	have       []Image
 	progress   Progress
 	lock       []byte
+	// attachments looks up and copies what is attached to each image
+	// (WithAttachments).
+	attachments bool
 }
 
 // WithResolver sets the registry client (required unless both ends are

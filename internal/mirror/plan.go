@@ -52,6 +52,9 @@ type PlannedImage struct {
 	top     *node
 	uploads map[v1.Hash]int64
 	err     *ImageError
+	// relinked is a referrer stored at the destination but missing from
+	// its subject's referrers listing there: written again.
+	relinked bool
 }
 
 // Plan is what a run will do: per image, present or missing, and the
@@ -76,10 +79,77 @@ type Plan struct {
 	// destination unreachable, an image missing from the source).
 	Errors Errors
 
+	// Attachments counts the attachments found (WithAttachments), and
+	// AttachmentsPresent those the destination already holds;
+	// AttachmentBlobs and AttachmentBytes are the unique blobs of the
+	// attachments to upload and their bytes (within Blobs and Bytes).
+	Attachments        int
+	AttachmentsPresent int
+	AttachmentBlobs    int
+	AttachmentBytes    int64
+
 	uploads []upload
 	mounts  []mount
 	writes  [][]write // by height: children first
 	tags    []*PlannedImage
+	// referrers are written after the tags, by repository and subject.
+	referrers []referrerWrite
+}
+
+// referrerWrite is a referrer's manifest to write, with its subject.
+type referrerWrite struct {
+	write
+	subject v1.Hash
+}
+
+// countAttachments fills the plan's attachment counts.
+func (p *Plan) countAttachments() {
+	seen := map[v1.Hash]bool{}
+	for _, pi := range p.Images {
+		if pi.Attachment == nil || pi.err != nil {
+			continue
+		}
+		p.Attachments++
+		if pi.Present {
+			p.AttachmentsPresent++
+		}
+		for h, size := range pi.uploads {
+			if !seen[h] {
+				seen[h] = true
+				p.AttachmentBytes, _ = addSize(p.AttachmentBytes, size)
+			}
+		}
+	}
+	p.AttachmentBlobs = len(seen)
+}
+
+// sortPlanned sorts images by name; an image before its attachments, and
+// those by subject, kind and digest; then by digest, tag and site.
+func sortPlanned(images []*PlannedImage) {
+	sort.SliceStable(images, func(i, j int) bool {
+		a, b := images[i], images[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if (a.Attachment == nil) != (b.Attachment == nil) {
+			return a.Attachment == nil
+		}
+		if a.Attachment != nil {
+			if a.Attachment.Subject != b.Attachment.Subject {
+				return a.Attachment.Subject.String() < b.Attachment.Subject.String()
+			}
+			if a.Attachment.Kind != b.Attachment.Kind {
+				return a.Attachment.Kind < b.Attachment.Kind
+			}
+		}
+		if a.Digest != b.Digest {
+			return a.Digest.String() < b.Digest.String()
+		}
+		if a.Tag != b.Tag {
+			return a.Tag < b.Tag
+		}
+		return a.Site < b.Site
+	})
 }
 
 type upload struct {
@@ -140,26 +210,20 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	p := &Plan{}
 	seen := map[string]bool{}
 	for _, img := range images {
-		id := img.Name + "\x00" + img.Digest.String() + "\x00" + img.Tag + "\x00" + img.Site
+		if img.Attachment != nil && !m.o.attachments {
+			continue
+		}
+		id := imageIdentity(img)
+		if img.Attachment == nil {
+			id += "\x00" + img.Digest.String()
+		}
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
 		p.Images = append(p.Images, &PlannedImage{Image: img})
 	}
-	sort.SliceStable(p.Images, func(i, j int) bool {
-		a, b := p.Images[i], p.Images[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		if a.Digest != b.Digest {
-			return a.Digest.String() < b.Digest.String()
-		}
-		if a.Tag != b.Tag {
-			return a.Tag < b.Tag
-		}
-		return a.Site < b.Site
-	})
+	sortPlanned(p.Images)
 	if ls, ok := m.dst.(*layoutSink); ok {
 		if err := ls.check(p.Images); err != nil {
 			return nil, err
@@ -171,8 +235,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	)
 	// Step 1: HEAD each image at the destination; read the missing ones'
 	// manifests from the source.
-	each(m.jobs, len(p.Images), func(i int) {
-		pi := p.Images[i]
+	prepare := func(pi *PlannedImage) {
 		if err := checkCtx(ctx); err != nil {
 			pi.err = (&failure{op: "plan", err: err}).imageError(pi.Image, m.o.resolver)
 			return
@@ -203,7 +266,25 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			return
 		}
 		pi.top = top
-	})
+	}
+	each(m.jobs, len(p.Images), func(i int) { prepare(p.Images[i]) })
+	// Step 1b: what is attached to each image and its children, planned
+	// like the images (WithAttachments).
+	if m.o.attachments {
+		var added []*PlannedImage
+		for _, img := range m.discover(ctx, p.Images) {
+			id := imageIdentity(img)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			added = append(added, &PlannedImage{Image: img})
+		}
+		each(m.jobs, len(added), func(i int) { prepare(added[i]) })
+		p.Images = append(p.Images, added...)
+		sortPlanned(p.Images)
+		m.relink(ctx, p.Images, &mu, nodes)
+	}
 	// A delta bundle: the blobs the site holds, from the images the
 	// site lock pins.
 	var omit map[v1.Hash]string
@@ -280,6 +361,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	}
 	needs := map[v1.Hash]*blobNeed{}
 	writes := map[repoNode]write{}
+	referrerAt := map[repoNode]bool{}
 	for _, pi := range p.Images {
 		if pi.top == nil || pi.err != nil {
 			continue
@@ -288,12 +370,23 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		var walk func(n *node)
 		walk = func(n *node) {
 			k := repoNode{pi.repo.Name(), n.digest}
-			if manifestAt[k] || visited[n] {
+			if (manifestAt[k] && !(pi.relinked && n == pi.top)) || visited[n] {
 				return
 			}
 			visited[n] = true
-			if _, ok := writes[k]; !ok {
-				writes[k] = write{repo: pi.repo, n: n}
+			switch {
+			case pi.isReferrer() && n == pi.top:
+				// Written after the attachments' tags, one subject's
+				// at a time: each write updates the subject's
+				// referrers list.
+				if !referrerAt[k] {
+					referrerAt[k] = true
+					p.referrers = append(p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
+				}
+			default:
+				if _, ok := writes[k]; !ok {
+					writes[k] = write{repo: pi.repo, n: n}
+				}
 			}
 			pi.Manifests++
 			for _, c := range n.children {
@@ -423,7 +516,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		visited := map[*node]bool{}
 		var walk func(n *node)
 		walk = func(n *node) {
-			if manifestAt[repoNode{pi.repo.Name(), n.digest}] || visited[n] {
+			if (manifestAt[repoNode{pi.repo.Name(), n.digest}] && !(pi.relinked && n == pi.top)) || visited[n] {
 				return
 			}
 			visited[n] = true
@@ -468,7 +561,18 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		}
 		p.writes[w.n.height] = append(p.writes[w.n.height], w)
 	}
-	p.Manifests = len(ws)
+	sort.Slice(p.referrers, func(i, j int) bool {
+		a, b := p.referrers[i], p.referrers[j]
+		if a.repo.Name() != b.repo.Name() {
+			return a.repo.Name() < b.repo.Name()
+		}
+		if a.subject != b.subject {
+			return a.subject.String() < b.subject.String()
+		}
+		return a.n.digest.String() < b.n.digest.String()
+	})
+	p.Manifests = len(ws) + len(p.referrers)
+	p.countAttachments()
 	for _, pi := range p.Images {
 		if pi.err != nil {
 			p.Errors = append(p.Errors, pi.err)

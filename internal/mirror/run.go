@@ -14,6 +14,9 @@ type Report struct {
 	// Copied and Present count the images copied by this run and the
 	// images that were already there; both verified.
 	Copied, Present int
+	// AttachmentsCopied and AttachmentsPresent count the same for the
+	// attachments (WithAttachments).
+	AttachmentsCopied, AttachmentsPresent int
 	// Bytes is the number of blob bytes read from the source and sent
 	// (retries included).
 	Bytes int64
@@ -115,19 +118,9 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		each(m.jobs, len(level), func(i int) {
 			w := level[i]
 			mk := key(w.repo.Name(), w.n.digest)
-			for _, d := range w.n.blobs {
-				for _, k := range []string{key("", d.Digest), key(m.dst.blobKey(w.repo), d.Digest)} {
-					if f := failed(k); f != nil {
-						fail(mk, f)
-						return
-					}
-				}
-			}
-			for _, c := range w.n.children {
-				if f := failed(key(w.repo.Name(), c.digest)); f != nil {
-					fail(mk, f)
-					return
-				}
+			if f := m.blobsFailed(w, key, failed); f != nil {
+				fail(mk, f)
+				return
 			}
 			err := checkCtx(ctx)
 			if err == nil {
@@ -138,22 +131,86 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			}
 		})
 	}
-	// 4. Tags, last.
+	// 4. Tags: the attachments' first, the images' last, so that an
+	// image is present (its tag resolves) only once everything attached
+	// to it is there too.
 	tagFailed := make([]*failure, len(plan.tags))
-	each(m.jobs, len(plan.tags), func(i int) {
-		pi := plan.tags[i]
-		if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
-			tagFailed[i] = f
-			return
+	putTags := func(attachments bool) {
+		each(m.jobs, len(plan.tags), func(i int) {
+			pi := plan.tags[i]
+			if (pi.Attachment != nil) != attachments || tagFailed[i] != nil {
+				return
+			}
+			if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
+				tagFailed[i] = f
+				return
+			}
+			err := checkCtx(ctx)
+			if err == nil {
+				err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
+			}
+			if err != nil {
+				tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+			}
+		})
+	}
+	putTags(true)
+	// Then the referrers: the writes of one subject's
+	// referrers in one repository one after the other (each updates the
+	// subject's listing, the tag-schema index where the registry has no
+	// Referrers API), the subjects side by side.
+	var groups [][]referrerWrite
+	for i, w := range plan.referrers {
+		if i == 0 || w.repo.Name() != plan.referrers[i-1].repo.Name() || w.subject != plan.referrers[i-1].subject {
+			groups = append(groups, nil)
 		}
-		err := checkCtx(ctx)
-		if err == nil {
-			err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
-		}
-		if err != nil {
-			tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+		groups[len(groups)-1] = append(groups[len(groups)-1], w)
+	}
+	each(m.jobs, len(groups), func(i int) {
+		for _, w := range groups[i] {
+			mk := key(w.repo.Name(), w.n.digest)
+			if f := m.blobsFailed(w.write, key, failed); f != nil {
+				fail(mk, f)
+				continue
+			}
+			err := checkCtx(ctx)
+			if err == nil {
+				err = m.dst.putManifest(ctx, w.repo, w.n)
+			}
+			if err != nil {
+				fail(mk, &failure{where: m.dst.where(w.repo), op: "PUT manifest " + w.n.digest.String(), err: err})
+			}
 		}
 	})
+	// An image whose attachments did not all get there is not tagged:
+	// the rerun then plans it again, attachments included.
+	blocked := map[string]string{}
+	tagAt := map[*PlannedImage]int{}
+	for j, t := range plan.tags {
+		tagAt[t] = j
+	}
+	for i, pi := range plan.Images {
+		if pi.Attachment == nil {
+			continue
+		}
+		bad := pi.err != nil
+		if !bad && pi.top != nil {
+			bad = failed(key(pi.repo.Name(), pi.Digest)) != nil
+		}
+		if j, ok := tagAt[pi]; ok && tagFailed[j] != nil {
+			bad = true
+		}
+		if k := ownerKey(pi.Image); bad && blocked[k] == "" {
+			blocked[k] = plan.Images[i].Attachment.describe(pi.Image)
+		}
+	}
+	for i, pi := range plan.tags {
+		if d := blocked[ownerKey(pi.Image)]; d != "" && pi.Attachment == nil {
+			tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
+				err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)}
+		}
+	}
+	putTags(false)
 	tagErr := map[*PlannedImage]*failure{}
 	for i, pi := range plan.tags {
 		if tagFailed[i] != nil {
@@ -202,6 +259,7 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			errs[i] = (&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + id, err: &digestMismatch{got: got, want: pi.Digest}}).imageError(pi.Image, m.o.resolver)
 		}
 	})
+	m.verifyListed(ctx, plan.Images, errs)
 	var done []*PlannedImage
 	for i, pi := range plan.Images {
 		if errs[i] != nil {
@@ -209,9 +267,14 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			continue
 		}
 		done = append(done, pi)
-		if pi.Present {
+		switch {
+		case pi.Attachment != nil && pi.Present:
+			rep.AttachmentsPresent++
+		case pi.Attachment != nil:
+			rep.AttachmentsCopied++
+		case pi.Present:
 			rep.Present++
-		} else {
+		default:
 			rep.Copied++
 		}
 	}
@@ -224,6 +287,28 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		return rep, rep.Errors
 	}
 	return rep, nil
+}
+
+// ownerKey groups an image with its attachments.
+func ownerKey(img Image) string {
+	return img.Name + "\x00" + img.Source.Name() + "\x00" + img.Site
+}
+
+// blobsFailed is the failure of a blob or child manifest w needs, or nil.
+func (m *Mirror) blobsFailed(w write, key func(string, v1.Hash) string, failed func(string) *failure) *failure {
+	for _, d := range w.n.blobs {
+		for _, k := range []string{key("", d.Digest), key(m.dst.blobKey(w.repo), d.Digest)} {
+			if f := failed(k); f != nil {
+				return f
+			}
+		}
+	}
+	for _, c := range w.n.children {
+		if f := failed(key(w.repo.Name(), c.digest)); f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 // counter reports the bytes read through it.
