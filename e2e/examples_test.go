@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/standin"
@@ -34,7 +35,7 @@ var examples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/c
 // renderProfile renders a profile the way `stowage render DIR --profile P`
 // does: pipeline.Render, which reads the password sources, renders with the
 // lock and checks every object against the k8s.io/api types.
-func renderProfile(t *testing.T, cfg *schema.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
+func renderProfile(t *testing.T, cfg *v1alpha1.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
 	t.Helper()
 	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -44,7 +45,7 @@ func renderProfile(t *testing.T, cfg *schema.Config, dir, profile string, l *loc
 }
 
 // loadExample loads an example's config and lock.
-func loadExample(t *testing.T, dir string) (*schema.Config, *lock.Lock) {
+func loadExample(t *testing.T, dir string) (*v1alpha1.Config, *lock.Lock) {
 	t.Helper()
 	cfg, err := schema.Load(dir, schema.Options{})
 	if err != nil {

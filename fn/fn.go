@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/schema"
 )
 
 // Kinds of functionConfig the function accepts.
@@ -104,7 +104,7 @@ type session struct {
 	// site is the site registry pin mode rewrites workloads' images to:
 	// the rendered profile's, or the config's top-level one without
 	// profiles; nil for none.
-	site *schema.Site
+	site *v1alpha1.Site
 }
 
 func (s *session) getenv(k string) (string, bool) {
@@ -187,13 +187,13 @@ type api struct {
 // fnConfig is what a functionConfig says: the config and the profile the
 // function renders.
 type fnConfig struct {
-	cfg *schema.Config
+	cfg *v1alpha1.Config
 	// profile is the profile to render; "" picks the only one.
 	profile string
 	// pinOnly is set for a config without profiles: nothing is rendered.
 	pinOnly bool
 	// passwordFields map the config's place of each password source,
-	// "FILE:LINE:COL: PATH" (schema.Config.PasswordAt: a place in the
+	// "FILE:LINE:COL: PATH" (v1alpha1.Config.PasswordAt: a place in the
 	// functionConfig's text as kyaml passes it, or in the config a
 	// JupyterImagePuller is converted to), to the functionConfig's field
 	// it is written at, so that results are located in the file.
@@ -227,7 +227,7 @@ func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 // site is the site registry pin mode rewrites workloads' images to, by
 // plan.Site's rule: the rendered profile's, or the config's top-level one
 // without profiles; nil for none.
-func (c fnConfig) site() (*schema.Site, error) {
+func (c fnConfig) site() (*v1alpha1.Site, error) {
 	if c.pinOnly {
 		return plan.Site(c.cfg)
 	}
@@ -366,7 +366,7 @@ func sortResults(rs framework.Results) {
 type Config struct {
 	// Config is the typed config: a Stowage's spec, or a JupyterImagePuller
 	// converted to one profile named after the object.
-	Config *schema.Config
+	Config *v1alpha1.Config
 	// Profile is the profile the function renders ("" picks the only one).
 	Profile string
 	// PinOnly is set for a Stowage without profiles: the function renders

@@ -8,6 +8,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/synth"
@@ -60,7 +61,7 @@ func TestMarshalIsYAMLv2(t *testing.T) {
 	}
 }
 
-func placeholderPasswords(t *testing.T, cfg *schema.Config, profile string) map[string][]byte {
+func placeholderPasswords(t *testing.T, cfg *v1alpha1.Config, profile string) map[string][]byte {
 	t.Helper()
 	p, err := plan.Build(cfg, profile, nil)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
@@ -55,24 +56,24 @@ func FuzzContainerNames(f *testing.F) {
 		}
 		// The first entry is an environment, the others catalogue images
 		// (a key that repeats keeps its first reference, as a map would).
-		cfg := &schema.Config{
-			Environments: map[string]schema.Environment{entries[0].name: {Image: entries[0].ref}},
-			Images:       map[string]schema.Image{},
-			Profiles:     map[string]schema.Profile{},
+		cfg := &v1alpha1.Config{
+			Environments: map[string]v1alpha1.Environment{entries[0].name: {Image: entries[0].ref}},
+			Images:       map[string]v1alpha1.Image{},
+			Profiles:     map[string]v1alpha1.Profile{},
 		}
 		var keys []string
 		for _, e := range entries[1:] {
 			if _, dup := cfg.Images[e.name]; dup {
 				continue
 			}
-			cfg.Images[e.name] = schema.Image{Reference: e.ref}
+			cfg.Images[e.name] = v1alpha1.Image{Reference: e.ref}
 			keys = append(keys, e.name)
 		}
-		profile := func(keys []string) schema.Profile {
-			return schema.Profile{
-				Namespace: "default", Secrets: schema.SecretsRender,
-				Helper: schema.Helper{Image: "ghcr.io/stowage/stowage-helper:v0.1.0", Pause: "registry.k8s.io/pause:3.10"},
-				Pullers: []schema.Puller{{Name: "pre", Namespace: "ns",
+		profile := func(keys []string) v1alpha1.Profile {
+			return v1alpha1.Profile{
+				Namespace: "default", Secrets: v1alpha1.SecretsRender,
+				Helper: v1alpha1.Helper{Image: "ghcr.io/stowage/stowage-helper:v0.1.0", Pause: "registry.k8s.io/pause:3.10"},
+				Pullers: []v1alpha1.Puller{{Name: "pre", Namespace: "ns",
 					Environments: []string{entries[0].name}, Images: keys}},
 			}
 		}
@@ -104,7 +105,7 @@ func reversed(ss []string) []string {
 
 // podNames renders cfg's profile "p" with a stand-in lock and returns the
 // init container names of every DaemonSet, after checking them.
-func podNames(t *testing.T, cfg *schema.Config) []string {
+func podNames(t *testing.T, cfg *v1alpha1.Config) []string {
 	t.Helper()
 	objs, err := Render(Input{Config: cfg, Profile: "p", Lock: standinLock(t, cfg, "p")})
 	if err != nil {
@@ -169,7 +170,7 @@ func checkName(t *testing.T, name, image string) {
 // standinLock returns a lock for every image profile renders: the stand-in
 // entry of each (internal/standin), widened to an index holding every
 // platform the config asks for, so that any platform pin resolves.
-func standinLock(t *testing.T, cfg *schema.Config, profile string) *lock.Lock {
+func standinLock(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock {
 	t.Helper()
 	refs, err := images(cfg, profile)
 	if err != nil {
@@ -206,7 +207,7 @@ func standinLock(t *testing.T, cfg *schema.Config, profile string) *lock.Lock {
 			if err != nil {
 				continue
 			}
-			if _, err := e.DigestFor(p); err == nil {
+			if _, err := lock.DigestFor(e, p); err == nil {
 				continue
 			}
 			if e.Kind == lock.KindManifest {
@@ -259,7 +260,7 @@ func FuzzRender(f *testing.F) {
 
 // renderChecked renders profile of cfg with a stand-in lock and made-up
 // passwords, checks the output and returns its YAML stream.
-func renderChecked(t *testing.T, cfg *schema.Config, profile string) []byte {
+func renderChecked(t *testing.T, cfg *v1alpha1.Config, profile string) []byte {
 	t.Helper()
 	sources := passwordSources(t, cfg, profile)
 	pw := map[string][]byte{}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
@@ -37,9 +38,9 @@ const (
 
 // Default container resources: the helper only copies a small file and
 // exits, or waits for SIGTERM as the main container (as pause would).
-var defaultResources = schema.Resources{
-	Requests: schema.ResourceList{CPU: "1m", Memory: "16Mi"},
-	Limits:   schema.ResourceList{CPU: "50m", Memory: "32Mi"},
+var defaultResources = v1alpha1.Resources{
+	Requests: v1alpha1.ResourceList{CPU: "1m", Memory: "16Mi"},
+	Limits:   v1alpha1.ResourceList{CPU: "50m", Memory: "32Mi"},
 }
 
 // item is one use of an image by a puller, with its placement and pin.
@@ -48,7 +49,7 @@ type item struct {
 	name string // environment, catalogue key or OpenPAI image base: seeds the container name
 	// selector and tols are the use's own placement.
 	selector map[string]string
-	tols     []schema.Toleration
+	tols     []v1alpha1.Toleration
 	// pinned is the reference pinned to digest, the plan's pin.
 	pinned, digest string
 }
@@ -58,7 +59,7 @@ type group struct {
 	key      string
 	suffix   string
 	selector map[string]string
-	tols     []schema.Toleration
+	tols     []v1alpha1.Toleration
 	items    []*item
 }
 
@@ -226,8 +227,8 @@ func isHex(s string) bool {
 // puller's, then each tenant's, the same Secret (name and data) in every
 // namespace whose pods use the images, so they present the credentials
 // the kubelet checks under KubeletEnsureSecretPulledImages.
-func (r *renderer) secrets(p *schema.Puller, items []*item, secrets map[string]Object) {
-	if r.prof.Secrets != schema.SecretsRender {
+func (r *renderer) secrets(p *v1alpha1.Puller, items []*item, secrets map[string]Object) {
+	if r.prof.Secrets != v1alpha1.SecretsRender {
 		return
 	}
 	for _, it := range items {
@@ -300,7 +301,7 @@ func openpaiRoleLabel(role string) string { return "pai-" + role }
 
 // groupItems splits items by placement and removes duplicate references
 // within a group (the first spelling in byte order wins, deterministically).
-func groupItems(p *schema.Puller, items []*item) []*group {
+func groupItems(p *v1alpha1.Puller, items []*item) []*group {
 	groups := map[string]*group{}
 	for _, it := range items {
 		// Linux nodes only, unless the config says otherwise: the helper
@@ -313,7 +314,7 @@ func groupItems(p *schema.Puller, items []*item) []*group {
 		for k, v := range it.selector {
 			sel[k] = v
 		}
-		tols := normTolerations(append(append([]schema.Toleration(nil), p.Tolerations...), it.tols...))
+		tols := normTolerations(append(append([]v1alpha1.Toleration(nil), p.Tolerations...), it.tols...))
 		extraSel, _ := json.Marshal(it.selector)
 		extraTol, _ := json.Marshal(normTolerations(it.tols))
 		key := string(extraSel) + string(extraTol)
@@ -386,9 +387,9 @@ func groupSuffix(g *group, used map[string]bool) string {
 	return base
 }
 
-func normTolerations(ts []schema.Toleration) []schema.Toleration {
+func normTolerations(ts []v1alpha1.Toleration) []v1alpha1.Toleration {
 	seen := map[string]bool{}
-	var out []schema.Toleration
+	var out []v1alpha1.Toleration
 	for _, t := range ts {
 		b, _ := json.Marshal(t)
 		if seen[string(b)] {
@@ -432,7 +433,7 @@ func (r *renderer) labels(instance, component string) map[string]string {
 
 // daemonSet renders the DaemonSet name pre-pulling items (one part of the
 // node group g) in init containers named names.
-func (r *renderer) daemonSet(p *schema.Puller, name string, g *group, items []*item, names []string, helper, pause string, pullSecrets []string) Object {
+func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []*item, names []string, helper, pause string, pullSecrets []string) Object {
 	res := r.resources(p)
 	nonRoot := true
 	noEscalation := false
@@ -558,14 +559,14 @@ func nilIfEmpty(m map[string]string) map[string]string {
 // what the config sets: a request above the default limit raises the limit
 // to it, and a limit below the default request lowers the request to it,
 // as Kubernetes defaults a missing request to the limit.
-func (r *renderer) resources(p *schema.Puller) corev1.ResourceRequirements {
+func (r *renderer) resources(p *v1alpha1.Puller) corev1.ResourceRequirements {
 	user := schema.MergeResources(r.prof.Resources, p.Resources)
 	req := corev1.ResourceList{}
 	lim := corev1.ResourceList{}
 	for _, x := range []struct {
 		name           corev1.ResourceName
-		req, lim       schema.Quantity
-		defReq, defLim schema.Quantity
+		req, lim       v1alpha1.Quantity
+		defReq, defLim v1alpha1.Quantity
 	}{
 		{corev1.ResourceCPU, user.Requests.CPU, user.Limits.CPU, defaultResources.Requests.CPU, defaultResources.Limits.CPU},
 		{corev1.ResourceMemory, user.Requests.Memory, user.Limits.Memory, defaultResources.Requests.Memory, defaultResources.Limits.Memory},
@@ -591,9 +592,9 @@ func (r *renderer) resources(p *schema.Puller) corev1.ResourceRequirements {
 }
 
 // quantity parses a quantity the schema has checked.
-func quantity(q schema.Quantity) resource.Quantity { return resource.MustParse(string(q)) }
+func quantity(q v1alpha1.Quantity) resource.Quantity { return resource.MustParse(string(q)) }
 
-func (r *renderer) recordsConfigMap(p *schema.Puller, pinned []string) Object {
+func (r *renderer) recordsConfigMap(p *v1alpha1.Puller, pinned []string) Object {
 	name := p.Name + "-records"
 	if p.RecordsName != "" {
 		name = p.RecordsName

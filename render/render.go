@@ -13,9 +13,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/schema"
 )
 
 // Label keys and values stowage sets on what it renders.
@@ -43,7 +43,7 @@ type Input struct {
 	// Plan is the profile's image plan (plan.Build of Config, Profile and
 	// Lock). When nil, Render builds it.
 	Plan   *plan.Plan
-	Config *schema.Config
+	Config *v1alpha1.Config
 	// Profile names the profile to render.
 	Profile string
 	// Lock supplies the digests; every image must have an entry unless its
@@ -130,7 +130,7 @@ type renderer struct {
 	in          Input
 	plan        *plan.Plan
 	profileName string
-	prof        *schema.Profile
+	prof        *v1alpha1.Profile
 	errs        []error
 	// missing maps a lock key to the things that use it.
 	missing map[string][]string

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
@@ -29,7 +30,7 @@ import (
 
 // loadConfig loads in-memory config files given as name/content pairs,
 // with the loader every user goes through.
-func loadConfig(t *testing.T, pairs ...string) *schema.Config {
+func loadConfig(t *testing.T, pairs ...string) *v1alpha1.Config {
 	t.Helper()
 	var files []schema.File
 	for i := 0; i+1 < len(pairs); i += 2 {
@@ -44,7 +45,7 @@ func loadConfig(t *testing.T, pairs ...string) *schema.Config {
 
 // images returns every reference the profile's plan uses, each (key,
 // spelling) once, sorted by key and spelling: what a lock must cover.
-func images(cfg *schema.Config, profile string) ([]imageref.Ref, error) {
+func images(cfg *v1alpha1.Config, profile string) ([]imageref.Ref, error) {
 	p, err := plan.Build(cfg, profile, nil)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func images(cfg *schema.Config, profile string) ([]imageref.Ref, error) {
 }
 
 // passwordSources are the password sources of profile's plan.
-func passwordSources(t *testing.T, cfg *schema.Config, profile string) []creds.Source {
+func passwordSources(t *testing.T, cfg *v1alpha1.Config, profile string) []creds.Source {
 	t.Helper()
 	p, err := plan.Build(cfg, profile, nil)
 	if err != nil {
@@ -78,7 +79,7 @@ func passwordSources(t *testing.T, cfg *schema.Config, profile string) []creds.S
 // lockFor returns a lock covering every image of the profile, built from
 // the stand-in entries (never hand-typed digests). References that carry
 // their own digest get no entry: they need none.
-func lockFor(t *testing.T, cfg *schema.Config, profile string) *lock.Lock {
+func lockFor(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock {
 	t.Helper()
 	refs, err := images(cfg, profile)
 	if err != nil {
@@ -958,7 +959,7 @@ profiles: lab: pullers: [{name: "multi", namespace: "n", environments: ["arm", "
 `)
 	l := lockFor(t, cfg, "")
 	e, _ := l.Lookup(mustParse(t, image).Key())
-	child, err := e.DigestFor("linux/arm64")
+	child, err := lock.DigestFor(e, "linux/arm64")
 	if err != nil {
 		t.Fatal(err)
 	}

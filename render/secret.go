@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/schema"
 )
 
 // secret returns the pull Secret for an item's username/password auth in
@@ -57,7 +57,7 @@ func (r *renderer) secret(namespace string, it *item) Object {
 // auth a of an image the node pulls as ref (plan.PullSecretName, the one
 // rule): "stowage-pull-<registry>-<8 hex>", whether stowage renders it
 // (secrets: render) or only names it (secrets: reference).
-func PullSecretName(ref imageref.Ref, a *schema.Auth) string { return plan.PullSecretName(ref, a) }
+func PullSecretName(ref imageref.Ref, a *v1alpha1.Auth) string { return plan.PullSecretName(ref, a) }
 
 // dockerAuth is one entry of a docker config's "auths" map, in the field
 // order docker writes.

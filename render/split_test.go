@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/standin"
@@ -23,7 +24,7 @@ import (
 // pulling the catalogue images app-000, app-001, … of registry.lab.internal
 // (n of them, plus the names in more), each keyed by its repository's
 // name, plus extra CUE appended as is.
-func catalogueConfig(t *testing.T, n int, more []string, extra string) *schema.Config {
+func catalogueConfig(t *testing.T, n int, more []string, extra string) *v1alpha1.Config {
 	t.Helper()
 	var names []string
 	for i := range n {

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/schema"
 )
 
 // ExternalSecret is a pull Secret the rendered DaemonSets name in
@@ -46,7 +46,7 @@ func ExternalSecrets(p *plan.Plan) []ExternalSecret {
 				continue
 			case a.Secret != "":
 				name = a.Secret
-			case p.Profile.Secrets == schema.SecretsReference:
+			case p.Profile.Secrets == v1alpha1.SecretsReference:
 				name = plan.PullSecretName(u.PullRef(), a)
 			default:
 				continue // rendered

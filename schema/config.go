@@ -1,190 +1,14 @@
 package schema
 
-import (
-	"encoding/json"
-	"fmt"
-	"strconv"
-
-	"github.com/stowage/stowage/internal/site"
-)
-
-// Config is a config directory after unification with #Config and validation.
-// Maps are keyed as in the files; every reference has been parsed and every
-// name checked, so consumers need no second validation.
-type Config struct {
-	// Dir is the config directory the files were read from.
-	Dir string `json:"-"`
-	// Images is the catalogue keyed by short name.
-	Images map[string]Image `json:"images,omitempty"`
-	// Environments are the image environments keyed by name.
-	Environments map[string]Environment `json:"environments,omitempty"`
-	// Profiles are the deployment profiles keyed by name.
-	Profiles map[string]Profile `json:"profiles"`
-	// Helper is the top-level helper setting as written: the default of
-	// every profile's Helper.
-	Helper Helper `json:"helper,omitempty"`
-	// Site is the top-level site registry as written: the default of every
-	// profile's Site; nil when not set.
-	Site *Site `json:"site,omitempty"`
-	// Secrets is the top-level secrets mode as written: the default of
-	// every profile's Secrets; "" when not set.
-	Secrets string `json:"secrets,omitempty"`
-	// Resources is the top-level resources as written: the default of
-	// every profile's Resources, field by field; nil when not set.
-	Resources *Resources `json:"resources,omitempty"`
-
-	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
-	// annotation), never by the files.
-	AllowLiteralPasswords bool `json:"-"`
-
-	allowNoProfiles bool
-	// passwordAt is where each auth.password is written, keyed by its
-	// path ("environments.jupyter.auth.password"): "FILE:LINE:COL: PATH".
-	passwordAt map[string]string
-}
-
-// PasswordAt says where the auth.password of environment name (kind
-// "environments") or image name (kind "images") is written, as
-// "FILE:LINE:COLUMN: environments.NAME.auth.password" (the path alone when
-// the position is unknown, as for a config built in Go); "" when it has
-// none.
-func (c *Config) PasswordAt(kind, name string) string {
-	return c.passwordAt[kind+"."+name+".auth.password"]
-}
-
-// Image is one entry of the images catalogue.
-type Image struct {
-	Reference string   `json:"reference"`
-	Platforms []string `json:"platforms,omitempty"`
-	Auth      *Auth    `json:"auth,omitempty"`
-}
-
-// Environment is an image environment in the sense of the Submarine
-// JupyterImagePuller design: one image with its credentials and placement.
-type Environment struct {
-	Image        string            `json:"image"`
-	Platforms    []string          `json:"platforms,omitempty"`
-	Auth         *Auth             `json:"auth,omitempty"`
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	Tolerations  []Toleration      `json:"tolerations,omitempty"`
-}
-
-// Auth is registry authentication: either Secret (an existing Secret's name)
-// or Username with a Password source ("env:NAME" or "file:path").
-type Auth struct {
-	Secret   string `json:"secret,omitempty"`
-	Username string `json:"username,omitempty"`
-	Password string `json:"password,omitempty"`
-	Email    string `json:"email,omitempty"`
-}
-
-// Toleration mirrors the fields of a core/v1 Toleration that a puller may
-// set; TolerationSeconds is in seconds.
-type Toleration struct {
-	Key               string `json:"key,omitempty"`
-	Operator          string `json:"operator,omitempty"`
-	Value             string `json:"value,omitempty"`
-	Effect            string `json:"effect,omitempty"`
-	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
-}
-
-// Resources are container requests and limits as Kubernetes quantity
-// strings ("5m", "16Mi"); integers from the files are turned into strings.
-type Resources struct {
-	Requests ResourceList `json:"requests,omitempty"`
-	Limits   ResourceList `json:"limits,omitempty"`
-}
-
-// ResourceList holds the cpu and memory quantities of Resources.
-type ResourceList struct {
-	CPU    Quantity `json:"cpu,omitempty"`
-	Memory Quantity `json:"memory,omitempty"`
-}
-
-// Puller is one image pre-puller: it becomes a DaemonSet per node group in
-// Namespace, a records ConfigMap and, per distinct credential, a Secret.
-type Puller struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	// Tenants are the namespaces whose pods use the puller's images: each
-	// gets a copy of the puller's rendered pull Secrets (same name and
-	// data), so that its pods can present the credentials the kubelet
-	// checks under KubeletEnsureSecretPulledImages.
-	Tenants           []string          `json:"tenants,omitempty"`
-	Environments      []string          `json:"environments,omitempty"`
-	Images            []string          `json:"images,omitempty"`
-	OpenPAI           []string          `json:"openpai,omitempty"`
-	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
-	Tolerations       []Toleration      `json:"tolerations,omitempty"`
-	PriorityClassName string            `json:"priorityClassName,omitempty"`
-	Resources         *Resources        `json:"resources,omitempty"`
-	// RefreshHours is the bump interval in hours; "2" and 2 both decode to 2,
-	// and 0 means unset.
-	RefreshHours Hours `json:"refreshHours,omitempty"`
-	// RecordsName is the name of the records ConfigMap; "" means
-	// <Name>-records.
-	RecordsName string `json:"recordsName,omitempty"`
-}
-
-// OpenPAI is the OpenPAI service selection of a profile.
-type OpenPAI struct {
-	Version  string          `json:"version"`
-	Features []string        `json:"features,omitempty"`
-	Keep     []string        `json:"keep,omitempty"`
-	Drop     []string        `json:"drop,omitempty"`
-	Registry OpenPAIRegistry `json:"registry"`
-}
-
-// OpenPAIRegistry is OpenPAI's cluster.docker-registry: the image prefix is
-// "<namespace>/" for docker.io, else "<domain>/<namespace>/", and Tag is the
-// tag of every OpenPAI-built image.
-type OpenPAIRegistry struct {
-	Domain    string `json:"domain"`
-	Namespace string `json:"namespace"`
-	Tag       string `json:"tag"`
-}
-
-// PackageCacheRow is one row of the OpenPAI runtime's package_cache_info.
-type PackageCacheRow struct {
-	Group    string   `json:"group"`
-	OS       string   `json:"os"`
-	Packages []string `json:"packages"`
-}
-
-// Helper names the helper image (its static binary runs in every pulled
-// image, and waits as the main container) and, optionally, a pause image
-// that replaces the waiting helper as the main container.
-type Helper struct {
-	Image string `json:"image,omitempty"`
-	Pause string `json:"pause,omitempty"`
-}
-
-// DefaultHelperImage is the helper image of a profile that sets none, at
-// the top level or in the profile: the project's own image
-// (internal/helperimage), published by .github/workflows/release-helper.yml.
-const DefaultHelperImage = "ghcr.io/stowage/stowage-helper:v0.1.0"
-
-// Site names a site registry: Registry is the default prefix
-// "host[:port][/path]", Registries maps a source registry host[:port] to a
-// prefix of its own. site.Mapping holds the rule.
-type Site struct {
-	Registry   string            `json:"registry,omitempty"`
-	Registries map[string]string `json:"registries,omitempty"`
-}
-
-// Mapping returns s as the site package's mapping (the one rule that
-// render and mirror share).
-func (s *Site) Mapping() site.Mapping {
-	return site.Mapping{Default: s.Registry, Registries: s.Registries}
-}
+import "github.com/stowage/stowage/api/v1alpha1"
 
 // effectiveSite merges a profile's own site over the top-level one, field
 // by field (Registries as a whole); nil when neither is set.
-func effectiveSite(top, own *Site) *Site {
+func effectiveSite(top, own *v1alpha1.Site) *v1alpha1.Site {
 	if top == nil && own == nil {
 		return nil
 	}
-	var out Site
+	var out v1alpha1.Site
 	if top != nil {
 		out = *top
 	}
@@ -204,92 +28,23 @@ func effectiveSite(top, own *Site) *Site {
 // an image still empty DefaultHelperImage. Pause stays empty when neither
 // sets it (the helper waits as the main container). Secrets and resources
 // take the top-level ones the same way (secrets defaults to render).
-func (c *Config) applyDefaults() {
+func applyDefaults(c *v1alpha1.Config) {
 	for name, prof := range c.Profiles {
 		if prof.Helper.Image == "" {
 			prof.Helper.Image = c.Helper.Image
 		}
 		if prof.Helper.Image == "" {
-			prof.Helper.Image = DefaultHelperImage
+			prof.Helper.Image = v1alpha1.DefaultHelperImage
 		}
 		if prof.Helper.Pause == "" {
 			prof.Helper.Pause = c.Helper.Pause
 		}
 		prof.Site = effectiveSite(c.Site, prof.Site)
-		prof.Secrets = firstNonEmpty(prof.Secrets, c.Secrets, SecretsRender)
+		prof.Secrets = firstNonEmpty(prof.Secrets, c.Secrets, v1alpha1.SecretsRender)
 		if c.Resources != nil {
 			merged := MergeResources(c.Resources, prof.Resources)
 			prof.Resources = &merged
 		}
 		c.Profiles[name] = prof
 	}
-}
-
-// Secret modes of Profile.Secrets.
-const (
-	// SecretsRender renders a kubernetes.io/dockerconfigjson Secret per
-	// distinct credential.
-	SecretsRender = "render"
-	// SecretsReference only names the Secrets in imagePullSecrets.
-	SecretsReference = "reference"
-)
-
-// Profile is a deployment profile.
-type Profile struct {
-	Namespace    string            `json:"namespace"`
-	Pullers      []Puller          `json:"pullers,omitempty"`
-	OpenPAI      *OpenPAI          `json:"openpai,omitempty"`
-	PackageCache []PackageCacheRow `json:"packageCache,omitempty"`
-	Secrets      string            `json:"secrets"`
-	// Helper is the effective helper setting once loaded: the profile's
-	// own fields, else the top-level Config.Helper's, else
-	// DefaultHelperImage (Pause then stays empty).
-	Helper Helper `json:"helper,omitempty"`
-	// Site is the effective site registry once loaded: the profile's own
-	// fields, else the top-level Config.Site's; nil when neither sets one
-	// (references are then emitted as written).
-	Site      *Site      `json:"site,omitempty"`
-	Resources *Resources `json:"resources,omitempty"`
-}
-
-// Quantity is a Kubernetes quantity string; the files may write an integer
-// (a count of cores or bytes), which decodes to its decimal string.
-type Quantity string
-
-// UnmarshalJSON accepts a JSON string or number.
-func (q *Quantity) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*q = Quantity(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("quantity must be a string or a number, got %s", b)
-	}
-	*q = Quantity(n.String())
-	return nil
-}
-
-// Hours is a whole number of hours written as an integer or as a string of
-// digits (the Submarine design's refreshHours: '2').
-type Hours int
-
-// UnmarshalJSON accepts 2 or "2".
-func (h *Hours) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("hours %q is not a whole number", s)
-		}
-		*h = Hours(n)
-		return nil
-	}
-	var n int
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("hours must be a whole number, got %s", b)
-	}
-	*h = Hours(n)
-	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // TestHelperDefaults: the top-level helper is every profile's default,
@@ -24,7 +26,7 @@ profiles: {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Helper{
+	want := map[string]v1alpha1.Helper{
 		"inherits": {Image: "registry.site/stowage/stowage-helper:v0.1.0", Pause: "registry.site/k8s/pause:3.10"},
 		"ownImage": {Image: "other.site/helper:v2", Pause: "registry.site/k8s/pause:3.10"},
 		"ownPause": {Image: "registry.site/stowage/stowage-helper:v0.1.0", Pause: "other.site/pause:3.9"},
@@ -42,8 +44,8 @@ profiles: plain: {`+pullers+`}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Profiles["plain"].Helper; got != (Helper{Image: DefaultHelperImage}) {
-		t.Errorf("helper without any setting = %+v, want image %s and no pause", got, DefaultHelperImage)
+	if got := cfg.Profiles["plain"].Helper; got != (v1alpha1.Helper{Image: v1alpha1.DefaultHelperImage}) {
+		t.Errorf("helper without any setting = %+v, want image %s and no pause", got, v1alpha1.DefaultHelperImage)
 	}
 }
 
@@ -88,7 +90,7 @@ profiles: {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Site{
+	want := map[string]v1alpha1.Site{
 		"inherits":    {Registry: "registry.site:5000/mirror", Registries: map[string]string{"docker.io": "registry.site:5000/hub"}},
 		"ownRegistry": {Registry: "other.site/m", Registries: map[string]string{"docker.io": "registry.site:5000/hub"}},
 		"ownMap":      {Registry: "registry.site:5000/mirror", Registries: map[string]string{"ghcr.io": "registry.site:5000/gh"}},

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // fuzzExts are the file kinds the loader reads, chosen by two bits.
@@ -63,7 +65,7 @@ func indexOf(ss []string, s string) int {
 }
 
 // checkLoad checks the outcome of one load of files.
-func checkLoad(t *testing.T, files []File, cfg *Config, err error) {
+func checkLoad(t *testing.T, files []File, cfg *v1alpha1.Config, err error) {
 	t.Helper()
 	if err == nil {
 		if cfg == nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // ChildArg is the first argument of a process that evaluates one config
@@ -78,16 +80,15 @@ type childResponse struct {
 
 // wireConfig carries a Config with the fields its JSON form leaves out.
 type wireConfig struct {
-	Config                *Config
+	Config                *v1alpha1.Config
 	Dir                   string
 	AllowLiteralPasswords bool
-	AllowNoProfiles       bool
 	PasswordAt            map[string]string
 }
 
 // isolated runs req in a child when Isolate set an executable; ok is false
 // when it did not, and the caller loads in-process.
-func isolated(req childRequest) (cfg *Config, err error, ok bool) {
+func isolated(req childRequest) (cfg *v1alpha1.Config, err error, ok bool) {
 	exe := childExe.Load()
 	if exe == nil {
 		return nil, nil, false
@@ -97,7 +98,7 @@ func isolated(req childRequest) (cfg *Config, err error, ok bool) {
 }
 
 // runChild evaluates req in a child process of exe.
-func runChild(exe string, req childRequest) (*Config, error) {
+func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
 	first := req.Files[0].Name
 	req.Limits = currentLimits()
 	in, err := json.Marshal(req)
@@ -147,9 +148,9 @@ func runChild(exe string, req childRequest) (*Config, error) {
 	}
 	c := resp.Config
 	cfg := c.Config
-	cfg.Dir, cfg.AllowLiteralPasswords, cfg.allowNoProfiles, cfg.passwordAt = c.Dir, c.AllowLiteralPasswords, c.AllowNoProfiles, c.PasswordAt
-	if cfg.passwordAt == nil {
-		cfg.passwordAt = map[string]string{}
+	cfg.Dir, cfg.AllowLiteralPasswords, cfg.PasswordPositions = c.Dir, c.AllowLiteralPasswords, c.PasswordAt
+	if cfg.PasswordPositions == nil {
+		cfg.PasswordPositions = map[string]string{}
 	}
 	return cfg, nil
 }
@@ -172,7 +173,7 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 	}
 	SetLimits(req.Limits)
 	limitAddressSpace(uint64(req.Limits.Memory) + ChildOverhead)
-	var cfg *Config
+	var cfg *v1alpha1.Config
 	if e := req.Embedded; e != nil {
 		f := req.Files[0]
 		cfg, err = LoadEmbedded(req.Dir, f.Name, f.Data, e.Field, e.Drop, req.Opts)
@@ -187,7 +188,7 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 	case err != nil:
 		resp.Err = err.Error()
 	default:
-		resp.Config = &wireConfig{Config: cfg, Dir: cfg.Dir, AllowLiteralPasswords: cfg.AllowLiteralPasswords, AllowNoProfiles: cfg.allowNoProfiles, PasswordAt: cfg.passwordAt}
+		resp.Config = &wireConfig{Config: cfg, Dir: cfg.Dir, AllowLiteralPasswords: cfg.AllowLiteralPasswords, PasswordAt: cfg.PasswordPositions}
 	}
 	out, err := json.Marshal(resp)
 	if err == nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // TestMain lets the test binary be the child of Isolate, as the stowage
@@ -39,7 +41,7 @@ func TestIsolatedSameResult(t *testing.T) {
 	invalid, _ := filepath.Glob("testdata/invalid/*")
 	dirs = append(dirs, invalid...)
 	type result struct {
-		cfg *Config
+		cfg *v1alpha1.Config
 		err string
 	}
 	load := func(dir string) result {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,6 +28,7 @@ import (
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
 )
 
@@ -147,9 +147,9 @@ func currentLimits() Limits {
 // timed runs load under the time and memory limits. On a hit it returns an
 // error at file naming the limit and its flag; the evaluation, which CUE
 // cannot cancel, is abandoned and ends with the process.
-func timed(file string, load func() (*Config, error)) (*Config, error) {
+func timed(file string, load func() (*v1alpha1.Config, error)) (*v1alpha1.Config, error) {
 	type result struct {
-		cfg *Config
+		cfg *v1alpha1.Config
 		err error
 	}
 	lims := currentLimits()
@@ -204,7 +204,7 @@ func isConfigFile(n string) bool {
 // Load reads the config directory dir (see ReadDir), unifies it with the
 // schema and validates it. It returns the typed config, or Errors listing
 // every problem with its file:line:col and field path.
-func Load(dir string, opts Options) (*Config, error) {
+func Load(dir string, opts Options) (*v1alpha1.Config, error) {
 	files, err := ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func Load(dir string, opts Options) (*Config, error) {
 // name order whatever order they come in, so the result and the errors do
 // not depend on it. The evaluation runs in a child process when Isolate
 // set one, else in this process under the watch of timed.
-func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) {
+func LoadFiles(dir string, files []File, opts Options) (cfg *v1alpha1.Config, err error) {
 	if len(files) == 0 {
 		return nil, Errors{{File: dir, Msg: "no config files"}}
 	}
@@ -226,7 +226,7 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: files, Opts: opts}); ok {
 		return cfg, err
 	}
-	return timed(files[0].Name, func() (*Config, error) {
+	return timed(files[0].Name, func() (*v1alpha1.Config, error) {
 		ctx := cuecontext.New()
 		user, errs := buildUser(ctx, files)
 		if len(errs) > 0 {
@@ -245,14 +245,14 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *Config, err error) 
 //
 // The evaluation has the same limits as LoadFiles, in a child process
 // when Isolate set one.
-func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*Config, error) {
+func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*v1alpha1.Config, error) {
 	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: []File{{Name: file, Data: data}}, Embedded: &embeddedRequest{Field: field, Drop: drop}, Opts: opts}); ok {
 		return cfg, err
 	}
-	return timed(file, func() (*Config, error) { return loadEmbedded(dir, file, data, field, drop, opts) })
+	return timed(file, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, opts) })
 }
 
-func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *Config, err error) {
+func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *v1alpha1.Config, err error) {
 	defer func() { err = redactErrors(err, []File{{Name: file, Data: data}}) }()
 	defer recoverCUE(file, &cfg, &err)
 	f, err := extractYAML(file, data)
@@ -297,7 +297,7 @@ func loadEmbedded(dir, file string, data []byte, field string, drop []string, op
 //
 // first is the first config file: problems with no place of their own,
 // such as a missing profiles field, are reported against it.
-func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (*Config, error) {
+func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (*v1alpha1.Config, error) {
 	sch := ctx.CompileBytes(Source, cue.Filename(SchemaFile))
 	if err := sch.Err(); err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
@@ -309,7 +309,7 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		errs = append(errs, loc.fromCUE(err)...)
 	}
 	errs = append(errs, checkRaw(v, loc)...)
-	var cfg Config
+	var cfg v1alpha1.Config
 	failed := decodePartial(v, reflect.ValueOf(&cfg).Elem(), cue.Path{})
 	var failedPaths []string
 	for _, f := range failed {
@@ -326,8 +326,7 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 	}
 	cfg.Dir = dir
 	cfg.AllowLiteralPasswords = opts.AllowLiteralPasswords
-	cfg.allowNoProfiles = opts.AllowNoProfiles
-	for _, e := range validate(&cfg, loc) {
+	for _, e := range validate(&cfg, loc, opts.AllowNoProfiles) {
 		if !slices.ContainsFunc(failedPaths, func(fp string) bool { return related(e.Path, fp) }) {
 			errs = append(errs, e)
 		}
@@ -335,14 +334,14 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
-	cfg.applyDefaults()
-	cfg.passwordAt = map[string]string{}
-	at := func(kind, name string, a *Auth) {
+	applyDefaults(&cfg)
+	cfg.PasswordPositions = map[string]string{}
+	at := func(kind, name string, a *v1alpha1.Auth) {
 		if a == nil || a.Password == "" {
 			return
 		}
 		e := loc.at(cue.MakePath(cue.Str(kind), cue.Str(name), cue.Str("auth"), cue.Str("password")), "")
-		cfg.passwordAt[kind+"."+name+".auth.password"] = strings.TrimSuffix(e.Error(), ": ")
+		cfg.PasswordPositions[kind+"."+name+".auth.password"] = strings.TrimSuffix(e.Error(), ": ")
 	}
 	for n, env := range cfg.Environments {
 		at("environments", n, env.Auth)
@@ -381,7 +380,7 @@ func decodeErrors(err error, file string) Errors {
 
 // recoverCUE turns a panic inside CUE during a load into Errors at file,
 // so that a load never panics whatever the files hold.
-func recoverCUE(file string, cfg **Config, err *error) {
+func recoverCUE(file string, cfg **v1alpha1.Config, err *error) {
 	if r := recover(); r != nil {
 		*cfg = nil
 		*err = Errors{{File: file, Msg: fmt.Sprintf("CUE failed while loading the config (%v); please report this with the file", r)}}
@@ -1017,28 +1016,4 @@ func pathString(p cue.Path) string {
 		b.WriteString(s.String())
 	}
 	return b.String()
-}
-
-var errNoProfile = errors.New("no such profile")
-
-// ProfileNames returns the profile names of cfg, sorted.
-func (c *Config) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
-
-// Profile returns the named profile. An empty name picks the only profile
-// when there is exactly one. The error lists the profiles there are.
-func (c *Config) Profile(name string) (string, *Profile, error) {
-	if name == "" {
-		if len(c.Profiles) == 1 {
-			for n := range c.Profiles {
-				p := c.Profiles[n]
-				return n, &p, nil
-			}
-		}
-		return "", nil, fmt.Errorf("%w: choose one with --profile (%s)", errNoProfile, strings.Join(c.ProfileNames(), ", "))
-	}
-	p, ok := c.Profiles[name]
-	if !ok {
-		return "", nil, fmt.Errorf("%w %q; profiles: %s", errNoProfile, name, strings.Join(c.ProfileNames(), ", "))
-	}
-	return name, &p, nil
 }

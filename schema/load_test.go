@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // wantErr is one located error a load must report.
@@ -232,7 +234,7 @@ func TestLoadUnifiesFiles(t *testing.T) {
 		t.Errorf("environment from environments.yaml = %+v", gpu)
 	}
 	prof := cfg.Profiles["lab"]
-	if prof.Namespace != "stowage-system" || prof.Secrets != SecretsRender || prof.Helper.Image == "" {
+	if prof.Namespace != "stowage-system" || prof.Secrets != v1alpha1.SecretsRender || prof.Helper.Image == "" {
 		t.Errorf("profile from site.cue, with defaults = %+v", prof)
 	}
 	if len(prof.Pullers) != 2 {
@@ -310,7 +312,7 @@ func inMemory(pairs ...string) []File {
 func TestRefreshHours(t *testing.T) {
 	tests := []struct {
 		value string // as written in CUE
-		want  Hours
+		want  v1alpha1.Hours
 		err   string
 	}{
 		{value: `"2"`, want: 2},
@@ -483,7 +485,7 @@ func TestErrorFormat(t *testing.T) {
 
 // TestProfile: choosing a profile by name, or the only one.
 func TestProfile(t *testing.T) {
-	cfg := &Config{Profiles: map[string]Profile{"a": {Namespace: "x"}, "b": {}}}
+	cfg := &v1alpha1.Config{Profiles: map[string]v1alpha1.Profile{"a": {Namespace: "x"}, "b": {}}}
 	if _, _, err := cfg.Profile(""); err == nil || !strings.Contains(err.Error(), "a, b") {
 		t.Errorf("Profile(\"\") with two profiles: %v, want an error listing them", err)
 	}
@@ -493,7 +495,7 @@ func TestProfile(t *testing.T) {
 	if _, _, err := cfg.Profile("c"); err == nil || !strings.Contains(err.Error(), `"c"`) {
 		t.Errorf("Profile(c): %v", err)
 	}
-	one := &Config{Profiles: map[string]Profile{"only": {}}}
+	one := &v1alpha1.Config{Profiles: map[string]v1alpha1.Profile{"only": {}}}
 	if n, _, err := one.Profile(""); err != nil || n != "only" {
 		t.Errorf("Profile(\"\") with one profile = %q, %v", n, err)
 	}

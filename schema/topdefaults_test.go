@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // TestTopLevelDefaults: secrets and resources set once at the top level
@@ -34,10 +36,10 @@ profiles:
 	}
 	for _, tc := range []struct {
 		profile, secrets    string
-		cpu, memory, limCPU Quantity
+		cpu, memory, limCPU v1alpha1.Quantity
 	}{
-		{"inherit", SecretsReference, "5m", "20Mi", "100m"},
-		{"own", SecretsRender, "7m", "20Mi", "100m"},
+		{"inherit", v1alpha1.SecretsReference, "5m", "20Mi", "100m"},
+		{"own", v1alpha1.SecretsRender, "7m", "20Mi", "100m"},
 	} {
 		p := cfg.Profiles[tc.profile]
 		if p.Secrets != tc.secrets {
@@ -61,7 +63,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Profiles["p"].Secrets; got != SecretsRender {
-		t.Errorf("secrets with no setting = %q, want %q", got, SecretsRender)
+	if got := cfg.Profiles["p"].Secrets; got != v1alpha1.SecretsRender {
+		t.Errorf("secrets with no setting = %q, want %q", got, v1alpha1.SecretsRender)
 	}
 }

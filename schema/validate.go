@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
@@ -91,7 +92,7 @@ func checkRaw(v cue.Value, loc *locator) Errors {
 
 // validate applies the rules that need Kubernetes, registry or OpenPAI
 // knowledge, locating each problem in the files.
-func validate(c *Config, loc *locator) Errors {
+func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 	var errs Errors
 	add := func(p cue.Path, format string, args ...any) {
 		errs = append(errs, loc.at(p, format, args...))
@@ -118,7 +119,7 @@ func validate(c *Config, loc *locator) Errors {
 	checkResources(add, path("resources"), c.Resources)
 	checkRequestsWithinLimits(add, path("resources"), nil, c.Resources, nil)
 	checkSite(add, path("site"), c.Site)
-	if len(c.Profiles) == 0 && !c.allowNoProfiles {
+	if len(c.Profiles) == 0 && !allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
 	for _, pn := range slices.Sorted(maps.Keys(c.Profiles)) {
@@ -127,7 +128,7 @@ func validate(c *Config, loc *locator) Errors {
 	return errs
 }
 
-func validateProfile(c *Config, pn string, loc *locator) Errors {
+func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	var errs Errors
 	add := func(p cue.Path, format string, args ...any) {
 		errs = append(errs, loc.at(p, format, args...))
@@ -245,7 +246,7 @@ func validateProfile(c *Config, pn string, loc *locator) Errors {
 	return errs
 }
 
-func validateOpenPAI(o *OpenPAI, p cue.Path, loc *locator) Errors {
+func validateOpenPAI(o *v1alpha1.OpenPAI, p cue.Path, loc *locator) Errors {
 	var errs Errors
 	add := func(p cue.Path, format string, args ...any) {
 		errs = append(errs, loc.at(p, format, args...))
@@ -281,7 +282,7 @@ func validateOpenPAI(o *OpenPAI, p cue.Path, loc *locator) Errors {
 }
 
 // Selection converts the config's OpenPAI block to openpai.Selection.
-func Selection(o *OpenPAI) openpai.Selection {
+func Selection(o *v1alpha1.OpenPAI) openpai.Selection {
 	return openpai.Selection{
 		Version:  o.Version,
 		Features: o.Features,
@@ -291,7 +292,7 @@ func Selection(o *OpenPAI) openpai.Selection {
 	}
 }
 
-func toRows(rows []PackageCacheRow) []pkgcache.Row {
+func toRows(rows []v1alpha1.PackageCacheRow) []pkgcache.Row {
 	out := make([]pkgcache.Row, len(rows))
 	for i, r := range rows {
 		out[i] = pkgcache.Row{Group: r.Group, OS: r.OS, Packages: r.Packages}
@@ -300,7 +301,7 @@ func toRows(rows []PackageCacheRow) []pkgcache.Row {
 }
 
 // PackageCacheRows converts the config's rows to pkgcache rows.
-func PackageCacheRows(rows []PackageCacheRow) []pkgcache.Row { return toRows(rows) }
+func PackageCacheRows(rows []v1alpha1.PackageCacheRow) []pkgcache.Row { return toRows(rows) }
 
 // unjoin flattens errors.Join trees into their leaves.
 func unjoin(err error) []error {
@@ -326,7 +327,7 @@ func checkRef(add adder, p cue.Path, ref string) {
 }
 
 // checkHelper checks the references h sets (before defaults apply).
-func checkHelper(add adder, p cue.Path, h Helper) {
+func checkHelper(add adder, p cue.Path, h v1alpha1.Helper) {
 	if h.Image != "" {
 		checkRef(add, extend(p, "image"), h.Image)
 	}
@@ -337,7 +338,7 @@ func checkHelper(add adder, p cue.Path, h Helper) {
 
 // checkSite checks the prefixes s sets (before defaults apply) and reports
 // whether they are all valid.
-func checkSite(add adder, p cue.Path, s *Site) bool {
+func checkSite(add adder, p cue.Path, s *v1alpha1.Site) bool {
 	if s == nil {
 		return true
 	}
@@ -362,7 +363,7 @@ func checkSite(add adder, p cue.Path, s *Site) bool {
 // repositories of the profile's images may map to one site repository.
 // Errors are located at the field that decides: the profile's own site
 // field when it sets it, else the top-level one.
-func checkSiteCollisions(add adder, c *Config, pn string, pp cue.Path) {
+func checkSiteCollisions(add adder, c *v1alpha1.Config, pn string, pp cue.Path) {
 	prof := c.Profiles[pn]
 	eff := effectiveSite(c.Site, prof.Site)
 	if eff == nil {
@@ -381,7 +382,7 @@ func checkSiteCollisions(add adder, c *Config, pn string, pp cue.Path) {
 		add(at("registry"), "profile %q: site.registry is required with a site: the default prefix (host[:port][/path]) for registries not in site.registries", pn)
 		return
 	}
-	if eff.Mapping().Validate() != nil {
+	if site.Of(eff).Validate() != nil {
 		return // a bad top-level prefix, reported at its field
 	}
 	var written []string
@@ -394,7 +395,7 @@ func checkSiteCollisions(add adder, c *Config, pn string, pp cue.Path) {
 		}
 	}
 	if len(prof.Pullers) > 0 {
-		written = append(written, firstNonEmpty(prof.Helper.Image, c.Helper.Image, DefaultHelperImage))
+		written = append(written, firstNonEmpty(prof.Helper.Image, c.Helper.Image, v1alpha1.DefaultHelperImage))
 		if pause := firstNonEmpty(prof.Helper.Pause, c.Helper.Pause); pause != "" {
 			written = append(written, pause)
 		}
@@ -412,7 +413,7 @@ func checkSiteCollisions(add adder, c *Config, pn string, pp cue.Path) {
 			repos = append(repos, ref.Repository)
 		}
 	}
-	if err := eff.Mapping().Check(repos); err != nil {
+	if err := site.Of(eff).Check(repos); err != nil {
 		add(at("registries"), "profile %q: %v", pn, err)
 	}
 }
@@ -449,7 +450,7 @@ func checkLabel(add adder, p cue.Path, what, v string) {
 
 // checkPlacement applies Kubernetes' label and toleration rules
 // (apimachinery util/validation; core/v1 validation of tolerations).
-func checkPlacement(add adder, p cue.Path, sel map[string]string, tols []Toleration) {
+func checkPlacement(add adder, p cue.Path, sel map[string]string, tols []v1alpha1.Toleration) {
 	for _, k := range slices.Sorted(maps.Keys(sel)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			add(extend(p, "nodeSelector", k), "node selector key %q is not a valid label key: %s", k, strings.Join(msgs, "; "))
@@ -482,17 +483,17 @@ func checkPlacement(add adder, p cue.Path, sel map[string]string, tols []Tolerat
 	}
 }
 
-func checkResources(add adder, p cue.Path, r *Resources) {
+func checkResources(add adder, p cue.Path, r *v1alpha1.Resources) {
 	if r == nil {
 		return
 	}
 	for _, x := range []struct {
 		field string
-		l     ResourceList
+		l     v1alpha1.ResourceList
 	}{{"requests", r.Requests}, {"limits", r.Limits}} {
 		for _, q := range []struct {
 			name string
-			v    Quantity
+			v    v1alpha1.Quantity
 		}{{"cpu", x.l.CPU}, {"memory", x.l.Memory}} {
 			if q.v == "" {
 				continue
@@ -510,13 +511,13 @@ func checkResources(add adder, p cue.Path, r *Resources) {
 // MergeResources returns what a puller's containers are given by the
 // config: the profile's resources, overridden field by field by the
 // puller's. Fields that neither sets are "" (render fills in its defaults).
-func MergeResources(profile, puller *Resources) Resources {
-	var out Resources
-	for _, r := range []*Resources{profile, puller} {
+func MergeResources(profile, puller *v1alpha1.Resources) v1alpha1.Resources {
+	var out v1alpha1.Resources
+	for _, r := range []*v1alpha1.Resources{profile, puller} {
 		if r == nil {
 			continue
 		}
-		for _, x := range []struct{ dst, src *ResourceList }{{&out.Requests, &r.Requests}, {&out.Limits, &r.Limits}} {
+		for _, x := range []struct{ dst, src *v1alpha1.ResourceList }{{&out.Requests, &r.Requests}, {&out.Limits, &r.Limits}} {
 			if x.src.CPU != "" {
 				x.dst.CPU = x.src.CPU
 			}
@@ -532,10 +533,10 @@ func MergeResources(profile, puller *Resources) Resources {
 // config sets both, in the profile (pullerPath nil) or in the profile and
 // a puller together (reported only when the puller sets one of the two,
 // at the request's own field). Kubernetes refuses such a pod.
-func checkRequestsWithinLimits(add adder, profilePath cue.Path, pullerPath *cue.Path, profile, puller *Resources) {
+func checkRequestsWithinLimits(add adder, profilePath cue.Path, pullerPath *cue.Path, profile, puller *v1alpha1.Resources) {
 	merged := MergeResources(profile, puller)
 	for _, name := range []string{"cpu", "memory"} {
-		get := func(r *Resources, field string) Quantity {
+		get := func(r *v1alpha1.Resources, field string) v1alpha1.Quantity {
 			if r == nil {
 				return ""
 			}
@@ -574,7 +575,7 @@ func checkRequestsWithinLimits(add adder, profilePath cue.Path, pullerPath *cue.
 // base64(username:password), so a ':' would split it wrongly); a literal
 // password only with AllowLiteralPasswords, and never echoed. who names
 // the image or environment in messages, ref is its image reference.
-func checkAuth(add adder, c *Config, p cue.Path, a *Auth, who, ref string) {
+func checkAuth(add adder, c *v1alpha1.Config, p cue.Path, a *v1alpha1.Auth, who, ref string) {
 	if a == nil {
 		return
 	}

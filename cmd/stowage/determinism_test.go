@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/schema"
@@ -165,10 +166,10 @@ func renderDirFiles(t *testing.T, dir, profile string) map[string]string {
 // pullers, each puller's environments, images and OpenPAI roles, its
 // tolerations, the package cache rows, the OpenPAI features, keep and drop
 // lists, and the platforms of images and environments.
-func shuffleConfig(rng *rand.Rand, cfg *schema.Config) {
+func shuffleConfig(rng *rand.Rand, cfg *v1alpha1.Config) {
 	shuffle := func(n int, swap func(i, j int)) { rng.Shuffle(n, swap) }
 	strs := func(ss []string) { shuffle(len(ss), func(i, j int) { ss[i], ss[j] = ss[j], ss[i] }) }
-	tols := func(ts []schema.Toleration) { shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] }) }
+	tols := func(ts []v1alpha1.Toleration) { shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] }) }
 	for k, im := range cfg.Images {
 		strs(im.Platforms)
 		cfg.Images[k] = im

@@ -142,7 +142,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 		t.Fatalf("render exit %d: %s", code, stderr)
 	}
 	armEntry := standinEntry(t, arm)
-	child, err := armEntry.DigestFor("linux/arm64")
+	child, err := lock.DigestFor(armEntry, "linux/arm64")
 	if err != nil || child == armEntry.Digest {
 		t.Fatalf("stand-in child for linux/arm64: %s, %v", child, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/creds"
@@ -19,7 +20,6 @@ import (
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/version"
-	"github.com/stowage/stowage/schema"
 )
 
 // resolver builds the registry client from the flags. Passwords are read
@@ -267,7 +267,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 // cfg, or to a config without profiles (a functionConfig that only pins),
 // by plan.Site's rule, as the site package's mapping. Errors: no site
 // applies, or the profiles disagree (plan.SiteError, naming them).
-func configSite(cfg *schema.Config) (site.Mapping, error) {
+func configSite(cfg *v1alpha1.Config) (site.Mapping, error) {
 	s, err := plan.Site(cfg)
 	if err != nil {
 		return site.Mapping{}, err
@@ -275,7 +275,7 @@ func configSite(cfg *schema.Config) (site.Mapping, error) {
 	if s == nil {
 		return site.Mapping{}, errors.New("the config names no site registry (its site field, top-level or in a profile)")
 	}
-	return s.Mapping(), nil
+	return site.Of(s), nil
 }
 
 // lockCheck reports, without the network, whether `stowage lock` would

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/imageref"
@@ -26,7 +27,6 @@ import (
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/site"
-	"github.com/stowage/stowage/schema"
 )
 
 // Defaults of mirror's time limits: a blob of several GB is one request.
@@ -335,7 +335,7 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 	case err != nil:
 		in.siteErr = err
 	case s != nil:
-		m := s.Mapping()
+		m := site.Of(s)
 		in.site = &m
 	}
 	// The images of each profile, then those only the KRM function pins.
@@ -353,7 +353,7 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		if err != nil {
 			return in, err
 		}
-		p, err := plan.All(&schema.Config{Site: ws}, l, src.workloads...)
+		p, err := plan.All(&v1alpha1.Config{Site: ws}, l, src.workloads...)
 		if err != nil {
 			return in, err
 		}

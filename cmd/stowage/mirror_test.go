@@ -235,7 +235,7 @@ func (s *mirrorSetup) verifyAt(t *testing.T, siteHost, prefix string) map[string
 			t.Fatal(err)
 		}
 		if strings.Contains(e.Name, "armonly") {
-			child, err := e.DigestFor("linux/arm64")
+			child, err := lock.DigestFor(e, "linux/arm64")
 			if err != nil {
 				t.Fatal(err)
 			}

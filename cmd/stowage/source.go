@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
@@ -50,7 +51,7 @@ type source struct {
 	dir string
 	// cfg is the config: the directory's, or the functionConfig's with
 	// only the profile the function renders (renderedProfile).
-	cfg *schema.Config
+	cfg *v1alpha1.Config
 	// lockPath is the lock file: DIR/stowage.lock.yaml, or the file of
 	// the kustomization's ImageLock ("" when its resources list none).
 	lockPath string
@@ -184,7 +185,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 // or no profile when c.PinOnly. So lock, bump, vet --remote, mirror and
 // status cover exactly the images the function uses, and never those of
 // a profile it does not render.
-func renderedProfile(c fn.Config) (*schema.Config, error) {
+func renderedProfile(c fn.Config) (*v1alpha1.Config, error) {
 	cfg := *c.Config
 	if c.PinOnly {
 		cfg.Profiles = nil
@@ -194,7 +195,7 @@ func renderedProfile(c fn.Config) (*schema.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Profiles = map[string]schema.Profile{name: *prof}
+	cfg.Profiles = map[string]v1alpha1.Profile{name: *prof}
 	return &cfg, nil
 }
 

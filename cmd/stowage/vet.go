@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
@@ -282,7 +283,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 // externalSecrets appends to lines, for profile, each pull Secret the
 // DaemonSets name but stowage does not render (render.ExternalSecrets),
 // as "profile P: Secret NAME (REGISTRY, USED BY) in NS, NS".
-func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
+func externalSecrets(cfg *v1alpha1.Config, profile string, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
 	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err
@@ -299,7 +300,7 @@ func externalSecrets(cfg *schema.Config, profile string, l *lock.Lock, lines []s
 // pre-pulled image offline (plan.Access over the DaemonSets render makes
 // with placeholder passwords; the names of the Secrets do not depend on
 // them).
-func offlineUse(cfg *schema.Config, p *plan.Plan, l *lock.Lock, rep *vetReport) error {
+func offlineUse(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock, rep *vetReport) error {
 	pw := map[string][]byte{}
 	for _, s := range p.PasswordSources() {
 		pw[s.Source] = []byte("placeholder")

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/schema"
 )
 
 // vetSiteReport is the site check of vet -o json (vet --site): the site
@@ -49,13 +49,13 @@ type vetSiteMissing struct {
 // the function rewrites them to): plan.Plan.SiteManifests of each,
 // merged. It also returns the plan images (for credentials) and the site
 // prefixes. Errors: a profile or the function names no site registry.
-func siteManifests(cfg *schema.Config, profiles []string, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
+func siteManifests(cfg *v1alpha1.Config, profiles []string, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
 	var (
 		out    []plan.SiteManifest
 		images []*plan.Image
 		sites  []string
 	)
-	add := func(p *plan.Plan, s *schema.Site) error {
+	add := func(p *plan.Plan, s *v1alpha1.Site) error {
 		ms, err := p.SiteManifests(s)
 		if err != nil {
 			return err
@@ -87,7 +87,7 @@ func siteManifests(cfg *schema.Config, profiles []string, l *lock.Lock, workload
 		if s == nil {
 			return nil, nil, nil, fmt.Errorf("--site: the functionConfig names no site registry (its site field), so the workloads it pins have no site to check")
 		}
-		p, err := plan.All(&schema.Config{}, l, workloads...)
+		p, err := plan.All(&v1alpha1.Config{}, l, workloads...)
 		if err != nil {
 			return nil, nil, nil, err
 		}

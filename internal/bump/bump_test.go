@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
@@ -17,7 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
-func load(t *testing.T, dir string) *schema.Config {
+func load(t *testing.T, dir string) *v1alpha1.Config {
 	t.Helper()
 	cfg, err := schema.Load(filepath.Join("testdata", dir), schema.Options{})
 	if err != nil {

@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 			}
 		} else {
 			for _, e := range l.Entries {
-				if verr := e.Validate(); verr != nil {
+				if verr := Validate(e); verr != nil {
 					t.Fatalf("Parse accepted an entry that does not validate: %v", verr)
 				}
 			}
@@ -51,7 +51,7 @@ func FuzzParse(f *testing.F) {
 		r, _, rerr := ParseRepair(data, "stowage.lock.yaml")
 		if rerr == nil {
 			for _, e := range r.Entries {
-				if verr := e.Validate(); verr != nil {
+				if verr := Validate(e); verr != nil {
 					t.Fatalf("ParseRepair kept an entry that does not validate: %v", verr)
 				}
 			}

@@ -38,6 +38,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 const (
@@ -55,17 +57,6 @@ const (
 	LocalConfigAnnotation = "config.kubernetes.io/local-config"
 )
 
-// Kind says what an entry's digest points at.
-type Kind string
-
-const (
-	// KindIndex is an OCI image index or a Docker manifest list: the entry
-	// records its per-platform children.
-	KindIndex Kind = "index"
-	// KindManifest is a single image manifest.
-	KindManifest Kind = "manifest"
-)
-
 var (
 	// ErrNoPlatform is wrapped by DigestFor when the entry has no child for
 	// the requested platform.
@@ -75,43 +66,21 @@ var (
 	ErrMissing = errors.New("image not in lock")
 )
 
-// Platform is one child of an index entry.
-type Platform struct {
-	// Platform is os/arch[/variant][:osversion] as v1.Platform.String()
-	// writes it, e.g. "linux/arm64/v8".
-	Platform string `json:"platform" yaml:"platform"`
-	// Digest is the child manifest digest, "sha256:<64 hex>".
-	Digest string `json:"digest" yaml:"digest"`
-	// Size is the child's config plus compressed layers, in bytes; 0 when
-	// unknown.
-	Size int64 `json:"size,omitempty" yaml:"size,omitempty"`
-}
+// Entry is the lock record of one normalised image reference; Name is
+// its lock key, imageref.Ref.Key of the parsed Reference.
+type Entry = v1alpha1.ImageLockEntry
 
-// Entry is the lock record of one normalised image reference.
-type Entry struct {
-	// Name is the lock key, imageref.Ref.Key of the parsed Reference, e.g.
-	// "docker.io/library/busybox:1.31.1".
-	Name string `json:"name" yaml:"name"`
-	// Reference is the reference as written in the config, e.g.
-	// "busybox:1.31.1".
-	Reference string `json:"reference" yaml:"reference"`
-	// Digest is the resolved digest, "sha256:<64 hex>": the index digest for
-	// KindIndex, the manifest digest for KindManifest.
-	Digest string `json:"digest" yaml:"digest"`
-	// Kind says whether Digest is an index or a single manifest.
-	Kind Kind `json:"kind" yaml:"kind"`
-	// Platform is a single manifest's platform, os/arch[/variant] as its
-	// config gives it, recorded when a use asks for platforms so that
-	// DigestFor checks them offline; empty otherwise, and always for an
-	// index (its children carry theirs).
-	Platform string `json:"platform,omitempty" yaml:"platform,omitempty"`
-	// Platforms lists an index's children, sorted by Platform; empty for a
-	// manifest.
-	Platforms []Platform `json:"platforms,omitempty" yaml:"platforms,omitempty"`
-	// Size is a manifest's config plus compressed layers, in bytes; 0 when
-	// unknown and always 0 for an index (its sizes are per platform).
-	Size int64 `json:"size,omitempty" yaml:"size,omitempty"`
-}
+// Platform is one child of an index entry.
+type Platform = v1alpha1.ImageLockPlatform
+
+// Kind says what an entry's digest points at.
+type Kind = v1alpha1.DigestKind
+
+// The kinds of an entry.
+const (
+	KindIndex    = v1alpha1.KindIndex
+	KindManifest = v1alpha1.KindManifest
+)
 
 // Lock is the in-memory content of a lock file: its entries, sorted by Name.
 // The zero value is an empty lock.
@@ -142,7 +111,7 @@ func (l *Lock) Lookup(key string) (Entry, bool) {
 // Put inserts e, or replaces the entry with the same Name, keeping Entries
 // sorted by Name and e's platforms sorted by Platform. Entries must already be
 // sorted, as Parse and Put leave them. It does not validate e (see
-// Entry.Validate).
+// Validate).
 func (l *Lock) Put(e Entry) {
 	e.Platforms = sortedPlatforms(e.Platforms)
 	i, found := slices.BinarySearchFunc(l.Entries, e.Name, func(x Entry, n string) int { return strings.Compare(x.Name, n) })
@@ -153,7 +122,7 @@ func (l *Lock) Put(e Entry) {
 	l.Entries = slices.Insert(l.Entries, i, e)
 }
 
-// DigestFor returns the digest to pin for the entry. With platform "" it is
+// DigestFor returns the digest to pin for entry e. With platform "" it is
 // the entry digest (the index itself for a multi-arch image). With a platform
 // "os/arch[/variant]" it is, for a single manifest, its own digest when its
 // recorded Platform matches (by the same rule), else the digest of the
@@ -164,23 +133,23 @@ func (l *Lock) Put(e Entry) {
 // match; several variant matches are ambiguous. When nothing matches, or the
 // entry is a single manifest (it has no children), the error wraps
 // ErrNoPlatform and names the image and the platforms available.
-func (e Entry) DigestFor(platform string) (string, error) {
+func DigestFor(e Entry, platform string) (string, error) {
 	if platform == "" {
 		return e.Digest, nil
 	}
 	want, err := v1.ParsePlatform(platform)
 	if err != nil || want.OS == "" || want.Architecture == "" {
-		return "", fmt.Errorf("image %s: platform %q: want os/arch[/variant], e.g. linux/arm64", e.label(), platform)
+		return "", fmt.Errorf("image %s: platform %q: want os/arch[/variant], e.g. linux/arm64", label(e), platform)
 	}
 	if e.Kind != KindIndex {
 		if e.Platform == "" {
-			return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s whose platform the lock does not record (run `stowage lock` to read it from the image's config): %w", e.label(), platform, e.Kind, ErrNoPlatform)
+			return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s whose platform the lock does not record (run `stowage lock` to read it from the image's config): %w", label(e), platform, e.Kind, ErrNoPlatform)
 		}
 		have, err := v1.ParsePlatform(e.Platform)
 		if err == nil && (have.String() == want.String() || have.Satisfies(*want)) {
 			return e.Digest, nil
 		}
-		return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s for %s (available: %s): %w", e.label(), platform, e.Kind, e.Platform, e.Platform, ErrNoPlatform)
+		return "", fmt.Errorf("image %s: platform %s requested, but the image is a single %s for %s (available: %s): %w", label(e), platform, e.Kind, e.Platform, e.Platform, ErrNoPlatform)
 	}
 	var matches []Platform
 	for _, p := range e.Platforms {
@@ -196,14 +165,14 @@ func (e Entry) DigestFor(platform string) (string, error) {
 	case 1:
 		return matches[0].Digest, nil
 	case 0:
-		return "", fmt.Errorf("image %s: no platform %s (available: %s): %w", e.label(), platform, e.platformList(e.Platforms), ErrNoPlatform)
+		return "", fmt.Errorf("image %s: no platform %s (available: %s): %w", label(e), platform, platformList(e.Platforms), ErrNoPlatform)
 	default:
-		return "", fmt.Errorf("image %s: platform %s is ambiguous (matches %s); name the variant", e.label(), platform, e.platformList(matches))
+		return "", fmt.Errorf("image %s: platform %s is ambiguous (matches %s); name the variant", label(e), platform, platformList(matches))
 	}
 }
 
 // label names the entry in messages: the reference as written and its key.
-func (e Entry) label() string {
+func label(e Entry) string {
 	switch {
 	case e.Reference == "":
 		return e.Name
@@ -214,7 +183,7 @@ func (e Entry) label() string {
 	}
 }
 
-func (Entry) platformList(ps []Platform) string {
+func platformList(ps []Platform) string {
 	if len(ps) == 0 {
 		return "none"
 	}

@@ -410,12 +410,12 @@ func flatten(err error) []error {
 
 func TestValidate(t *testing.T) {
 	good := Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10}
-	if err := good.Validate(); err != nil {
+	if err := Validate(good); err != nil {
 		t.Errorf("Validate(good) = %v", err)
 	}
 	bad := good
 	bad.Digest = "sha256:nope"
-	err := bad.Validate()
+	err := Validate(bad)
 	var le *Error
 	if !errors.As(err, &le) || le.Field != "digest" || le.Image != good.Name {
 		t.Errorf("Validate(bad digest) = %v, want an *Error on field digest naming the image", err)
@@ -468,7 +468,7 @@ func TestDigestFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.entry.DigestFor(tc.platform)
+			got, err := DigestFor(tc.entry, tc.platform)
 			if tc.msg == "" {
 				if err != nil || got != tc.want {
 					t.Errorf("DigestFor(%q) = %q, %v; want %q", tc.platform, got, err, tc.want)

@@ -7,30 +7,16 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // file is the lock document, read by Parse and written by Marshal; field
-// order is output order.
-type file struct {
-	APIVersion string   `yaml:"apiVersion"`
-	Kind       string   `yaml:"kind"`
-	Metadata   metadata `yaml:"metadata"`
-	Spec       spec     `yaml:"spec"`
-}
-
-// metadata accepts namespace and labels because kustomize's `namespace:`
-// and `labels:` set them on every resource, the lock included; they mean
-// nothing to stowage and Marshal does not write them.
-type metadata struct {
-	Name        string            `yaml:"name"`
-	Namespace   string            `yaml:"namespace,omitempty"`
-	Annotations map[string]string `yaml:"annotations"`
-	Labels      map[string]string `yaml:"labels,omitempty"`
-}
-
-type spec struct {
-	Images []Entry `yaml:"images"`
-}
+// order is output order. Its metadata accepts namespace and labels because
+// kustomize's `namespace:` and `labels:` set them on every resource, the
+// lock included; they mean nothing to stowage and Marshal does not write
+// them.
+type file = v1alpha1.ImageLock
 
 // Marshal returns the canonical bytes of the lock file: the object shown in
 // the package documentation, entries sorted by name, platforms sorted by
@@ -54,11 +40,11 @@ func (l *Lock) Marshal() []byte {
 	err := enc.Encode(file{
 		APIVersion: APIVersion,
 		Kind:       ObjectKind,
-		Metadata: metadata{
+		Metadata: v1alpha1.ObjectMeta{
 			Name:        ObjectName,
 			Annotations: map[string]string{LocalConfigAnnotation: "true"},
 		},
-		Spec: spec{Images: entries},
+		Spec: v1alpha1.ImageLockSpec{Images: entries},
 	})
 	if err == nil {
 		err = enc.Close()

@@ -37,7 +37,7 @@ func ReadBytes(path string) ([]byte, error) {
 // It is strict: the file holds exactly one ImageLock object of APIVersion,
 // decoded by yaml.v3 with known fields only (unknown and repeated fields,
 // values of the wrong type are errors), every entry must pass
-// Entry.Validate, and two entries may not share a name. All problems are
+// Validate, and two entries may not share a name. All problems are
 // reported at once, as *Error values joined with errors.Join, each naming the
 // file, line, entry index and name, and field. The returned lock has its
 // entries sorted by name and their platforms sorted by platform.
@@ -146,7 +146,7 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 		if p.covered(at) {
 			continue
 		}
-		for _, pr := range e.problems() {
+		for _, pr := range problems(e) {
 			if !p.covered(at + "." + pr.field) {
 				p.fail(at+"."+pr.field, pr.err)
 			}
@@ -224,8 +224,20 @@ func (p *parser) yamlError(msg string) {
 	}
 	path := p.paths[n]
 	p.bad[path] = true
-	p.errs = append(p.errs, p.at(path, n, errors.New(unquote(text))))
+	p.errs = append(p.errs, p.at(path, n, errors.New(goTypes.Replace(unquote(text)))))
 }
+
+// goTypes gives yaml.v3's messages, which name the Go type a value did not
+// decode into, the names the lock's types had before they moved to
+// api/v1alpha1, which the messages users read keep.
+var goTypes = strings.NewReplacer(
+	"v1alpha1.ImageLockEntry", "lock.Entry",
+	"v1alpha1.ImageLockPlatform", "lock.Platform",
+	"v1alpha1.DigestKind", "lock.Kind",
+	"v1alpha1.ImageLockSpec", "lock.spec",
+	"v1alpha1.ObjectMeta", "lock.metadata",
+	"v1alpha1.ImageLock", "lock.file",
+)
 
 // fail records err at path, on the line of path or of its closest parent.
 func (p *parser) fail(path string, err error) {

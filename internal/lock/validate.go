@@ -14,7 +14,7 @@ import (
 // Error is one problem in a lock file or a lock entry. Parse returns them
 // joined (errors.Join); use errors.As to get at the fields.
 type Error struct {
-	// File is the file name given to Parse; empty for Entry.Validate.
+	// File is the file name given to Parse; empty for Validate.
 	File string
 	// Line is the 1-based line of the offending node; 0 when unknown.
 	Line int
@@ -74,23 +74,23 @@ type problem struct {
 // only an index has platforms (canonical os/arch[/variant], no duplicates),
 // only a manifest has a size, sizes are not negative. It returns nil or the
 // problems as joined *Error values (File empty, Index -1).
-func (e Entry) Validate() error {
+func Validate(e Entry) error {
 	var errs []error
-	for _, p := range e.problems() {
-		errs = append(errs, &Error{Index: -1, Image: e.ident(), Field: p.field, Err: p.err})
+	for _, p := range problems(e) {
+		errs = append(errs, &Error{Index: -1, Image: ident(e), Field: p.field, Err: p.err})
 	}
 	return errors.Join(errs...)
 }
 
 // ident is the short name of the entry used in errors.
-func (e Entry) ident() string {
+func ident(e Entry) string {
 	if e.Name != "" {
 		return e.Name
 	}
 	return e.Reference
 }
 
-func (e Entry) problems() []problem {
+func problems(e Entry) []problem {
 	var ps []problem
 	add := func(field string, err error) { ps = append(ps, problem{field, err}) }
 

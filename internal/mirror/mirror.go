@@ -55,9 +55,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
-	"github.com/stowage/stowage/schema"
 )
 
 // DefaultJobs is how many blobs, manifests or HEADs are in flight at once.
@@ -110,7 +110,7 @@ type Image struct {
 	// or a single manifest.
 	Digest v1.Hash
 	// Auth is the config's credential for Source; nil for the keychain.
-	Auth *schema.Auth
+	Auth *v1alpha1.Auth
 	// Site is the site repository the image goes to, as the image plan
 	// names it (plan.Use.Site without its tag: the repository render
 	// points at), or empty when the config names no site registry. A

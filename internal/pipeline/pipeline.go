@@ -5,11 +5,11 @@
 package pipeline
 
 import (
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/render"
-	"github.com/stowage/stowage/schema"
 )
 
 // Options say where password sources are read.
@@ -42,7 +42,7 @@ type Options struct {
 // Kubernetes validity is the tests' job (internal/kubecheck and the real
 // API server in e2e/). Errors are those of each step, all of a step's
 // problems at once; nothing is rendered when any step fails.
-func Render(cfg *schema.Config, profile string, l *lock.Lock, o Options) ([]render.Object, error) {
+func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) ([]render.Object, error) {
 	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err

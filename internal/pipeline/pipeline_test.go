@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
@@ -16,7 +17,7 @@ import (
 
 const example = "../../examples/submarine-notebooks"
 
-func load(t *testing.T) (*schema.Config, *lock.Lock) {
+func load(t *testing.T) (*v1alpha1.Config, *lock.Lock) {
 	t.Helper()
 	cfg, err := schema.Load(example, schema.Options{})
 	if err != nil {

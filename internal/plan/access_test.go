@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/render"
@@ -17,7 +18,7 @@ import (
 // access renders profile of cfg (placeholder passwords) and returns the
 // plan's Access over the rendered DaemonSets, keyed by the reference
 // without its digest.
-func access(t *testing.T, cfg *schema.Config, l *lock.Lock) map[string]plan.ImageAccess {
+func access(t *testing.T, cfg *v1alpha1.Config, l *lock.Lock) map[string]plan.ImageAccess {
 	t.Helper()
 	p, err := plan.Build(cfg, "", l)
 	if err != nil {
@@ -74,14 +75,14 @@ func TestAccessSubmarine(t *testing.T) {
 		{name: harbor + "/dockerhub/apache/submarine:jupyter-notebook-0.7.0", anyPod: true,
 			anonymous: []string{"submarine/jupyter-image-puller"}, secrets: []plan.SecretAccess{}, summary: "any pod"},
 		{name: harbor + "/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese", anonymous: []string{},
-			secrets: []plan.SecretAccess{{Credential: hub, DaemonSets: []string{"submarine/jupyter-image-puller-submarine-dockerhub"}}},
+			secrets: []plan.SecretAccess{{PullCredential: hub, DaemonSets: []string{"submarine/jupyter-image-puller-submarine-dockerhub"}}},
 			summary: "pods presenting credentials equal to Secret submarine-dockerhub (submarine-dockerhub in submarine, tenant-a, tenant-b, or any Secret with the same credentials for " + harbor + ")"},
 		{name: harbor + "/apache/submarine:jupyter-notebook-gpu-0.7.0", anonymous: []string{},
-			secrets: []plan.SecretAccess{{Credential: robot, DaemonSets: []string{"submarine/jupyter-image-puller-jupyter-gpu"}}}},
+			secrets: []plan.SecretAccess{{PullCredential: robot, DaemonSets: []string{"submarine/jupyter-image-puller-jupyter-gpu"}}}},
 		{name: harbor + "/mirror/ghcr.io/stowage/stowage-helper:v0.1.0", anonymous: []string{"submarine/jupyter-image-puller"},
 			secrets: []plan.SecretAccess{
-				{Credential: robot, DaemonSets: []string{"submarine/jupyter-image-puller-jupyter-gpu"}},
-				{Credential: hub, DaemonSets: []string{"submarine/jupyter-image-puller-submarine-dockerhub"}},
+				{PullCredential: robot, DaemonSets: []string{"submarine/jupyter-image-puller-jupyter-gpu"}},
+				{PullCredential: hub, DaemonSets: []string{"submarine/jupyter-image-puller-submarine-dockerhub"}},
 			}},
 	} {
 		a, ok := got[tc.name]
@@ -121,7 +122,7 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", environment
 		t.Errorf("helper access = %+v, want any pod", h)
 	}
 	g := got["harbor.lab.internal:5000/team/gpu:1"]
-	want := []plan.SecretAccess{{Credential: plan.Credential{Secret: "harbor-pull", Registry: "harbor.lab.internal:5000", Namespaces: []string{"submarine"}},
+	want := []plan.SecretAccess{{PullCredential: plan.Credential{Secret: "harbor-pull", Registry: "harbor.lab.internal:5000", Namespaces: []string{"submarine"}},
 		DaemonSets: []string{"submarine/notebooks"}}}
 	if g.AnyPod || !reflect.DeepEqual(g.Secrets, want) {
 		t.Errorf("gpu access = %+v, want only harbor-pull", g)

@@ -9,33 +9,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/dnslabel"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/schema"
 )
-
-// Credential is a pull Secret a pre-pull pod presents to the kubelet: the
-// credentials an image that needs them is pulled with. Only an image's own
-// auth gives it one; the helper and pause images and every image without
-// auth have none, and render pulls them in pods that present no Secret.
-type Credential struct {
-	// Secret is the Secret's name: auth.secret as written, or
-	// PullSecretName of the pull reference and the username/password
-	// source.
-	Secret string `json:"secret"`
-	// Registry is the key of the docker config the Secret holds
-	// credentials for: imageref.Ref.AuthKey of the reference the node
-	// pulls (PullRef: the site registry's when the profile has one).
-	Registry string `json:"registry"`
-	// Rendered is true when stowage renders the Secret (username and
-	// password under secrets: render); false when someone else creates it
-	// (auth.secret, or secrets: reference).
-	Rendered bool `json:"rendered"`
-	// Namespaces are where the Secret exists under this name with these
-	// credentials: the puller's namespace, then its tenants' in the order
-	// written, each once.
-	Namespaces []string `json:"namespaces"`
-}
 
 // PullRef is the reference the node pulls u by: its Site reference when
 // the profile has a site registry, else the reference as written.
@@ -50,7 +28,7 @@ func (u *Use) PullRef() imageref.Ref {
 
 // credential returns the credential u's own auth pulls it with in puller
 // p of a profile whose secrets mode is mode, or nil when u has no auth.
-func credential(u *Use, p *schema.Puller, mode string) *Credential {
+func credential(u *Use, p *v1alpha1.Puller, mode string) *Credential {
 	a := u.Auth
 	if a == nil || (a.Secret == "" && a.Username == "") {
 		return nil
@@ -59,14 +37,14 @@ func credential(u *Use, p *schema.Puller, mode string) *Credential {
 	c := &Credential{Secret: a.Secret, Registry: from.AuthKey(), Namespaces: SecretNamespaces(p)}
 	if a.Secret == "" {
 		c.Secret = PullSecretName(from, a)
-		c.Rendered = mode == schema.SecretsRender
+		c.Rendered = mode == v1alpha1.SecretsRender
 	}
 	return c
 }
 
 // SecretNamespaces returns the namespaces that hold p's pull Secrets: p's
 // own, then its tenants in the order written, each once.
-func SecretNamespaces(p *schema.Puller) []string {
+func SecretNamespaces(p *v1alpha1.Puller) []string {
 	out := []string{p.Namespace}
 	for _, ns := range p.Tenants {
 		if !slices.Contains(out, ns) {
@@ -83,7 +61,7 @@ func SecretNamespaces(p *schema.Puller) []string {
 // password itself), so each distinct credential gets a distinct, stable
 // name and no secret material shapes it. The name is the same whether
 // stowage renders the Secret (secrets: render) or only names it.
-func PullSecretName(ref imageref.Ref, a *schema.Auth) string {
+func PullSecretName(ref imageref.Ref, a *v1alpha1.Auth) string {
 	sum := sha256.Sum256([]byte(ref.AuthKey() + "\x00" + a.Username + "\x00" + SourceName(a.Password)))
 	return "stowage-pull-" + dnslabel.Sanitize(ref.Registry(), 30) + "-" + hex.EncodeToString(sum[:])[:8]
 }
@@ -120,35 +98,13 @@ const KubeletRule = "the kubelet's KubeletEnsureSecretPulledImages (KEP-2535; be
 	"presenting credentials of the same hash (any Secret name, any namespace); one pulled without credentials, or not " +
 	"pulled by the kubelet (preloaded), by any pod; under the AlwaysVerify policy every pod needs the registry"
 
-// ImageAccess says which pods may use one pre-pulled image on a node
-// offline, under KubeletRule.
-type ImageAccess struct {
-	// Reference is the pinned reference as the DaemonSets name it; left
-	// out of JSON, where the image holding the ImageAccess names it.
-	Reference string `json:"-"`
-	// AnyPod is true when every DaemonSet pulling the image pulls it
-	// without credentials: any pod may use it offline, on every node they
-	// put it on.
-	AnyPod bool `json:"anyPod"`
-	// Anonymous are the DaemonSets ("namespace/name") that pull the image
-	// without credentials, sorted: on their nodes any pod may use it.
-	Anonymous []string `json:"anonymous"`
-	// Secrets are the credentials the other DaemonSets pull it with, sorted
-	// by Secret name: on their nodes only pods presenting equal
-	// credentials may use it.
-	Secrets []SecretAccess `json:"secrets"`
-	// Summary says the same in one line: "any pod", or "pods presenting
-	// credentials equal to Secret S (…)".
-	Summary string `json:"summary"`
-}
-
-// SecretAccess is a credential that pulls an image, and the DaemonSets
-// that present it.
-type SecretAccess struct {
-	Credential
-	// DaemonSets are "namespace/name", sorted.
-	DaemonSets []string `json:"daemonSets"`
-}
+// The access types, in api/v1alpha1: part of the `status -o json` and
+// `vet -o json` contracts.
+type (
+	Credential   = v1alpha1.PullCredential
+	ImageAccess  = v1alpha1.ImageAccess
+	SecretAccess = v1alpha1.SecretAccess
+)
 
 // Access says, for every image the rendered pre-pull DaemonSets of plan p
 // (one profile) pull, which pods may use it on a node offline: per
@@ -200,7 +156,7 @@ func Access(p *Plan, daemonSets []*appsv1.DaemonSet) []ImageAccess {
 			}
 			sa := a.secrets[cred.Secret]
 			if sa == nil {
-				sa = &SecretAccess{Credential: *cred}
+				sa = &SecretAccess{PullCredential: *cred}
 				a.secrets[cred.Secret] = sa
 			}
 			if !slices.Contains(sa.DaemonSets, id) {
@@ -222,14 +178,14 @@ func Access(p *Plan, daemonSets []*appsv1.DaemonSet) []ImageAccess {
 			ia.Secrets = append(ia.Secrets, sa)
 		}
 		ia.AnyPod = len(ia.Secrets) == 0
-		ia.Summary = ia.summary()
+		ia.Summary = summary(&ia)
 		out = append(out, ia)
 	}
 	return out
 }
 
 // summary is ImageAccess.Summary.
-func (a *ImageAccess) summary() string {
+func summary(a *ImageAccess) string {
 	if a.AnyPod {
 		return "any pod"
 	}

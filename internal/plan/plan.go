@@ -11,6 +11,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/site"
 	"slices"
 	"strings"
 
@@ -55,12 +57,12 @@ type Use struct {
 	// Ref is the reference as this use writes it, parsed.
 	Ref imageref.Ref
 	// Platforms are the platforms the use asks for, as written
-	// (schema.Image.Platforms); empty for the whole image.
+	// (v1alpha1.Image.Platforms); empty for the whole image.
 	Platforms []string
 	// Auth is the use's registry credential from the config, or nil.
-	Auth *schema.Auth
+	Auth *v1alpha1.Auth
 	// PasswordAt is where Auth.Password is written
-	// (schema.Config.PasswordAt), for errors; "" when unknown.
+	// (v1alpha1.Config.PasswordAt), for errors; "" when unknown.
 	PasswordAt string
 	// File is the file a KindWorkload use's workload is read from
 	// (Workload.File), for errors; "" when unknown and for other kinds.
@@ -71,7 +73,7 @@ type Use struct {
 	// NodeSelector and Tolerations are an environment's own placement;
 	// empty for the other kinds.
 	NodeSelector map[string]string
-	Tolerations  []schema.Toleration
+	Tolerations  []v1alpha1.Toleration
 	// Site is the reference the site registry serves this use under
 	// (SiteReference: the site repository with Ref's tag, no digest), or
 	// empty when the profile has no site. Render emits Site pinned to
@@ -135,7 +137,7 @@ type Pin struct {
 	// Errs say why the pin is missing or wrong, one error per problem: a
 	// lock without an entry for the key (one error wrapping
 	// lock.ErrMissing), or a requested platform the entry lacks (the
-	// errors of lock.Entry.DigestFor). A Written pin has none.
+	// errors of lock.DigestFor). A Written pin has none.
 	Errs []error
 }
 
@@ -206,7 +208,7 @@ func (u *Use) UsedBy() string {
 // Puller is the plan of one puller of the profile.
 type Puller struct {
 	// Puller is the config's puller.
-	Puller *schema.Puller
+	Puller *v1alpha1.Puller
 	// Uses are its images in config order: environments, images, then the
 	// OpenPAI images of each role (the role's own, then role "all"'s, each
 	// list sorted).
@@ -231,7 +233,7 @@ type Image struct {
 	// Auth is the credential to resolve the image with: the first
 	// username/password auth among Uses; nil when there is none (an auth
 	// naming an existing Secret cannot be used outside the cluster).
-	Auth *schema.Auth
+	Auth *v1alpha1.Auth
 	// Uses are sorted by profile, namespace, puller and Item.
 	Uses []*Use
 	// Entry is the lock's entry for Key, or nil (no lock, or no entry).
@@ -279,7 +281,7 @@ type Plan struct {
 	// Profiles are the profiles the plan covers, sorted.
 	Profiles []string
 	// Profile is the planned profile's config (Build only).
-	Profile *schema.Profile
+	Profile *v1alpha1.Profile
 	// Pullers are the pullers of the profile in config order (Build only).
 	Pullers []Puller
 	// OpenPAI is the profile's reduced OpenPAI selection, nil when it has
@@ -287,7 +289,7 @@ type Plan struct {
 	OpenPAI *openpai.Plan
 	// Site is the site registry that applies to the profile (Site's rule),
 	// nil for none (Build only).
-	Site *schema.Site
+	Site *v1alpha1.Site
 	// lock is the lock Build pinned with (nil for none), for the OpenPAI
 	// images no use pins (OpenPAIList, SiteManifests).
 	lock *lock.Lock
@@ -297,16 +299,16 @@ type Plan struct {
 }
 
 // Build returns the image plan of profile ("" picks the only profile; the
-// error of schema.Config.Profile otherwise). With a lock, every use is
+// error of v1alpha1.Config.Profile otherwise). With a lock, every use is
 // pinned: a digest written in its reference; else the lock entry's digest
 // for no platform or several (each checked against the entry), the
-// matching child for one (lock.Entry.DigestFor). Pin problems are recorded
+// matching child for one (lock.DigestFor). Pin problems are recorded
 // in each use's Pin.Errs, not returned. With l nil only written
 // digests are pinned (what lock and bump start from).
 //
 // Errors: the profile is unknown, its OpenPAI selection does not reduce, or
 // a reference does not parse (naming the environment, image or role).
-func Build(cfg *schema.Config, profile string, l *lock.Lock) (*Plan, error) {
+func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 	name, prof, err := cfg.Profile(profile)
 	if err != nil {
 		return nil, err
@@ -436,8 +438,8 @@ func authConflicts(uses []*Use) []error {
 
 // sameAuth reports whether a and b are the same credential (nil and an
 // empty Auth are the same).
-func sameAuth(a, b *schema.Auth) bool {
-	var x, y schema.Auth
+func sameAuth(a, b *v1alpha1.Auth) bool {
+	var x, y v1alpha1.Auth
 	if a != nil {
 		x = *a
 	}
@@ -452,12 +454,12 @@ func sameAuth(a, b *schema.Auth) bool {
 // mirror shares) and ref's tag when it has one ("latest" when it was
 // written with neither tag nor digest). With s nil it returns ref as
 // written, digest removed. Errors are the mapping's (*site.Error).
-func SiteReference(s *schema.Site, ref imageref.Ref) (string, error) {
+func SiteReference(s *v1alpha1.Site, ref imageref.Ref) (string, error) {
 	if s == nil {
 		base, _, _ := strings.Cut(ref.Written, "@")
 		return base, nil
 	}
-	repo, err := s.Mapping().Repository(ref.Repository)
+	repo, err := site.Of(s).Repository(ref.Repository)
 	if err != nil {
 		return "", err
 	}
@@ -495,11 +497,11 @@ type Workload struct {
 // workload image that does not parse (naming the object and field); and a
 // key whose spellings pin two different digests (naming both spellings),
 // which no single lock entry can serve.
-func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error) {
+func All(cfg *v1alpha1.Config, l *lock.Lock, workloads ...Workload) (*Plan, error) {
 	out := &Plan{}
 	var all []*Use
 	var errs []error
-	var ws *schema.Site
+	var ws *v1alpha1.Site
 	if len(workloads) > 0 {
 		var err error
 		if ws, err = Site(cfg); err != nil {
@@ -553,7 +555,7 @@ func All(cfg *schema.Config, l *lock.Lock, workloads ...Workload) (*Plan, error)
 // renders. It is empty when the profile's secrets mode is "reference" (no
 // Secret is rendered then), and for a plan of All.
 func (p *Plan) PasswordSources() []creds.Source {
-	if p.Profile == nil || p.Profile.Secrets != schema.SecretsRender {
+	if p.Profile == nil || p.Profile.Secrets != v1alpha1.SecretsRender {
 		return nil
 	}
 	users := map[string][]string{}
@@ -604,7 +606,7 @@ func pin(u *Use, l *lock.Lock) Pin {
 // PinOf is the pin rule for one reference asking for platforms: the digest
 // written in ref; else, with a lock, the entry's digest (index or
 // manifest) for no platform or several (each checked to be a child), the
-// matching child for one (lock.Entry.DigestFor). Without a lock (nil) only
+// matching child for one (lock.DigestFor). Without a lock (nil) only
 // a written digest is pinned. Build pins every use with it; the KRM
 // function's pin mode pins workload images with it.
 func PinOf(ref imageref.Ref, platforms []string, l *lock.Lock) Pin {
@@ -626,7 +628,7 @@ func PinOf(ref imageref.Ref, platforms []string, l *lock.Lock) Pin {
 	case 0:
 		return Pin{Digest: e.Digest, Why: why}
 	case 1:
-		d, err := e.DigestFor(platforms[0])
+		d, err := lock.DigestFor(e, platforms[0])
 		if err != nil {
 			return Pin{Errs: []error{err}}
 		}
@@ -638,7 +640,7 @@ func PinOf(ref imageref.Ref, platforms []string, l *lock.Lock) Pin {
 	default:
 		p := Pin{Digest: e.Digest, Why: why}
 		for _, pl := range platforms {
-			if _, err := e.DigestFor(pl); err != nil {
+			if _, err := lock.DigestFor(e, pl); err != nil {
 				p.Errs = append(p.Errs, err)
 			}
 		}

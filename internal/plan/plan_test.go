@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
@@ -16,7 +17,7 @@ import (
 	"github.com/stowage/stowage/schema"
 )
 
-func load(t *testing.T, dir string) *schema.Config {
+func load(t *testing.T, dir string) *v1alpha1.Config {
 	t.Helper()
 	cfg, err := schema.Load(dir, schema.Options{})
 	if err != nil {

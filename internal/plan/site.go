@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/site"
 	"maps"
 	"slices"
 	"strings"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/schema"
 )
 
 // Site is the one rule that decides which site registry applies, shared by
@@ -21,7 +22,7 @@ import (
 //
 //   - for a profile, its effective site: the profile's own site fields over
 //     the top-level site's, field by field (schema.Load applies that default,
-//     so schema.Profile.Site holds it);
+//     so v1alpha1.Profile.Site holds it);
 //   - for a config without profiles (a functionConfig that only pins), the
 //     top-level site;
 //   - for several profiles (profiles names them; none names every profile of
@@ -30,11 +31,11 @@ import (
 //     ambiguity, never resolved by picking one.
 //
 // It returns nil when no site applies (references are then used as
-// written). Errors: a profile cfg lacks (schema.Config.Profile's error; ""
+// written). Errors: a profile cfg lacks (v1alpha1.Config.Profile's error; ""
 // is the only profile), a top-level site without a default prefix for a
 // config without profiles, and a *SiteError naming the profiles of each
 // site when they disagree.
-func Site(cfg *schema.Config, profiles ...string) (*schema.Site, error) {
+func Site(cfg *v1alpha1.Config, profiles ...string) (*v1alpha1.Site, error) {
 	if len(profiles) == 0 {
 		if len(cfg.Profiles) == 0 {
 			s := cfg.Site
@@ -49,13 +50,13 @@ func Site(cfg *schema.Config, profiles ...string) (*schema.Site, error) {
 		profiles = cfg.ProfileNames()
 	}
 	var groups []SiteGroup
-	var sites []*schema.Site
+	var sites []*v1alpha1.Site
 	for _, p := range profiles {
 		name, prof, err := cfg.Profile(p)
 		if err != nil {
 			return nil, err
 		}
-		i := slices.IndexFunc(sites, func(s *schema.Site) bool { return sameSite(s, prof.Site) })
+		i := slices.IndexFunc(sites, func(s *v1alpha1.Site) bool { return sameSite(s, prof.Site) })
 		if i < 0 {
 			sites = append(sites, prof.Site)
 			groups = append(groups, SiteGroup{Site: siteText(prof.Site)})
@@ -113,14 +114,14 @@ func (e *SiteError) Error() string {
 
 // sameSite reports whether a and b map every reference alike (nil is no
 // site).
-func sameSite(a, b *schema.Site) bool {
+func sameSite(a, b *v1alpha1.Site) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	return a.Registry == b.Registry && maps.Equal(a.Registries, b.Registries)
 }
 
-func siteText(s *schema.Site) string {
+func siteText(s *v1alpha1.Site) string {
 	if s == nil {
 		return "no site registry"
 	}
@@ -159,11 +160,11 @@ type SiteManifest struct {
 // list is sorted by reference, then platform, each manifest once; uses
 // without a digest are left out (render refuses them, naming each).
 // Errors: s is nil, or a reference does not map (*site.Error).
-func (p *Plan) SiteManifests(s *schema.Site) ([]SiteManifest, error) {
+func (p *Plan) SiteManifests(s *v1alpha1.Site) ([]SiteManifest, error) {
 	if s == nil {
 		return nil, errors.New("no site registry applies")
 	}
-	m := s.Mapping()
+	m := site.Of(s)
 	seen := map[string]bool{}
 	var out []SiteManifest
 	add := func(sm SiteManifest) {

@@ -8,12 +8,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/schema"
 )
 
 // loadCUE loads one config.cue holding src.
-func loadCUE(t *testing.T, src string, o schema.Options) *schema.Config {
+func loadCUE(t *testing.T, src string, o schema.Options) *v1alpha1.Config {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "config.cue"), []byte(src), 0o644); err != nil {

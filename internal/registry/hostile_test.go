@@ -14,10 +14,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/schema"
 )
 
 // TestCredentialSpellingsScrubbed: a registry whose error answers echo the
@@ -44,7 +44,7 @@ func TestCredentialSpellingsScrubbed(t *testing.T) {
 	}})
 	r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
 	img := image(t, h+"/a/app:1")
-	img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+	img.Auth = &v1alpha1.Auth{Username: user, Password: "env:P"}
 	_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 	if err == nil {
 		t.Fatal("Lock succeeded against a registry refusing everything")
@@ -93,7 +93,7 @@ func TestPasswordEchoedEveryWay(t *testing.T) {
 			}})
 			r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
 			img := image(t, h+"/a/app:1")
-			img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+			img.Auth = &v1alpha1.Auth{Username: user, Password: "env:P"}
 			_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 			if err == nil {
 				t.Fatal("Lock succeeded against a registry refusing everything")
@@ -145,7 +145,7 @@ func TestTokenRealmOnAnotherHost(t *testing.T) {
 		}
 		r := resolver(t, opts...)
 		img := image(t, h+"/a/app:1")
-		img.Auth = &schema.Auth{Username: user, Password: "env:P"}
+		img.Auth = &v1alpha1.Auth{Username: user, Password: "env:P"}
 		_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 		if err == nil {
 			t.Fatal("Lock succeeded")

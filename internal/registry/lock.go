@@ -111,7 +111,7 @@ func (r *Resolver) Lock(ctx context.Context, old *lock.Lock, images []*plan.Imag
 		// What a registry answered is checked before it reaches the
 		// lock (sizes, platforms by the OCI grammar, digests), so that a
 		// hostile answer cannot write a lock every command then refuses.
-		if verr := e.Validate(); verr != nil {
+		if verr := lock.Validate(e); verr != nil {
 			errs = append(errs, &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy(), Op: "record",
 				Answer: "the registry's answer cannot be recorded: " + r.scrub(strings.ReplaceAll(verr.Error(), "\n", "; ")), Err: verr})
 			continue
@@ -295,10 +295,10 @@ func (r *Resolver) resolve(ctx context.Context, img *plan.Image, prev *lock.Entr
 }
 
 // checkPlatforms checks that the entry has every platform the image asks
-// for (the rule of lock.Entry.DigestFor, which render applies too).
+// for (the rule of lock.DigestFor, which render applies too).
 func checkPlatforms(e lock.Entry, img *plan.Image) *ImageError {
 	for _, p := range img.Platforms {
-		if _, err := e.DigestFor(p); err != nil {
+		if _, err := lock.DigestFor(e, p); err != nil {
 			return &ImageError{Image: img.Ref.Written, Key: img.Ref.Key(), UsedBy: img.UsedBy(), Op: "platform " + p, Answer: err.Error(), Err: err}
 		}
 	}

@@ -63,9 +63,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/site"
-	"github.com/stowage/stowage/schema"
 )
 
 // Defaults of the options.
@@ -295,7 +295,7 @@ func WithKeychain(kc authn.Keychain) Option {
 	}
 }
 
-// WithPasswords sets how the password source of a schema.Auth is read (see
+// WithPasswords sets how the password source of a v1alpha1.Auth is read (see
 // internal/creds). Without it, an image with config credentials fails with
 // an error naming the source.
 func WithPasswords(read func(source string) ([]byte, error)) Option {
@@ -486,7 +486,7 @@ func (r *Resolver) locate(repo name.Repository) (target, error) {
 // puller returns the shared Puller for the credential an image uses: the
 // config's Auth when given and not mirrored, else the keychain (which
 // answers anonymous when it has nothing).
-func (r *Resolver) puller(auth *schema.Auth, t target) (*remote.Puller, error) {
+func (r *Resolver) puller(auth *v1alpha1.Auth, t target) (*remote.Puller, error) {
 	key := "keychain"
 	var authOpt remote.Option
 	if auth != nil && auth.Username != "" && auth.Password != "" && !t.mirrored {

@@ -21,13 +21,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/schema"
 )
 
 // server is the in-process registry behind a fault injector.
@@ -340,7 +340,7 @@ func TestCredentialOrder(t *testing.T) {
 			return nil, errors.New("environment variable " + strings.TrimPrefix(src, "env:") + " is not set")
 		}))
 	a := image(t, app)
-	a.Auth = &schema.Auth{Username: "alice", Password: "env:ALICE"}
+	a.Auth = &v1alpha1.Auth{Username: "alice", Password: "env:ALICE"}
 	if _, err := r.Lock(context.Background(), nil, []*plan.Image{a, image(t, tool)}, registry.Fill); err != nil {
 		t.Fatalf("config credentials for app, keychain for tool: %v", err)
 	}
@@ -365,7 +365,7 @@ func TestPasswordNeverInErrors(t *testing.T) {
 	}})
 	r := resolver(t, registry.WithInsecure(h), registry.WithPasswords(func(string) ([]byte, error) { return []byte(pw), nil }))
 	img := image(t, h+"/a/app:1")
-	img.Auth = &schema.Auth{Username: "alice", Password: "env:P"}
+	img.Auth = &v1alpha1.Auth{Username: "alice", Password: "env:P"}
 	_, err := r.Lock(context.Background(), nil, []*plan.Image{img}, registry.Fill)
 	if err == nil || !strings.Contains(err.Error(), "bad password *** for alice") || strings.Contains(err.Error(), pw) {
 		t.Errorf("error = %v; want the registry's message with the password replaced", err)

@@ -4,7 +4,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/stowage/stowage/schema"
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // Source is how to read repo for a package that drives
@@ -17,7 +17,7 @@ import (
 // pings and tokens between calls. Errors: the repository cannot be
 // located, or auth's password source cannot be read (the source is named,
 // never its content).
-func (r *Resolver) Source(repo name.Repository, auth *schema.Auth) (name.Repository, *remote.Puller, error) {
+func (r *Resolver) Source(repo name.Repository, auth *v1alpha1.Auth) (name.Repository, *remote.Puller, error) {
 	if r == nil {
 		return name.Repository{}, nil, errNoResolver
 	}

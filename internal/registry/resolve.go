@@ -10,15 +10,15 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/schema"
 )
 
 // fetch is one reference to read: the repository contacted and the
 // credential, with the identifier (tag or digest) to ask for.
 type fetch struct {
 	t    target
-	auth *schema.Auth
+	auth *v1alpha1.Auth
 }
 
 // head asks for id (a tag or "sha256:…") with HEAD and returns the digest.

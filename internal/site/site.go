@@ -32,6 +32,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 )
 
@@ -194,4 +195,13 @@ func (m Mapping) Check(srcs []name.Repository) error {
 		seen[to.Name()] = n
 	}
 	return nil
+}
+
+// Of returns the mapping of a config's site registry (nil: the zero
+// Mapping, which maps nothing).
+func Of(s *v1alpha1.Site) Mapping {
+	if s == nil {
+		return Mapping{}
+	}
+	return Mapping{Default: s.Registry, Registries: s.Registries}
 }

@@ -233,7 +233,7 @@ func TestEntryMatchesImages(t *testing.T) {
 			if k, _ := key(ref); e.Name != k || e.Reference != s {
 				t.Errorf("Name, Reference = %q, %q; want %q, %q", e.Name, e.Reference, k, s)
 			}
-			if err := e.Validate(); err != nil {
+			if err := lock.Validate(e); err != nil {
 				t.Errorf("Entry does not validate: %v", err)
 			}
 			img, idx, err := For(ref)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
@@ -16,7 +17,7 @@ import (
 // kustomization with the stowage transformer (its top-level files only).
 type Example struct {
 	// Config is the config: the directory's or the functionConfig's.
-	Config *schema.Config
+	Config *v1alpha1.Config
 	// Workloads are the images the function pins (kustomization only).
 	Workloads []plan.Workload
 	// Files are the directory's files without the lock, by base name.

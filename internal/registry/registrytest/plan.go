@@ -3,9 +3,9 @@ package registrytest
 import (
 	"sort"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/schema"
 )
 
 // Plan is what one test registry must hold, and how stowage must be told to
@@ -24,7 +24,7 @@ type Plan struct {
 
 // PlanFor is the Plan of cfg and the images the KRM function pins in
 // workloads, for a registry at host ("127.0.0.1:5000").
-func PlanFor(cfg *schema.Config, host string, workloads ...plan.Workload) (Plan, error) {
+func PlanFor(cfg *v1alpha1.Config, host string, workloads ...plan.Workload) (Plan, error) {
 	all, err := plan.All(cfg, nil, workloads...)
 	if err != nil {
 		return Plan{}, err
