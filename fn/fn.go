@@ -28,6 +28,7 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/schema"
 )
 
 // Kinds of functionConfig the function accepts.
@@ -75,6 +76,10 @@ type Processor struct {
 	// checked the way render would refuse it (stowage vet on a
 	// kustomization; pipeline.Options NoPasswords and CheckPasswords).
 	CheckOnly bool
+	// ConfigOptions are added to every config load of the function
+	// (schema.WithLimits, schema.WithChild); nil loads with schema's
+	// defaults, in this process.
+	ConfigOptions []schema.Option
 }
 
 // Process implements framework.ResourceListProcessor: validate the

@@ -33,7 +33,7 @@ func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 		return fnConfig{}, false
 	}
 	cfg, err := schema.LoadEmbedded(s.p.Dir, path, []byte(str), "spec", []string{"profile"},
-		schema.Options{AllowNoProfiles: true})
+		append([]schema.Option{schema.Options{AllowNoProfiles: true}}, s.p.ConfigOptions...)...)
 	if err != nil {
 		s.configErrors(fc, "spec.", err)
 		return fnConfig{}, false

@@ -168,7 +168,7 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 		return fnConfig{}, false
 	}
 	cfg, err := schema.LoadFiles(s.p.Dir, []schema.File{{Name: submarineFile, Data: data}},
-		schema.Options{AllowLiteralPasswords: allowInline})
+		append([]schema.Option{schema.Options{AllowLiteralPasswords: allowInline}}, s.p.ConfigOptions...)...)
 	if err != nil {
 		var es schema.Errors
 		if !errors.As(err, &es) {

@@ -11,22 +11,18 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // ChildArg is the first argument of a process that evaluates one config
-// for its parent (Isolate): a binary that calls Isolate must, before
+// for its parent (WithChild): a binary that loads WithChild must, before
 // anything else in main, run ServeChild when os.Args[1] is ChildArg.
 const ChildArg = "__stowage-evaluate-config"
 
-// childExe is the executable Isolate set; "" evaluates in this process.
-var childExe atomic.Pointer[string]
-
-// Isolate makes every later load evaluate its config in a child process:
-// exe (normally os.Executable()) run with the one argument ChildArg and an
+// WithChild makes the load evaluate its config in a child process: exe
+// (normally os.Executable()) run with the one argument ChildArg and an
 // empty environment, the files on its stdin and the result on its stdout.
 // The parent kills the child when Limits.Time passes, and the child bounds
 // its own address space (RLIMIT_AS, on Unix) at Limits.Memory plus
@@ -35,20 +31,18 @@ var childExe atomic.Pointer[string]
 // string doubled thirty times) or that keeps a non-preemptible copy
 // running past the time limit ends with the child, and the load returns
 // the limit's error at the config's first file, within a second of the
-// limit. "" turns isolation off again.
+// limit. "" evaluates in this process.
 //
 // Why a child and not only the in-process watch: the watch reads the heap
 // every 10 ms, after an allocation has happened, so it cannot stop one
 // allocation of gigabytes, and the evaluation it abandons runs on until
 // the process exits (a 30 s limit took 50 s to be reported while a large
 // copy held the runtime).
-func Isolate(exe string) {
-	if exe == "" {
-		childExe.Store(nil)
-		return
-	}
-	childExe.Store(&exe)
-}
+func WithChild(exe string) Option { return childOption(exe) }
+
+type childOption string
+
+func (c childOption) apply(s *settings) { s.child = string(c) }
 
 // ChildOverhead is the address space a child may use besides
 // Limits.Memory: the binary, the Go runtime's reservations and thread
@@ -86,21 +80,9 @@ type wireConfig struct {
 	PasswordAt            map[string]string
 }
 
-// isolated runs req in a child when Isolate set an executable; ok is false
-// when it did not, and the caller loads in-process.
-func isolated(req childRequest) (cfg *v1alpha1.Config, err error, ok bool) {
-	exe := childExe.Load()
-	if exe == nil {
-		return nil, nil, false
-	}
-	cfg, err = runChild(*exe, req)
-	return cfg, err, true
-}
-
 // runChild evaluates req in a child process of exe.
 func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
 	first := req.Files[0].Name
-	req.Limits = currentLimits()
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -155,7 +137,7 @@ func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
 	return cfg, nil
 }
 
-// ServeChild is the child's side of Isolate: it reads one load from stdin,
+// ServeChild is the child's side of WithChild: it reads one load from stdin,
 // bounds its own address space (Unix), evaluates in this process under
 // the limits the parent sent, and writes the result to stdout. It returns
 // the exit code: 0 when it wrote an answer (a config or the config's
@@ -171,14 +153,14 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, "not a config evaluation request", err)
 		return 1
 	}
-	SetLimits(req.Limits)
-	limitAddressSpace(uint64(req.Limits.Memory) + ChildOverhead)
+	lims := req.Limits.orDefault()
+	limitAddressSpace(uint64(lims.Memory) + ChildOverhead)
 	var cfg *v1alpha1.Config
 	if e := req.Embedded; e != nil {
 		f := req.Files[0]
-		cfg, err = LoadEmbedded(req.Dir, f.Name, f.Data, e.Field, e.Drop, req.Opts)
+		cfg, err = LoadEmbedded(req.Dir, f.Name, f.Data, e.Field, e.Drop, req.Opts, WithLimits(lims))
 	} else {
-		cfg, err = LoadFiles(req.Dir, req.Files, req.Opts)
+		cfg, err = LoadFiles(req.Dir, req.Files, req.Opts, WithLimits(lims))
 	}
 	var resp childResponse
 	var es Errors

@@ -12,7 +12,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 )
 
-// TestMain lets the test binary be the child of Isolate, as the stowage
+// TestMain lets the test binary be the child of WithChild, as the stowage
 // binary is.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == ChildArg {
@@ -21,16 +21,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// isolate runs the rest of the test with loads in a child process of the
-// test binary.
-func isolate(t *testing.T) {
+// child is the option of a load in a child process of the test binary.
+func child(t *testing.T) Option {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	Isolate(exe)
-	t.Cleanup(func() { Isolate("") })
+	return WithChild(exe)
 }
 
 // TestIsolatedSameResult: every example config, every valid and invalid
@@ -44,8 +42,9 @@ func TestIsolatedSameResult(t *testing.T) {
 		cfg *v1alpha1.Config
 		err string
 	}
+	var in []Option
 	load := func(dir string) result {
-		cfg, err := Load(dir, Options{})
+		cfg, err := Load(dir, append([]Option{Options{}}, in...)...)
 		r := result{cfg: cfg}
 		if err != nil {
 			r.err = err.Error()
@@ -54,7 +53,7 @@ func TestIsolatedSameResult(t *testing.T) {
 	}
 	embedded := []byte("apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nspec:\n  profile: p\n  images:\n    x:\n      reference: busybox:1.36\n      auth: {username: u, password: \"env:STOWAGE_X\"}\n  profiles:\n    p:\n      pullers: [{name: a, namespace: ns, images: [x]}]\n")
 	loadEmbedded := func() result {
-		cfg, err := LoadEmbedded("d", "d/fn.yaml", embedded, "spec", []string{"profile"}, Options{AllowNoProfiles: true})
+		cfg, err := LoadEmbedded("d", "d/fn.yaml", embedded, "spec", []string{"profile"}, append([]Option{Options{AllowNoProfiles: true}}, in...)...)
 		r := result{cfg: cfg}
 		if err != nil {
 			r.err = err.Error()
@@ -67,7 +66,7 @@ func TestIsolatedSameResult(t *testing.T) {
 	}
 	hereEmbedded := loadEmbedded()
 
-	isolate(t)
+	in = []Option{child(t)}
 	for _, d := range dirs {
 		got := load(d)
 		if !reflect.DeepEqual(got, here[d]) {
@@ -85,8 +84,7 @@ func TestIsolatedSameResult(t *testing.T) {
 // the file, the limit and the flag. In this process the first asked the
 // runtime for one block of gigabytes at once, past any heap watch.
 func TestIsolatedLimits(t *testing.T) {
-	isolate(t)
-	t.Cleanup(func() { SetLimits(DefaultLimits) })
+	isolated := child(t)
 
 	var b strings.Builder
 	b.WriteString("package stowage\n_s0: \"0123456789abcdef\"\n")
@@ -95,18 +93,16 @@ func TestIsolatedLimits(t *testing.T) {
 	}
 	b.WriteString("images: x: reference: \"busybox:\\(len(_s28))\"\n")
 	doubling := []File{{Name: "cfg/double.cue", Data: []byte(b.String())}}
-	SetLimits(Limits{Memory: 256 << 20})
 	start := time.Now()
-	_, err := LoadFiles("cfg", doubling, Options{})
+	_, err := LoadFiles("cfg", doubling, isolated, WithLimits(Limits{Memory: 256 << 20}))
 	if want := "cfg/double.cue: evaluating the config took more than 268435456 bytes of memory, the limit of a config; raise it with --max-config-memory"; err == nil || err.Error() != want {
 		t.Errorf("%d-byte doubling: %v\nwant %s", len(doubling[0].Data), err, want)
 	}
 	t.Logf("doubling stopped after %v", time.Since(start))
 
-	SetLimits(Limits{Time: 2 * time.Second})
 	spin := []File{{Name: "cfg/spin.cue", Data: []byte("package stowage\nimport \"list\"\n_n: [for a in list.Range(0, 5000, 1) for b in list.Range(0, 5000, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
 	start = time.Now()
-	_, err = LoadFiles("cfg", spin, Options{})
+	_, err = LoadFiles("cfg", spin, isolated, WithLimits(Limits{Time: 2 * time.Second}))
 	took := time.Since(start)
 	if want := "cfg/spin.cue: evaluating the config took more than 2s, the limit of a config; raise it with --config-timeout"; err == nil || err.Error() != want {
 		t.Errorf("comprehension: %v\nwant %s", err, want)

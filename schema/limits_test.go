@@ -71,22 +71,19 @@ func BenchmarkManyFiles(b *testing.B) {
 // the file, the limit and the flag that raises it; a config cannot raise
 // a limit.
 func TestLimits(t *testing.T) {
-	t.Cleanup(func() { SetLimits(DefaultLimits) })
 	many, _ := manyFiles(50)
 
-	SetLimits(Limits{Nodes: 500})
-	_, err := LoadFiles("cfg", many, Options{})
+	_, err := LoadFiles("cfg", many, WithLimits(Limits{Nodes: 500}))
 	if err == nil || !strings.Contains(err.Error(), "syntax nodes by this file, the limit of a config; raise it with --max-config-nodes") || !strings.HasPrefix(err.Error(), "cfg/") {
 		t.Errorf("node limit: %v", err)
 	}
 
 	// The bomb takes seconds and hundreds of MB to finish, not minutes and
 	// gigabytes: an abandoned evaluation runs on in the test process.
-	SetLimits(Limits{Time: 200 * time.Millisecond})
 	bomb := []File{{Name: "cfg/bomb.cue", Data: []byte("package stowage\n_n: [for a in list.Range(0, 500, 1) for b in list.Range(0, 500, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
 	bomb[0].Data = []byte(strings.Replace(string(bomb[0].Data), "package stowage\n", "package stowage\nimport \"list\"\n", 1))
 	start := time.Now()
-	_, err = LoadFiles("cfg", bomb, Options{})
+	_, err = LoadFiles("cfg", bomb, WithLimits(Limits{Time: 200 * time.Millisecond}))
 	if err == nil || !strings.Contains(err.Error(), "cfg/bomb.cue: evaluating the config took more than 200ms, the limit of a config; raise it with --config-timeout") {
 		t.Errorf("time limit: %v", err)
 	}
@@ -94,9 +91,8 @@ func TestLimits(t *testing.T) {
 		t.Errorf("the load returned after %v", d)
 	}
 
-	SetLimits(Limits{Memory: 32 << 20})
 	start = time.Now()
-	_, err = LoadFiles("cfg", bomb, Options{})
+	_, err = LoadFiles("cfg", bomb, WithLimits(Limits{Memory: 32 << 20}))
 	if err == nil || !strings.Contains(err.Error(), "cfg/bomb.cue: evaluating the config took more than 33554432 bytes of memory, the limit of a config; raise it with --max-config-memory") {
 		t.Errorf("memory limit: %v", err)
 	}
@@ -104,14 +100,13 @@ func TestLimits(t *testing.T) {
 		t.Errorf("the load returned after %v", d)
 	}
 
-	SetLimits(Limits{Bytes: 1000})
 	dir := t.TempDir()
 	for i := range 5 {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.yaml", i)), []byte(strings.Repeat("# padding\n", 30)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = ReadDir(dir)
+	_, err = ReadDir(dir, WithLimits(Limits{Bytes: 1000}))
 	want := filepath.Join(dir, "f3.yaml") + ": the config files hold more than 1000 bytes together by this file, the limit of a config; raise it with --max-config-bytes"
 	if err == nil || err.Error() != want {
 		t.Errorf("byte limit: %v\nwant %s", err, want)

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -35,7 +34,11 @@ import (
 // LockFile is the name of the lock beside the config; the loader skips it.
 const LockFile = "stowage.lock.yaml"
 
-// Options change how a config is loaded.
+// Option changes how Load, LoadFiles and LoadEmbedded read a config: an
+// Options value, WithLimits or WithChild. Later options win.
+type Option interface{ apply(*settings) }
+
+// Options is the Option of the two rules a caller may relax.
 type Options struct {
 	// AllowLiteralPasswords accepts auth.password values that are not an
 	// "env:" or "file:" source. Off by default: a GitOps repo must not hold
@@ -44,6 +47,35 @@ type Options struct {
 	// AllowNoProfiles accepts a config without profiles (the KRM function
 	// in pin-only mode).
 	AllowNoProfiles bool
+}
+
+func (o Options) apply(s *settings) { s.Options = o }
+
+// WithLimits bounds what the load may cost; zero fields keep
+// DefaultLimits'. A config cannot raise them, only its caller can.
+func WithLimits(l Limits) Option { return limitsOption(l) }
+
+type limitsOption Limits
+
+func (l limitsOption) apply(s *settings) { s.Limits = Limits(l).orDefault() }
+
+// settings are the options of one load.
+type settings struct {
+	Options
+	Limits Limits
+	// child is the executable WithChild named; "" evaluates in this
+	// process.
+	child string
+}
+
+func newSettings(opts []Option) settings {
+	s := settings{Limits: DefaultLimits}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&s)
+		}
+	}
+	return s
 }
 
 // File is one config source: a name used in error positions (a path) and its
@@ -62,8 +94,10 @@ type File struct {
 // when it stays inside dir and refused with a message when it leads out; a
 // config-named entry that is not a regular file (a FIFO, a device, a
 // directory) is refused too, never skipped silently. Each file may hold at
-// most confined.Config.Max bytes, and all of them together Limits.Bytes.
-func ReadDir(dir string) ([]File, error) {
+// most confined.Config.Max bytes, and all of them together Limits.Bytes
+// (WithLimits; the other options do not matter here).
+func ReadDir(dir string, opts ...Option) ([]File, error) {
+	lim := newSettings(opts).Limits.Bytes
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading config directory: %w", err)
@@ -81,7 +115,7 @@ func ReadDir(dir string) ([]File, error) {
 			return nil, err
 		}
 		total += int64(len(data))
-		if lim := currentLimits().Bytes; total > lim {
+		if total > lim {
 			return nil, Errors{{File: p, Msg: fmt.Sprintf("the config files hold more than %d bytes together by this file, the limit of a config; raise it with --max-config-bytes", lim)}}
 		}
 		files = append(files, File{Name: p, Data: data})
@@ -109,18 +143,16 @@ type Limits struct {
 	Memory int64
 }
 
-// DefaultLimits are the limits unless SetLimits changes them: 4 MiB, a
+// DefaultLimits are the limits of a load without WithLimits: 4 MiB, a
 // million syntax nodes, 30 s and 1 GiB of heap, each far above a large real
 // config (the 2,000-image test config is about 200 KB and loads in 70 MB)
 // and below what exhausts a CI runner (a 10 MB YAML config took 42 s; a
-// comprehension bomb reached 5.6 GB within 30 s).
+// comprehension bomb reached 5.6 GB within 30 s). WithLimits changes them
+// for one load.
 var DefaultLimits = Limits{Bytes: 4 << 20, Nodes: 1_000_000, Time: 30 * time.Second, Memory: 1 << 30}
 
-var limits atomic.Pointer[Limits]
-
-// SetLimits replaces the limits of every later load; zero fields keep
-// DefaultLimits'.
-func SetLimits(l Limits) {
+// orDefault is l with its zero fields DefaultLimits'.
+func (l Limits) orDefault() Limits {
 	d := DefaultLimits
 	if l.Bytes > 0 {
 		d.Bytes = l.Bytes
@@ -134,25 +166,17 @@ func SetLimits(l Limits) {
 	if l.Memory > 0 {
 		d.Memory = l.Memory
 	}
-	limits.Store(&d)
-}
-
-func currentLimits() Limits {
-	if l := limits.Load(); l != nil {
-		return *l
-	}
-	return DefaultLimits
+	return d
 }
 
 // timed runs load under the time and memory limits. On a hit it returns an
 // error at file naming the limit and its flag; the evaluation, which CUE
 // cannot cancel, is abandoned and ends with the process.
-func timed(file string, load func() (*v1alpha1.Config, error)) (*v1alpha1.Config, error) {
+func timed(file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1alpha1.Config, error) {
 	type result struct {
 		cfg *v1alpha1.Config
 		err error
 	}
-	lims := currentLimits()
 	lim := lims.Time
 	base := heapBytes()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -204,35 +228,36 @@ func isConfigFile(n string) bool {
 // Load reads the config directory dir (see ReadDir), unifies it with the
 // schema and validates it. It returns the typed config, or Errors listing
 // every problem with its file:line:col and field path.
-func Load(dir string, opts Options) (*v1alpha1.Config, error) {
-	files, err := ReadDir(dir)
+func Load(dir string, opts ...Option) (*v1alpha1.Config, error) {
+	files, err := ReadDir(dir, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return LoadFiles(dir, files, opts)
+	return LoadFiles(dir, files, opts...)
 }
 
 // LoadFiles is Load over files already in memory; dir resolves "file:"
 // password sources and is recorded in Config.Dir. The files are taken in
 // name order whatever order they come in, so the result and the errors do
-// not depend on it. The evaluation runs in a child process when Isolate
-// set one, else in this process under the watch of timed.
-func LoadFiles(dir string, files []File, opts Options) (cfg *v1alpha1.Config, err error) {
+// not depend on it. The evaluation runs in a child process with WithChild,
+// else in this process under the watch of timed.
+func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, err error) {
+	set := newSettings(opts)
 	if len(files) == 0 {
 		return nil, Errors{{File: dir, Msg: "no config files"}}
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	defer func() { err = redactErrors(err, files) }()
-	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: files, Opts: opts}); ok {
-		return cfg, err
+	if set.child != "" {
+		return runChild(set.child, childRequest{Limits: set.Limits, Dir: dir, Files: files, Opts: set.Options})
 	}
-	return timed(files[0].Name, func() (*v1alpha1.Config, error) {
+	return timed(files[0].Name, set.Limits, func() (*v1alpha1.Config, error) {
 		ctx := cuecontext.New()
-		user, errs := buildUser(ctx, files)
+		user, errs := buildUser(ctx, files, set.Limits.Nodes)
 		if len(errs) > 0 {
 			return nil, errs.sorted()
 		}
-		return finish(ctx, dir, files[0].Name, user, opts)
+		return finish(ctx, dir, files[0].Name, user, set.Options)
 	})
 }
 
@@ -244,12 +269,13 @@ func LoadFiles(dir string, files []File, opts Options) (cfg *v1alpha1.Config, er
 // the document's own lines; paths are relative to field.
 //
 // The evaluation has the same limits as LoadFiles, in a child process
-// when Isolate set one.
-func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (*v1alpha1.Config, error) {
-	if cfg, err, ok := isolated(childRequest{Dir: dir, Files: []File{{Name: file, Data: data}}, Embedded: &embeddedRequest{Field: field, Drop: drop}, Opts: opts}); ok {
-		return cfg, err
+// with WithChild.
+func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts ...Option) (*v1alpha1.Config, error) {
+	set := newSettings(opts)
+	if set.child != "" {
+		return runChild(set.child, childRequest{Limits: set.Limits, Dir: dir, Files: []File{{Name: file, Data: data}}, Embedded: &embeddedRequest{Field: field, Drop: drop}, Opts: set.Options})
 	}
-	return timed(file, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, opts) })
+	return timed(file, set.Limits, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, set.Options) })
 }
 
 func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *v1alpha1.Config, err error) {
@@ -405,7 +431,7 @@ func recoverCUE(file string, cfg **v1alpha1.Config, err *error) {
 // as explicit file arguments, not as the files of a package directory; and
 // the files here are already read, bounded and confined. A build.Instance
 // given the parsed syntax is what load itself hands to the evaluator.
-func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
+func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors) {
 	var errs Errors
 	inst := build.NewContext().NewInstance("", nil)
 	first := ""
@@ -466,7 +492,7 @@ func buildUser(ctx *cue.Context, files []File) (cue.Value, Errors) {
 			}
 		}
 		nodes += countNodes(af)
-		if lim := currentLimits().Nodes; nodes > lim {
+		if lim := maxNodes; nodes > lim {
 			return cue.Value{}, append(errs, &Error{File: f.Name, Msg: fmt.Sprintf("the config holds more than %d syntax nodes by this file, the limit of a config; raise it with --max-config-nodes", lim)})
 		}
 		if err := inst.AddSyntax(af); err != nil {

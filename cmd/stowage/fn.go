@@ -113,6 +113,7 @@ func newFn(getenv env) *cobra.Command {
 		var in bytes.Buffer
 		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput}, &in))
 		p.Stderr = cmd.ErrOrStderr()
+		p.ConfigOptions = schemaOptions()
 		err := run(cmd, args)
 		// The results were written to stderr already, one line each
 		// (Processor.Stderr): the framework's "[error] …" block of the

@@ -75,12 +75,12 @@ const interruptGrace = 2 * time.Second
 func main() {
 	// A config is evaluated in a child process of this binary, which
 	// the limits of --config-timeout and --max-config-memory can kill
-	// (schema.Isolate says why).
+	// (schema.WithChild says why).
 	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
 		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))
 	}
 	if exe, err := os.Executable(); err == nil {
-		schema.Isolate(exe)
+		configChild = exe
 	}
 	refuseDefaultHTTP()
 	// SIGTERM and SIGINT cancel the command's context instead of killing
@@ -188,7 +188,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them.
-		schema.SetLimits(lim)
+		configLimits = lim
 		if verbose {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
 		}

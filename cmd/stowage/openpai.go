@@ -82,7 +82,7 @@ the reference the reduced service list names for openpai-runtime, then
 					return err
 				}
 			}
-			cfg, err := schema.Load(dirArg(args), schema.Options{AllowLiteralPasswords: true})
+			cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 			if format != "table" && format != "json" && format != "markdown" {
 				return usageError{fmt.Errorf("-o %q: want table, json or markdown", format)}
 			}
-			cfg, err := schema.Load(dirArg(args), schema.Options{AllowLiteralPasswords: true})
+			cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
 			if err != nil {
 				return err
 			}

@@ -37,7 +37,7 @@ func readLock(dir string) (*lock.Lock, error) {
 // renderDir loads dir, reads its lock and renders the profile through
 // pipeline.Render, reading the passwords through getenv.
 func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
-	cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+	cfg, err := schema.Load(dir, schemaOptions(schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})...)
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 		if o.root != "" {
 			return nil, usageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
 		}
-		cfg, err := schema.Load(dir, schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})
+		cfg, err := schema.Load(dir, schemaOptions(schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})...)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +162,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &fn.Processor{Dir: dir}
+	p := &fn.Processor{Dir: dir, ConfigOptions: schemaOptions()}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	for _, l := range p.Locate(b.FunctionConfig, rs) {
 		if l.Severity != framework.Error {

@@ -213,7 +213,7 @@ func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
 	for _, it := range b.Items {
 		rl.Items = append(rl.Items, it.Copy())
 	}
-	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.fnAllowEnv, CheckOnly: true}
+	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.fnAllowEnv, CheckOnly: true, ConfigOptions: schemaOptions()}
 	if err := p.Process(rl); err != nil {
 		return newFnConfigError(p, b, rl.Results)
 	}
