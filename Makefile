@@ -42,7 +42,7 @@ snapshot:
 # compiled; with its STOWAGE_REQUIRE_* variable set (.ci/run sets them all)
 # an absent part fails instead.
 test:
-	@bash hack/parts.sh registry kustomize; test $$? -ne 1
+	@bash hack/parts.sh registry kustomize cosign; test $$? -ne 1
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory e2e

@@ -2,7 +2,7 @@
 # The optional heavy parts of `make test`, checked without compiling
 # anything, so that the Makefile decides before `go test` what runs:
 #
-#   hack/parts.sh PART...     PART: registry, kustomize, e2e, node, fuzz
+#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, fuzz
 #
 # For each PART that is absent it prints ONE line on stdout: what is
 # skipped, why, and how to get it. It exits 0 when every PART named is
@@ -16,6 +16,9 @@
 #              internal/registry); STOWAGE_REQUIRE_REGISTRY.
 #   kustomize  the real kustomize v5.8.2 running stowage as an exec KRM
 #              function (fn); STOWAGE_REQUIRE_KUSTOMIZE.
+#   cosign     the real cosign v3.1.3 signing, attesting and verifying images
+#              on docker-registry for the signature tests (internal/mirror);
+#              STOWAGE_REQUIRE_COSIGN.
 #   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
 #              module (envtest); STOWAGE_REQUIRE_APISERVER.
 #   node       everything node/parts.sh lists (root, the kubelet and the
@@ -59,6 +62,13 @@ for part in "$@"; do
         report kustomize STOWAGE_REQUIRE_KUSTOMIZE "stowage as an exec KRM function in the real kustomize: no kustomize on PATH or in $gobin; get it with: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2"
       fi
       ;;
+    cosign)
+      gobin="$(go env GOBIN 2>/dev/null)"
+      [[ -n $gobin ]] || gobin="$(go env GOPATH 2>/dev/null)/bin"
+      if ! command -v cosign >/dev/null 2>&1 && [[ ! -x $gobin/cosign ]]; then
+        report cosign STOWAGE_REQUIRE_COSIGN "the tests with real signatures (cosign sign, attest, verify and tree around stowage mirror): no cosign on PATH or in $gobin; get it with: go install github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3"
+      fi
+      ;;
     e2e)
       assets="${KUBEBUILDER_ASSETS:-}"
       miss=()
@@ -81,7 +91,7 @@ for part in "$@"; do
       fi
       ;;
     *)
-      echo "usage: $0 PART... (PART: registry, kustomize, e2e, node, fuzz)" >&2
+      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, fuzz)" >&2
       exit 2
       ;;
   esac
