@@ -57,10 +57,10 @@ test:
 # testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
 # Longer: make fuzz FUZZTIME=10m.
 FUZZTIME ?= 15s
-FUZZERS = render:FuzzContainerNames render:FuzzRender render:FuzzDockerConfigJSON schema:FuzzLoadFiles internal/lock:FuzzParse fn:FuzzResourceList internal/mirror:FuzzBundleIndex internal/kustomization:FuzzLoad
+FUZZERS = internal/render:FuzzContainerNames internal/render:FuzzRender internal/render:FuzzDockerConfigJSON schema:FuzzLoadFiles internal/lock:FuzzParse fn:FuzzResourceList internal/mirror:FuzzBundleIndex internal/kustomization:FuzzLoad
 fuzz:
 	@mkdir -p bin/fuzz
-	@for pkg in render schema internal/lock fn internal/mirror internal/kustomization; do $(GO) test -c -fuzz . -o bin/fuzz/$$(basename $$pkg).test ./$$pkg || exit 1; done
+	@for pkg in internal/render schema internal/lock fn internal/mirror internal/kustomization; do $(GO) test -c -fuzz . -o bin/fuzz/$$(basename $$pkg).test ./$$pkg || exit 1; done
 	@for f in $(FUZZERS); do \
 		pkg=$${f%%:*}; name=$${f##*:}; bin=$$(basename $$pkg); \
 		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \

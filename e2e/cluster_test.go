@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 // fieldManager is the server-side apply field manager of every apply.

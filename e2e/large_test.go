@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/synth"
-	"github.com/stowage/stowage/render"
 )
 
 // TestApplyLargeConfigs applies generated configs (internal/synth, stand-in

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
 )
 

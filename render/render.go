@@ -1,62 +1,49 @@
-// Package render turns a validated config and a lock into Kubernetes
-// objects. It is pure: no file, network or environment access. Credentials
-// arrive already read (see Input.Passwords), digests come from the lock.
+// Package render turns a validated config and its lock into the Kubernetes
+// objects that pre-pull its images: per puller a DaemonSet per node group,
+// a records ConfigMap and, per distinct credential, a pull Secret; the
+// OpenPAI service and package cache ConfigMaps where a profile asks for
+// them.
+//
+// Render is pure: no file, network or environment access. The config comes
+// from schema.Load, the lock is the ImageLock of stowage.lock.yaml, and
+// the passwords the config's auth.password sources name arrive already
+// read. WriteStream and WriteDir write the objects as `stowage render`
+// does, to a stream or to a directory.
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sort"
+	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/output"
+	engine "github.com/stowage/stowage/internal/render"
 )
 
-// Label keys and values stowage sets on what it renders.
-const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelComponent = "app.kubernetes.io/component"
-	LabelPartOf    = "app.kubernetes.io/part-of"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	LabelProfile   = "stowage.dev/profile"
-
-	// AnnotationImagesHash holds sha256 over the pinned image list of a
-	// DaemonSet's pod template: a changed digest changes it and rolls the
-	// DaemonSet; nothing else does.
-	AnnotationImagesHash = "stowage.dev/images-hash"
-	// AnnotationRefreshHours records the puller's refreshHours, the
-	// interval at which the digest-bump bot should re-resolve tags.
-	AnnotationRefreshHours = "stowage.dev/refresh-hours"
-
-	ManagedBy = "stowage"
-)
-
-// Input is everything a render needs.
+// Input is everything Render needs.
 type Input struct {
-	// Plan is the profile's image plan (plan.Build of Config, Profile and
-	// Lock). When nil, Render builds it.
-	Plan   *plan.Plan
+	// Config is a config as schema.Load returns it.
 	Config *v1alpha1.Config
-	// Profile names the profile to render.
+	// Lock supplies the digests: every image needs an entry unless its
+	// reference carries a digest. nil is an empty lock.
+	Lock *v1alpha1.ImageLock
+	// Profile names the profile to render; "" picks the only one.
 	Profile string
-	// Lock supplies the digests; every image must have an entry unless its
-	// reference carries a digest.
-	Lock *lock.Lock
-	// Passwords maps a password source as written in the config
-	// ("env:HARBOR_PASSWORD", "file:secrets/hub") to its bytes. The caller
-	// reads them; render never does. Needed only when the profile renders
-	// Secrets.
+	// Passwords maps a password source as the config writes it
+	// ("env:HARBOR_PASSWORD", "file:secrets/hub") to its bytes; needed
+	// only for the Secrets a profile with secrets: render renders.
 	Passwords map[string][]byte
 }
 
-// Object is one rendered Kubernetes object.
+// Object is one rendered Kubernetes object: a *corev1.Secret,
+// *corev1.ConfigMap or *appsv1.DaemonSet.
 type Object struct {
 	Kind      string
 	Namespace string
@@ -64,132 +51,102 @@ type Object struct {
 	Object    runtime.Object
 }
 
-// FileName is the object's file name in an output directory:
+// FileName is the object's file name in a WriteDir directory:
 // <kind>-<namespace>-<name>.yaml, lower case.
 func (o Object) FileName() string {
 	return strings.ToLower(o.Kind) + "-" + o.Namespace + "-" + o.Name + ".yaml"
 }
 
-// kindOrder puts objects a DaemonSet depends on first.
-var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2}
-
-// MissingError lists every image the lock has no entry for.
-type MissingError struct {
-	// Images are "reference (used by …)" descriptions, sorted.
-	Images []string
-}
-
-func (e *MissingError) Error() string {
-	return fmt.Sprintf("%s has no entry for %d image(s); run `stowage lock` to resolve them:\n  %s",
-		lock.FileName, len(e.Images), strings.Join(e.Images, "\n  "))
-}
-
-// Render renders the profile: Secrets, records ConfigMaps, DaemonSets, the
-// OpenPAI service ConfigMap and the package cache ConfigMap, sorted by kind,
-// namespace and name. Each puller gets one DaemonSet per node group, and a
-// node group of more than MaxImagesPerDaemonSet images is split into
-// DaemonSets of at most that many (see MaxImagesPerDaemonSet for why).
-// Errors: *MissingError for images without a lock entry, and errors naming
-// the puller, environment or image for the rest; all problems are joined
-// into one error.
+// Render renders the profile of in.Config with the digests of in.Lock,
+// sorted by kind (Secrets, ConfigMaps, DaemonSets), namespace and name. A
+// lock entry that breaks the lock's rules (its name the normalised
+// reference, digests sha256:<64 hex>, a known kind, platforms canonical)
+// is an error naming it. Errors: an unknown profile, images the lock has
+// no entry for (all of them, naming who uses each), and the rest naming
+// the puller, environment or image; nothing is returned when any occurs.
 func Render(in Input) ([]Object, error) {
-	pl := in.Plan
-	if pl == nil {
-		var err error
-		if pl, err = plan.Build(in.Config, in.Profile, in.Lock); err != nil {
-			return nil, err
-		}
+	if in.Config == nil {
+		return nil, errors.New("render: no config")
 	}
-	r := &renderer{in: in, plan: pl, profileName: pl.Profiles[0], prof: pl.Profile, missing: map[string][]string{}}
-	objs := r.run()
-	if len(r.missing) > 0 {
-		var lines []string
-		for _, k := range slices.Sorted(maps.Keys(r.missing)) {
-			users := uniqueSorted(r.missing[k])
-			lines = append(lines, fmt.Sprintf("%s (used by %s)", k, strings.Join(users, ", ")))
-		}
-		r.errs = append([]error{&MissingError{Images: lines}}, r.errs...)
+	l, err := fromImageLock(in.Lock)
+	if err != nil {
+		return nil, err
 	}
-	if len(r.errs) > 0 {
-		return nil, errors.Join(r.errs...)
+	objs, err := engine.Render(engine.Input{Config: in.Config, Profile: in.Profile, Lock: l, Passwords: in.Passwords})
+	if err != nil {
+		return nil, err
 	}
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if kindOrder[a.Kind] != kindOrder[b.Kind] {
-			return kindOrder[a.Kind] < kindOrder[b.Kind]
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
-	return objs, nil
+	out := make([]Object, len(objs))
+	for i, o := range objs {
+		out[i] = Object(o)
+	}
+	return out, nil
 }
 
-type renderer struct {
-	in          Input
-	plan        *plan.Plan
-	profileName string
-	prof        *v1alpha1.Profile
-	errs        []error
-	// missing maps a lock key to the things that use it.
-	missing map[string][]string
-}
-
-func (r *renderer) fail(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Errorf(format, args...))
-}
-
-func (r *renderer) run() []Object {
-	var objs []Object
-	secrets := map[string]Object{}
-	// DaemonSet names are unique per namespace: each puller's own name is
-	// reserved for it, then the pullers take the names of their node
-	// groups and parts in (namespace, name) order, so that which name gets
-	// a hash when two would collide ("a" with a node group "gpu", and a
-	// puller "a-gpu") does not depend on the order the config lists them.
-	taken := map[string]map[string]bool{}
-	order := make([]int, len(r.prof.Pullers))
-	for i, p := range r.prof.Pullers {
-		if taken[p.Namespace] == nil {
-			taken[p.Namespace] = map[string]bool{}
-		}
-		taken[p.Namespace][p.Name] = true
-		order[i] = i
+// fromImageLock checks the entries of il and returns them as a lock.
+func fromImageLock(il *v1alpha1.ImageLock) (*lock.Lock, error) {
+	l := &lock.Lock{}
+	if il == nil {
+		return l, nil
 	}
-	sort.Slice(order, func(a, b int) bool {
-		pa, pb := r.prof.Pullers[order[a]], r.prof.Pullers[order[b]]
-		if pa.Namespace != pb.Namespace {
-			return pa.Namespace < pb.Namespace
-		}
-		return pa.Name < pb.Name
-	})
-	for _, i := range order {
-		pp := &r.plan.Pullers[i]
-		objs = append(objs, r.puller(pp, secrets, taken[pp.Puller.Namespace])...)
+	if il.APIVersion != "" && il.APIVersion != v1alpha1.APIVersion || il.Kind != "" && il.Kind != v1alpha1.ImageLockKind {
+		return nil, fmt.Errorf("render: the lock is a %s %s, want %s %s", il.APIVersion, il.Kind, v1alpha1.APIVersion, v1alpha1.ImageLockKind)
 	}
-	for _, k := range slices.Sorted(maps.Keys(secrets)) {
-		objs = append(objs, secrets[k])
-	}
-	if r.plan.OpenPAI != nil {
-		objs = append(objs, r.openpaiConfigMap(r.plan.OpenPAI))
-	}
-	if len(r.prof.PackageCache) > 0 {
-		objs = append(objs, r.packageCacheConfigMap())
-	}
-	return objs
-}
-
-func uniqueSorted(ss []string) []string {
-	out := append([]string(nil), ss...)
-	sort.Strings(out)
-	n := 0
-	for i, s := range out {
-		if i > 0 && s == out[n-1] {
+	var errs []error
+	seen := map[string]bool{}
+	for i, e := range il.Spec.Images {
+		if err := lock.Validate(e); err != nil {
+			errs = append(errs, fmt.Errorf("lock spec.images[%d]: %w", i, err))
 			continue
 		}
-		out[n] = s
-		n++
+		if seen[e.Name] {
+			errs = append(errs, fmt.Errorf("lock spec.images[%d]: duplicate name %s", i, e.Name))
+			continue
+		}
+		seen[e.Name] = true
+		l.Put(e)
 	}
-	return out[:n]
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+func internal(objs []Object) []engine.Object {
+	out := make([]engine.Object, len(objs))
+	for i, o := range objs {
+		out[i] = engine.Object(o)
+	}
+	return out
+}
+
+// WriteStream writes objs to w as one multi-document YAML stream, "---"
+// before each document after the first: the bytes `stowage render` prints.
+// Keys are sorted and a null creationTimestamp and an empty status left
+// out, so the same objects always give the same bytes.
+func WriteStream(w io.Writer, objs []Object) error {
+	b, err := engine.Encode(internal(objs))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// WriteDir replaces the directory dir with one file per object
+// (Object.FileName) and a kustomization.yaml listing them, ready for a
+// Flux Kustomization or an Argo CD Application: the files of `stowage
+// render -o DIR`. dir may be missing, empty or an earlier WriteDir's; one
+// holding anything else is refused, since it is replaced whole. The new
+// content is written beside dir and swapped in, so a failure or a
+// cancelled ctx leaves dir as it was.
+func WriteDir(ctx context.Context, dir string, objs []Object) error {
+	files, err := engine.Files(internal(objs))
+	if err != nil {
+		return err
+	}
+	if err := output.CheckDir(dir); err != nil {
+		return err
+	}
+	return atomicfile.ReplaceDirContext(ctx, dir, files)
 }

@@ -17,7 +17,7 @@ var fuzzExts = []string{".yaml", ".cue", ".json", ".yml"}
 // second's, bit 4 allows literal passwords). The loader must not panic and
 // must return either a config and no error, or Errors: at least one, each
 // naming a file of the config (with a line when it names a position), and
-// the same Errors on a second load. Seeds: ../render's TestWriteSeedCorpus
+// the same Errors on a second load. Seeds: ../internal/render's TestWriteSeedCorpus
 // writes the field cases and examples into testdata/fuzz/FuzzLoadFiles.
 func FuzzLoadFiles(f *testing.F) {
 	for _, dir := range []string{"testdata/valid/mixed", "testdata/invalid/many-errors"} {

@@ -11,7 +11,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/stowage/stowage/internal/output"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 // Bounds of the diff `render --check` prints: lines per file and in all.

@@ -16,7 +16,7 @@ func TestBinaryLeavesOutTestOracles(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, "github.com/stowage/stowage/render") {
+	if !slices.Contains(deps, "github.com/stowage/stowage/internal/render") {
 		t.Fatalf("go list -deps printed no render; output:\n%s", out)
 	}
 	for _, p := range []string{"github.com/stowage/stowage/internal/kubecheck"} {

@@ -1,173 +1,35 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
-	yamlv3 "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/schema"
 )
 
-// DefaultMaxFnInput bounds the ResourceList fn reads from stdin: 4 MiB,
-// thousands of workloads. kyaml holds every node in memory: a 4 MB
-// ResourceList of small ConfigMaps peaked at 1.1 GB RSS, so the bound keeps
-// the function near 1 GiB (docs/reliability.md).
-const DefaultMaxFnInput = 4 << 20
-
-// cappedReader fails a read past max bytes with a message naming the
-// limit and the flag that raises it.
-type cappedReader struct {
-	r         io.Reader
-	left, max int64
-}
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.left < 0 {
-		return 0, c.err()
-	}
-	if int64(len(p)) > c.left+1 {
-		p = p[:c.left+1]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	if c.left < 0 {
-		return 0, c.err()
-	}
-	return n, err
-}
-
-func (c *cappedReader) err() error {
-	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of stowage fn; raise it with --max-input-bytes in the exec declaration's args", c.max)
-}
-
-// badMetadata names the first object of a ResourceList whose
-// metadata.annotations or metadata.labels is not a mapping (kyaml's
-// reader fails on it with "wrong node kind" and no place), with its line:
-// `items[1] (Pod p) metadata.annotations, line 19: want a map of strings,
-// got a sequence`; "" when there is none or data does not parse.
-func badMetadata(data []byte) string {
-	var doc yamlv3.Node
-	if yamlv3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-		return ""
-	}
-	get := func(n *yamlv3.Node, key string) *yamlv3.Node {
-		if n == nil || n.Kind != yamlv3.MappingNode {
-			return nil
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				return n.Content[i+1]
-			}
-		}
-		return nil
-	}
-	check := func(name string, obj *yamlv3.Node) string {
-		meta := get(obj, "metadata")
-		for _, f := range []string{"annotations", "labels"} {
-			if v := get(meta, f); v != nil && v.Kind != yamlv3.MappingNode && v.Tag != "!!null" {
-				id := ""
-				if k, n := get(obj, "kind"), get(meta, "name"); k != nil && n != nil {
-					id = fmt.Sprintf(" (%s %s)", k.Value, n.Value)
-				}
-				kind := map[yamlv3.Kind]string{yamlv3.SequenceNode: "a sequence", yamlv3.ScalarNode: "a scalar", yamlv3.AliasNode: "an alias"}[v.Kind]
-				return fmt.Sprintf("%s%s metadata.%s, line %d: want a map of strings, got %s", name, id, f, v.Line, kind)
-			}
-		}
-		return ""
-	}
-	root := doc.Content[0]
-	if w := check("functionConfig", get(root, "functionConfig")); w != "" {
-		return w
-	}
-	if items := get(root, "items"); items != nil && items.Kind == yamlv3.SequenceNode {
-		for i, it := range items.Content {
-			if w := check(fmt.Sprintf("items[%d]", i), it); w != "" {
-				return w
-			}
-		}
-	}
-	return ""
-}
+// DefaultMaxFnInput bounds the ResourceList fn reads from stdin
+// (fn.DefaultMaxInput).
+const DefaultMaxFnInput = fn.DefaultMaxInput
 
 // errFnReported is fn's failure when its error results are written to
 // stderr already: main prints nothing more and exits 1.
 var errFnReported = fmt.Errorf("the function's results have errors: %w", errCheckFailed)
 
 // newFn is `stowage fn`: the KRM function, ResourceList on stdin and
-// stdout, for kustomize's exec functions.
+// stdout, for kustomize's exec functions (fn.NewCommand), with the
+// command line's config limits.
 func newFn(getenv env) *cobra.Command {
-	p := &fn.Processor{Getenv: getenv}
-	c := command.Build(p, command.StandaloneDisabled, true)
-	maxInput := int64(DefaultMaxFnInput)
-	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxFnInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input)")
+	c := fn.NewCommand(fn.WithGetenv(getenv), fn.WithConfigOptions(func() []schema.Option { return schemaOptions() }))
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		// The input is kept (kyaml holds all of it anyway) to say where a
-		// ResourceList kyaml refuses is wrong.
-		var in bytes.Buffer
-		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput}, &in))
-		p.Stderr = cmd.ErrOrStderr()
-		p.ConfigOptions = schemaOptions()
 		err := run(cmd, args)
-		// The results were written to stderr already, one line each
-		// (Processor.Stderr): the framework's "[error] …" block of the
-		// same results would say each a second time.
-		var rs framework.Results
-		if errors.As(err, &rs) {
+		if errors.Is(err, fn.ErrReported) {
 			return errFnReported
-		}
-		if err != nil {
-			if where := badMetadata(in.Bytes()); where != "" {
-				return fmt.Errorf("%s: %w", where, err)
-			}
 		}
 		return err
 	}
-	c.Flags().StringArrayVar(&p.AllowEnv, "allow-env", nil, "keep only this one of the variables the operator's STOWAGE_ALLOW_ENV lets env: password sources read besides STOWAGE_* ones (repeatable; narrows, never widens)")
-	// kyaml's command takes no positional argument but does not say so;
-	// its --stack (print a stack trace on error) is for debugging and
-	// hidden.
-	c.Args = cobra.NoArgs
-	if f := c.Flags().Lookup("stack"); f != nil {
-		f.Hidden = true
-	}
-	c.Use = "fn"
-	c.Short = "Run as a kustomize KRM function (ResourceList on stdin, ResourceList with results on stdout)"
-	c.Long = `Run as a KRM function. Declare it in a kustomization's transformers or
-generators with the annotation
-
-  config.kubernetes.io/function: |
-    exec:
-      path: stowage      # looked up in $PATH; ./stowage is relative to the kustomization
-      args: [fn]
-
-and build with: kustomize build --enable-alpha-plugins --enable-exec
-With --enable-alpha-plugins alone kustomize skips the function silently
-(exit 0, images unpinned); without it the build fails with "external
-plugins disabled". 'kubectl kustomize' has no --enable-exec: it fails, or
-skips silently with --enable-alpha-plugins.
-
-Warnings and errors are written to stderr as file:line: field: message
-lines as well as into the results; the annotation stowage.dev/strict: "true"
-on the functionConfig makes warnings errors.
-
-functionConfig kinds: stowage.dev/v1alpha1 Stowage (spec: the config, plus
-spec.profile) and org.apache.submarine/v1 JupyterImagePuller. Digests come from
-the ImageLock item (stowage.lock.yaml listed in resources). Every other workload
-in the input gets its images pinned from the lock.
-
-Password sources: env: may read only variables starting with STOWAGE_ and
-those the operator names in STOWAGE_ALLOW_ENV (comma- or space-separated,
-set in the environment of the CI job or repository server that runs
-kustomize, or with kustomize build --env); the repository cannot widen
-that: --allow-env in the exec declaration's args only keeps some of the
-operator's names, and a declaration whose envs set STOWAGE_ALLOW_ENV is
-refused. file: only regular files inside the kustomization's directory.`
 	return c
 }

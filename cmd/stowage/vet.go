@@ -19,7 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -28,7 +28,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/atomicfile"
-	"github.com/stowage/stowage/render"
+	"github.com/stowage/stowage/internal/render"
 )
 
 // Paths are the paths of one run. Empty fields are not part of the run.

@@ -14,10 +14,10 @@ import (
 )
 
 // The fuzzers' committed seed corpora (testdata/fuzz/Fuzz*/seed-*, and the
-// loader's in ../schema/testdata/fuzz/FuzzLoadFiles/) are written from the
+// loader's in ../../schema/testdata/fuzz/FuzzLoadFiles/) are written from the
 // cases below by
 //
-//	go test ./render -run TestWriteSeedCorpus -write-seeds
+//	go test ./internal/render -run TestWriteSeedCorpus -write-seeds
 //
 // Each case is a field case of the project's shared notes (cases/*.yaml,
 // named by its id) as a small config. Seeds the fuzzers found are kept
@@ -220,7 +220,7 @@ func exampleSeeds(tb testing.TB) []exampleSeed {
 	tb.Helper()
 	var out []exampleSeed
 	for _, dir := range []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"} {
-		files, err := schema.ReadDir(filepath.Join("..", "examples", dir))
+		files, err := schema.ReadDir(filepath.Join("..", "..", "examples", dir))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestWriteSeedCorpus(t *testing.T) {
 		want[filepath.Join(dir, "seed-"+id)] = corpusFile(values...)
 	}
 	render := func(fuzzer string) string { return filepath.Join("testdata", "fuzz", fuzzer) }
-	loader := filepath.Join("..", "schema", "testdata", "fuzz", "FuzzLoadFiles")
+	loader := filepath.Join("..", "..", "schema", "testdata", "fuzz", "FuzzLoadFiles")
 	for _, c := range seedConfigs {
 		put(render("FuzzRender"), c.id, []byte(c.cue), []byte(c.yaml), c.literal)
 		// The loader's kinds byte: bits 0-1 the first file's extension
@@ -327,7 +327,7 @@ func TestWriteSeedCorpus(t *testing.T) {
 		}
 		have, err := os.ReadFile(path)
 		if err != nil || !bytes.Equal(have, data) {
-			t.Errorf("%s is not up to date (go test ./render -run TestWriteSeedCorpus -write-seeds): %v", path, err)
+			t.Errorf("%s is not up to date (go test ./internal/render -run TestWriteSeedCorpus -write-seeds): %v", path, err)
 		}
 	}
 }
