@@ -45,6 +45,7 @@ test:
 	@bash hack/parts.sh registry kustomize cosign; test $$? -ne 1
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory apitest
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory fluxoci
 	@$(MAKE) --no-print-directory node
@@ -68,6 +69,14 @@ fuzz:
 			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
 			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
 	done
+
+# The public Go API used from another module (apitest/, its own module
+# outside github.com/stowage/stowage, so it cannot import internal/):
+# schema.Load, render.Render and its writers, fn.Processor and
+# fn.NewCommand on an example. It needs nothing optional, so it always
+# runs; a few seconds once the main module is built.
+apitest:
+	cd apitest && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The end-to-end tests against a real kube-apiserver: their own module, so
 # that stowage never depends on controller-runtime. Without kube-apiserver
