@@ -40,7 +40,7 @@ func startReferrersRegistry(t *testing.T) (string, *counting) {
 
 // artifact is a small manifest with one layer of mediaType mt, the shape
 // of cosign's signature, attestation and SBOM manifests.
-func artifact(t *testing.T, mt types.MediaType, payload string) v1.Image {
+func artifact(t testing.TB, mt types.MediaType, payload string) v1.Image {
 	t.Helper()
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)

@@ -106,7 +106,7 @@ func (c *counting) count(k string) int {
 	return c.requests[k]
 }
 
-func startRegistry(t *testing.T) (string, *counting) {
+func startRegistry(t testing.TB) (string, *counting) {
 	t.Helper()
 	c := &counting{next: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))}
 	srv := httptest.NewServer(c.wrap())
@@ -115,7 +115,7 @@ func startRegistry(t *testing.T) (string, *counting) {
 }
 
 // layer is a deterministic layer of n bytes derived from seed.
-func layer(t *testing.T, seed string, n int) v1.Layer {
+func layer(t testing.TB, seed string, n int) v1.Layer {
 	t.Helper()
 	b := make([]byte, n)
 	for i := range b {
@@ -124,7 +124,7 @@ func layer(t *testing.T, seed string, n int) v1.Layer {
 	return static.NewLayer(b, types.OCILayer)
 }
 
-func image(t *testing.T, layers ...v1.Layer) v1.Image {
+func image(t testing.TB, layers ...v1.Layer) v1.Image {
 	t.Helper()
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
