@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,19 +80,19 @@ func TestStatusHostileAPIServer(t *testing.T) {
 		servers = append(servers, srv)
 		return srv
 	}
-	runTLS := func(t *testing.T, tls bool, h http.HandlerFunc) (string, string, int, time.Duration) {
+	runTLS := func(t *testing.T, tls bool, h http.HandlerFunc, args ...string) (string, string, int, time.Duration) {
 		t.Helper()
 		srv := serve(t, tls, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			gotAuth.Store(r.Header.Get("Authorization"))
 			h(w, r)
 		}))
 		start := time.Now()
-		out, stderr, code := runCLI(t, nil, "status", dir, "--kubeconfig", apiKubeconfig(t, srv), "--deadline", "60s")
+		out, stderr, code := runCLI(t, nil, append([]string{"status", dir, "--kubeconfig", apiKubeconfig(t, srv), "--deadline", "60s"}, args...)...)
 		return string(out), stderr, code, time.Since(start)
 	}
-	run := func(t *testing.T, h http.HandlerFunc) (string, string, int, time.Duration) {
+	run := func(t *testing.T, h http.HandlerFunc, args ...string) (string, string, int, time.Duration) {
 		t.Helper()
-		return runTLS(t, false, h)
+		return runTLS(t, false, h, args...)
 	}
 	noToken := func(t *testing.T, text string) {
 		t.Helper()
@@ -218,4 +220,71 @@ func TestStatusHostileAPIServer(t *testing.T) {
 			t.Errorf("exit %d in %s after %d MiB sent\n%s%s", code, took, sent.Load()>>20, out, stderr)
 		}
 	})
+
+	t.Run("request timeout", func(t *testing.T) {
+		out, stderr, code, took := run(t, func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/nodes") {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+				return
+			}
+			emptyCluster(w, r)
+		}, "--timeout", "1s")
+		want := "listing nodes on http://127.0.0.1:"
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "the request got no answer within --timeout 1s (the limit of each request to the API server)") || strings.Contains(stderr, "--deadline") || took > 8*time.Second {
+			t.Errorf("exit %d in %s\n%s%s", code, took, out, stderr)
+		}
+	})
+
+	// What the API server sends in its objects and headers: a node name
+	// carrying the token, an OSC title sequence, a C1 CSI and a bidi
+	// override, and a Warning header carrying the token, a bidi override
+	// and a zero-width space (client-go drops warnings with control
+	// characters). Neither the table nor -o json nor stderr shows the
+	// token, or any of them raw; client-go's default handler logged the
+	// warning through klog as sent.
+	hostileName := "node-" + hostileToken + "-\u001b]0;pwned\u0007-\u009b31m-\u202etxt"
+	hostile := func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		w.Header().Add("Warning", "299 - \"deprecated for "+tok+" \u202eevil\u200b\"")
+		if strings.HasSuffix(r.URL.Path, "/nodes") {
+			w.Header().Set("Content-Type", "application/json")
+			name, _ := json.Marshal(hostileName)
+			fmt.Fprintf(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":%s}}]}`, name)
+			return
+		}
+		emptyCluster(w, r)
+	}
+	raw := func(t *testing.T, text string) {
+		t.Helper()
+		for _, c := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\u200b"} {
+			if strings.Contains(text, c) {
+				t.Errorf("raw %q in:\n%s", c, text)
+			}
+		}
+	}
+	for _, format := range []string{"table", "json"} {
+		t.Run("report contents scrubbed and escaped, "+format, func(t *testing.T) {
+			out, stderr, code, _ := runTLS(t, true, hostile, "-o", format)
+			noToken(t, out+stderr)
+			raw(t, out+stderr)
+			if code != 1 || !strings.Contains(stderr, "stowage: warning from the API server https://127.0.0.1:") || !strings.Contains(stderr, `deprecated for *** \u202eevil\u200b`) {
+				t.Errorf("exit %d; want the warning once, scrubbed and escaped\n%s%s", code, out, stderr)
+			}
+			if n := strings.Count(stderr, "deprecated for"); n != 1 {
+				t.Errorf("the warning is shown %d times, want once:\n%s", n, stderr)
+			}
+			if format == "json" {
+				var rep struct{ Nodes []string }
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatal(err)
+				}
+				if want := []string{"node-***-\x1b]0;pwned\x07-\u009b31m-\u202etxt"}; !slices.Equal(rep.Nodes, want) {
+					t.Errorf("nodes %q, want %q", rep.Nodes, want)
+				}
+			}
+		})
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,10 +129,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			printWrittenPins(cmd.ErrOrStderr(), images)
 			switch {
 			case format == "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(report); err != nil {
+				if err := writeReport(w, report); err != nil {
 					return err
 				}
 			case len(changes) == 0:

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+
+	"github.com/go-logr/logr/funcr"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/secret"
 )
 
@@ -46,8 +53,9 @@ type kubeClient struct {
 	secrets    *secret.Set
 }
 
-// newKubeClient returns clients for /api/v1 and /apis/apps/v1 on rc.
-func newKubeClient(rc *rest.Config) (*kubeClient, error) {
+// newKubeClient returns clients for /api/v1 and /apis/apps/v1 on rc,
+// scrubbing secrets from their errors.
+func newKubeClient(rc *rest.Config, secrets *secret.Set) (*kubeClient, error) {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		return nil, err
@@ -78,14 +86,13 @@ func newKubeClient(rc *rest.Config) (*kubeClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kubeClient{core: core, apps: apps, params: runtime.NewParameterCodec(s), secrets: configSecrets(rc)}, nil
+	return &kubeClient{core: core, apps: apps, params: runtime.NewParameterCodec(s), secrets: secrets}, nil
 }
 
-// configSecrets are the credentials of rc: its bearer token (or the
-// token file's, at most 64 KiB), its basic auth password and
+// addConfigSecrets adds the credentials of rc to s: its bearer token (or
+// the token file's, at most 64 KiB), its basic auth password and
 // user:password.
-func configSecrets(rc *rest.Config) *secret.Set {
-	s := &secret.Set{}
+func addConfigSecrets(s *secret.Set, rc *rest.Config) {
 	s.Add(rc.BearerToken)
 	if rc.BearerTokenFile != "" {
 		if f, err := os.Open(rc.BearerTokenFile); err == nil {
@@ -95,7 +102,6 @@ func configSecrets(rc *rest.Config) *secret.Set {
 		}
 	}
 	s.AddBasic(rc.Username, rc.Password)
-	return s
 }
 
 // sameServer is the http.Client's redirect rule: at most
@@ -179,3 +185,66 @@ type scrubbedError struct {
 
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// isTimeout reports whether err is a network timeout (net.Error's
+// Timeout), as net/http's client reports its own time limit.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// maxAPIWarnings bounds the distinct warnings status shows from one run.
+const maxAPIWarnings = 100
+
+// apiWarnings is the rest.WarningHandler of status: each distinct warning
+// the API server sends (an HTTP Warning header, code 299), which
+// client-go's default handler logs through klog as sent, is written to
+// w once, scrubbed of the credentials in secrets and escaped, at most
+// maxAPIWarnings of them.
+type apiWarnings struct {
+	w       io.Writer
+	host    string
+	secrets *secret.Set
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func newAPIWarnings(w io.Writer, host string, secrets *secret.Set) *apiWarnings {
+	return &apiWarnings{w: w, host: host, secrets: secrets, seen: map[string]bool{}}
+}
+
+// HandleWarningHeader writes one warning; see apiWarnings.
+func (a *apiWarnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen[text] || len(a.seen) > maxAPIWarnings {
+		return
+	}
+	a.seen[text] = true
+	if len(a.seen) > maxAPIWarnings {
+		fmt.Fprintf(a.w, "stowage: the API server %s sent more than %d warnings; the others are not shown\n", escape.Line(a.host), maxAPIWarnings)
+		return
+	}
+	fmt.Fprintf(a.w, "stowage: warning from the API server %s: %s\n", escape.Line(a.host), escape.Line(a.secrets.Scrub(text)))
+}
+
+// routeKlog sends klog's output (client-go logs through it, to stderr by
+// default, as its callers wrote it) to w instead, one line per message,
+// scrubbed of the credentials in secrets and escaped. It replaces klog's
+// logger for the whole process.
+func routeKlog(w io.Writer, secrets *secret.Set) {
+	var mu sync.Mutex
+	klog.SetLogger(funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := args
+		if prefix != "" {
+			line = prefix + ": " + args
+		}
+		fmt.Fprintf(w, "stowage: client-go: %s\n", escape.Line(secrets.Scrub(line)))
+	}, funcr.Options{}))
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -700,9 +699,7 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) error {
 	rep := planReportOf(to, p, roles)
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeReport(w, rep)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMAGE\tDIGEST\tSTATUS\tBLOBS\tBYTES\tDESTINATION")

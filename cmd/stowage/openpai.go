@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -213,9 +212,7 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 			w := cmd.OutOrStdout()
 			switch format {
 			case "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeReport(w, rep)
 			case "markdown":
 				return writeMarkdown(w, rep)
 			default:

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -23,10 +23,6 @@ func reportErrors(err error) []vetError {
 	return out
 }
 
-// writeReport prints a JSON report, indented, with no HTML escaping.
-func writeReport(w io.Writer, report any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(report)
-}
+// writeReport prints a JSON report through escape.WriteJSON, the one
+// writer of JSON that holds untrusted text.
+func writeReport(w io.Writer, report any) error { return escape.WriteJSON(w, report) }

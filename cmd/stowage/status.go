@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/secret"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
 )
@@ -96,20 +96,29 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			if err != nil {
 				return err
 			}
+			// Every credential of the kubeconfig is scrubbed from what
+			// status shows: errors, the report, the API server's warnings
+			// and client-go's own log lines (routed here from klog).
+			secrets := &secret.Set{}
+			routeKlog(cmd.ErrOrStderr(), secrets)
 			rc, err := restConfig(o, getenv)
 			if err != nil {
 				return err
 			}
+			addConfigSecrets(secrets, rc)
+			rc.WarningHandler = newAPIWarnings(cmd.ErrOrStderr(), rc.Host, secrets)
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.wait+o.deadline)
 			defer cancel()
 			read := func(ctx context.Context) (*status.Report, error) {
 				ctx, cancel := context.WithTimeout(ctx, o.deadline)
 				defer cancel()
-				cl, err := readCluster(ctx, rc, exp)
+				cl, err := readCluster(ctx, rc, exp, secrets, o.timeout)
 				if err != nil {
 					return nil, err
 				}
-				return status.Evaluate(exp, cl), nil
+				rep := status.Evaluate(exp, cl)
+				status.Scrub(rep, secrets.Scrub)
+				return rep, nil
 			}
 			rep, err := pollStatus(ctx, o.wait, statusPollInterval, read, func(rep *status.Report, left time.Duration) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "stowage: waiting, %s left: %s\n", left.Round(time.Second), notReady(rep))
@@ -119,11 +128,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			}
 			out := cmd.OutOrStdout()
 			if o.output == "json" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return err
-				}
-				if _, err := out.Write(append(b, '\n')); err != nil {
+				if err := writeReport(out, rep); err != nil {
 					return err
 				}
 			} else if err := status.WriteTable(out, rep); err != nil {
@@ -298,13 +303,17 @@ func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
 // and the pod events of their namespaces. Lists are paged; a list longer
 // than statusMaxPages pages, or events the credentials may not read, are
 // noted rather than failed.
-func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*status.Cluster, error) {
-	kc, err := newKubeClient(rc)
+//
+// Credentials in secrets are scrubbed from its errors; timeout is the
+// limit of each request (--timeout), named when a request reaches it.
+func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *secret.Set, timeout time.Duration) (*status.Cluster, error) {
+	kc, err := newKubeClient(rc, secrets)
 	if err != nil {
 		return nil, err
 	}
 	c := &status.Cluster{DaemonSets: map[string]*appsv1.DaemonSet{}}
 	host := rc.Host
+	fail := func(what string, err error) error { return clusterError(ctx, timeout, host, what, err) }
 
 	budget := statusMaxItems
 	note, err := pages(ctx, "nodes", &budget, func(opts metav1.ListOptions) (string, int, error) {
@@ -316,7 +325,7 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 		return l.Continue, len(l.Items), nil
 	}, metav1.ListOptions{})
 	if err != nil {
-		return nil, clusterError(host, "listing nodes", err)
+		return nil, fail("listing nodes", err)
 	}
 	c.Notes = appendNote(c.Notes, note)
 
@@ -327,7 +336,7 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 			continue
 		}
 		if err != nil {
-			return nil, clusterError(host, fmt.Sprintf("reading DaemonSet %s/%s", ds.Namespace, ds.Name), err)
+			return nil, fail(fmt.Sprintf("reading DaemonSet %s/%s", ds.Namespace, ds.Name), err)
 		}
 		c.DaemonSets[ds.Namespace+"/"+ds.Name] = live
 		if !slices.Contains(namespaces, ds.Namespace) {
@@ -346,7 +355,7 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 			return l.Continue, len(l.Items), nil
 		}, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
-			return nil, clusterError(host, fmt.Sprintf("listing the pods of DaemonSet %s/%s", ds.Namespace, ds.Name), err)
+			return nil, fail(fmt.Sprintf("listing the pods of DaemonSet %s/%s", ds.Namespace, ds.Name), err)
 		}
 		c.Notes = appendNote(c.Notes, note)
 	}
@@ -364,7 +373,7 @@ func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected) (*s
 			continue
 		}
 		if err != nil {
-			return nil, clusterError(host, "listing the events in namespace "+ns, err)
+			return nil, fail("listing the events in namespace "+ns, err)
 		}
 		c.Notes = appendNote(c.Notes, note)
 	}
@@ -414,12 +423,15 @@ func appendNote(notes []string, n string) []string {
 	return append(notes, n)
 }
 
-// clusterError names the API server and what failed; a timeout or a
-// refused connection says so in words.
-func clusterError(host, what string, err error) error {
+// clusterError names the API server and what failed; a timeout says
+// which limit was reached: the reading's (ctx, --deadline) or one
+// request's (timeout, --timeout).
+func clusterError(ctx context.Context, timeout time.Duration, host, what string, err error) error {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return fmt.Errorf("%s on %s: --deadline reached: %w", what, host, err)
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fmt.Errorf("%s on %s: the request got no answer within --timeout %s (the limit of each request to the API server): %w", what, host, timeout, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s on %s: forbidden; status needs get and list on DaemonSets, Pods, Nodes and Events (examples/status/rbac.yaml): %w", what, host, err)
 	default:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -429,9 +428,7 @@ func (r *vetReport) write(w io.Writer, err error) error {
 	default:
 		r.Errors = append(r.Errors, vetError{Message: err.Error()})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if werr := enc.Encode(r); werr != nil && err == nil {
+	if werr := writeReport(w, r); werr != nil && err == nil {
 		return werr
 	}
 	return err

@@ -1,6 +1,12 @@
 package escape
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // TestLine: what could drive a terminal is written as an escape; the rest,
 // non-ASCII letters included, is kept.
@@ -43,5 +49,51 @@ func TestMarkdown(t *testing.T) {
 		if got := Markdown(tc.in); got != tc.want {
 			t.Errorf("Markdown(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestWriteJSON: a report's strings holding C0 and C1 controls, DEL,
+// bidirectional, zero-width and tag characters (one beyond U+FFFF) and
+// bytes that are not UTF-8 are written with no such character raw, and
+// decode back to the same strings (bytes that are not UTF-8 as U+FFFD,
+// encoding/json's rule).
+func TestWriteJSON(t *testing.T) {
+	in := map[string]string{
+		"csi":  "a\u009b31mred",
+		"osc":  "t\x1b]0;pwned\x07",
+		"bidi": "rtl\u202egnp.exe \u2066x\u2069",
+		"zero": "z\u200bw\ufeff",
+		"del":  "d\x7f",
+		"tag":  "flag\U000E0041",
+		"sep":  "s\u2028p",
+		"html": "<a href=x>&</a>",
+		"bad":  "b\xffc",
+		"ok":   "grüße/日本",
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, r := range out {
+		if r != '\n' && unsafe(r) {
+			t.Errorf("raw %U in the JSON:\n%s", r, out)
+		}
+	}
+	for _, want := range []string{`\u009b`, `\u202e`, `\u2066`, `\u200b`, `\ufeff`, `\u007f`, `\udb40\udc41`, `\u2028`, `\u001b`, `"<a href=x>&</a>"`, "grüße/日本"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %s in the JSON:\n%s", want, out)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	in["bad"] = "b\ufffdc"
+	if !reflect.DeepEqual(back, in) {
+		t.Errorf("decoded %q\nwant %q", back, in)
+	}
+	if !strings.HasSuffix(out, "}\n") || !strings.Contains(out, "\n  \"bad\"") {
+		t.Errorf("want two-space indent and a final newline:\n%s", out)
 	}
 }

@@ -635,3 +635,37 @@ func (ev *evaluator) notesFor(n *corev1.Node, pods []*corev1.Pod) []string {
 	}
 	return out
 }
+
+// Scrub replaces every string of r with scrub's result (a credential
+// scrubber: what a hostile API server sends may echo the token in a node
+// name, a reason or a message). The OfflineUse summaries, which come from
+// the config and are shared with the plan, are left as they are.
+func Scrub(r *Report, scrub func(string) string) {
+	all := func(ss []string) {
+		for i := range ss {
+			ss[i] = scrub(ss[i])
+		}
+	}
+	r.Profile = scrub(r.Profile)
+	all(r.Nodes)
+	all(r.Sources.Notes)
+	for i := range r.Images {
+		im := &r.Images[i]
+		for _, s := range []*string{&im.Name, &im.State, &im.Message, &im.Digest, &im.Reference, &im.Source} {
+			*s = scrub(*s)
+		}
+		all(im.Nodes)
+		for j := range im.OnNodes {
+			c := &im.OnNodes[j]
+			for _, s := range []*string{&c.Node, &c.Reason, &c.Message, &c.DaemonSet, &c.Source} {
+				*s = scrub(*s)
+			}
+		}
+	}
+	for i := range r.DaemonSets {
+		d := &r.DaemonSets[i]
+		for _, s := range []*string{&d.Namespace, &d.Name, &d.Message} {
+			*s = scrub(*s)
+		}
+	}
+}
