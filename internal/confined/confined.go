@@ -134,6 +134,51 @@ func ReadPath(path string, k Kind) ([]byte, error) {
 	return read(f, path, k)
 }
 
+// OpenInRoot opens rel inside root, an os.Root the caller keeps open on a
+// directory it reads many files of (an OCI layout), under ReadFile's rules
+// (nothing outside root, a regular file outside procfs, at most k.Max
+// bytes; a FIFO never blocks the open) and one more: rel itself may not be
+// a symbolic link. A link among rel's parent directories is followed only
+// inside root, as os.Root does; a caller that refuses those checks them
+// itself. It returns the open file, which the caller closes, and its size.
+// shown is root's directory as messages name it; a missing file gives an
+// *Error wrapping fs.ErrNotExist.
+func OpenInRoot(root *os.Root, shown, rel string, k Kind) (*os.File, int64, error) {
+	p := filepath.Join(shown, rel)
+	fail := func(reason string, err error) (*os.File, int64, error) {
+		return nil, 0, &Error{Path: p, Kind: k.What, Reason: reason, Err: err}
+	}
+	fi, err := root.Lstat(rel)
+	switch {
+	case err != nil:
+		return fail(openReason(err, shown), err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fail("is a symbolic link; a "+k.What+" is never read through a link", nil)
+	case !fi.Mode().IsRegular():
+		return fail("is not a regular file ("+typeName(fi.Mode())+")", nil)
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return fail(openReason(err, shown), err)
+	}
+	st, err := check(f, p, k)
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// ReadInRoot reads what OpenInRoot opens, at most k.Max bytes.
+func ReadInRoot(root *os.Root, shown, rel string, k Kind) ([]byte, error) {
+	f, _, err := OpenInRoot(root, shown, rel, k)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readChecked(f, filepath.Join(shown, rel), k)
+}
+
 // dirName names dir in messages.
 func dirName(dir string) string {
 	if dir == "" || dir == "." {
@@ -203,10 +248,16 @@ func openReason(err error, dir string) string {
 // read checks f is a regular file outside procfs and reads at most k.Max
 // bytes of it.
 func read(f *os.File, shown string, k Kind) ([]byte, error) {
-	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
 	if _, err := check(f, shown, k); err != nil {
 		return nil, err
 	}
+	return readChecked(f, shown, k)
+}
+
+// readChecked reads at most k.Max bytes of f, a file check accepted: a
+// file growing past the bound meanwhile is refused.
+func readChecked(f *os.File, shown string, k Kind) ([]byte, error) {
+	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
 	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
 	if err != nil {
 		return nil, fail(openReason(err, ""))

@@ -193,3 +193,57 @@ func TestCheckFileRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestReadInRoot: inside an os.Root held open (an OCI layout), a file is
+// read under ReadFile's rules, and a file that is itself a symbolic link
+// is refused even when it stays inside; a link among the parent
+// directories is followed inside the root only.
+func TestReadInRoot(t *testing.T) {
+	cfg := setup(t)
+	must(t, os.Symlink("sub", filepath.Join(cfg, "sublink")))
+	must(t, os.WriteFile(filepath.Join(cfg, "sub", "f"), []byte("in sub"), 0o600))
+	root, err := os.OpenRoot(cfg)
+	must(t, err)
+	t.Cleanup(func() { root.Close() })
+	for _, tc := range []struct {
+		rel, want string
+		ok        bool
+	}{
+		{rel: "pw", want: "inside\n", ok: true},
+		{rel: "sublink/f", want: "in sub", ok: true},
+		{rel: "link-in", want: "is a symbolic link; a password file is never read through a link"},
+		{rel: "link-out", want: "is a symbolic link"},
+		{rel: "zero", want: "is a symbolic link"},
+		{rel: "environ", want: "is a symbolic link"},
+		{rel: "fifo", want: "is not a regular file (a FIFO)"},
+		{rel: "sub", want: "is not a regular file (a directory)"},
+		{rel: "big", want: "more than the 65536 bytes a password file may hold"},
+		{rel: "../secret", want: "password file " + filepath.Join(cfg, "../secret") + ": "},
+		{rel: "absent", want: "does not exist"},
+	} {
+		t.Run(tc.rel, func(t *testing.T) {
+			done := make(chan struct{})
+			var b []byte
+			var err error
+			go func() { b, err = ReadInRoot(root, cfg, tc.rel, Password); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("blocked")
+			}
+			if tc.ok {
+				if err != nil || string(b) != tc.want {
+					t.Fatalf("= %q, %v; want %q", b, err, tc.want)
+				}
+				return
+			}
+			var ce *Error
+			if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), canary) {
+				t.Fatalf("err = %v, want an *Error with %q", err, tc.want)
+			}
+			if tc.rel == "absent" && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("err = %v, want fs.ErrNotExist", err)
+			}
+		})
+	}
+}

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -38,86 +35,16 @@ var (
 // blobName is where a layout keeps blob h, relative to the layout.
 func blobName(h v1.Hash) string { return blobsDir + "/" + h.Algorithm + "/" + h.Hex }
 
-// lstatIn is root.Lstat with the failure worded as a confined.Error.
-func lstatIn(root *os.Root, shown, rel string, k confined.Kind) (fs.FileInfo, error) {
-	fi, err := root.Lstat(rel)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &confined.Error{Path: filepath.Join(shown, rel), Kind: k.What, Reason: "does not exist", Err: fs.ErrNotExist}
-		}
-		return nil, &confined.Error{Path: filepath.Join(shown, rel), Kind: k.What, Reason: reasonOf(err), Err: err}
-	}
-	return fi, nil
-}
-
-func reasonOf(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// openIn opens rel inside root for reading, refusing a symbolic link, a
-// file that is not regular (a FIFO never blocks the open) and one larger
-// than k.Max. A missing file gives an error wrapping fs.ErrNotExist.
-func openIn(root *os.Root, shown, rel string, k confined.Kind) (*os.File, int64, error) {
-	fail := func(reason string, err error) error {
-		return &confined.Error{Path: filepath.Join(shown, rel), Kind: k.What, Reason: reason, Err: err}
-	}
-	fi, err := lstatIn(root, shown, rel, k)
-	if err != nil {
-		return nil, 0, err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, 0, fail("is a symbolic link; no file of a bundle is a link", nil)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fail("is not a regular file ("+fi.Mode().Type().String()+")", nil)
-	}
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, 0, fail(reasonOf(err), err)
-	}
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fail("is not a regular file", err)
-	}
-	if st.Size() > k.Max {
-		f.Close()
-		return nil, 0, fail(fmt.Sprintf("is %d bytes, more than the %d bytes a %s may hold", st.Size(), k.Max, k.What), nil)
-	}
-	return f, st.Size(), nil
-}
-
-// rootFile reads rel inside root as openIn opens it, at most k.Max bytes.
-func rootFile(root *os.Root, shown, rel string, k confined.Kind) ([]byte, error) {
-	f, _, err := openIn(root, shown, rel, k)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
-	if err != nil {
-		return nil, &confined.Error{Path: filepath.Join(shown, rel), Kind: k.What, Reason: reasonOf(err), Err: err}
-	}
-	if int64(len(b)) > k.Max {
-		return nil, &confined.Error{Path: filepath.Join(shown, rel), Kind: k.What, Reason: fmt.Sprintf("is more than the %d bytes a %s may hold", k.Max, k.What)}
-	}
-	return b, nil
-}
-
 // blobKind is a blob file of a bundle; its size is bounded by its
 // descriptor, checked as it is read.
 var blobKind = confined.Kind{What: "bundle blob", Max: 1 << 62}
 
-// openBlob opens blob h of the layout at root as openIn does.
+// openBlob opens blob h of the layout at root (confined.OpenInRoot).
 func openBlob(root *os.Root, shown string, h v1.Hash) (*os.File, error) {
 	if h.Algorithm != "sha256" {
 		return nil, fmt.Errorf("oci:%s: blob %s: only sha256 digests are read", shown, h)
 	}
-	f, _, err := openIn(root, shown, blobName(h), blobKind)
+	f, _, err := confined.OpenInRoot(root, shown, blobName(h), blobKind)
 	return f, err
 }
 
@@ -177,7 +104,7 @@ type bundleIndex struct {
 // readBundleIndex reads the index.json of the layout at root (bounded,
 // never through a link) and parses it.
 func readBundleIndex(root *os.Root, shown string) (*bundleIndex, error) {
-	raw, err := rootFile(root, shown, indexName, indexKind)
+	raw, err := confined.ReadInRoot(root, shown, indexName, indexKind)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
 )
@@ -141,7 +142,7 @@ func openLayoutSource(path string) (*layoutSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
 	}
-	if _, err := rootFile(root, path, layoutName, layoutKind); err != nil {
+	if _, err := confined.ReadInRoot(root, path, layoutName, layoutKind); err != nil {
 		root.Close()
 		return nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
 	}

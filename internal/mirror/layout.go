@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/lock"
 )
 
@@ -96,7 +97,7 @@ func openLayoutSink(path string, lockBytes []byte) (*layoutSink, error) {
 	if len(entries) == 0 {
 		return s, nil
 	}
-	if _, err := rootFile(root, path, layoutName, layoutKind); err != nil {
+	if _, err := confined.ReadInRoot(root, path, layoutName, layoutKind); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("oci:%s: the directory holds files and is not an OCI image layout; give a new or empty directory", path)
 		}
@@ -115,7 +116,7 @@ func openLayoutSink(path string, lockBytes []byte) (*layoutSink, error) {
 		}
 	}
 	s.held = idx.descs
-	raw, err := rootFile(root, path, BundleLock, lockKind)
+	raw, err := confined.ReadInRoot(root, path, BundleLock, lockKind)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -635,7 +636,7 @@ func BundleImages(path string) ([]Image, []byte, error) {
 		return nil, nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
 	}
 	defer root.Close()
-	if _, err := rootFile(root, path, layoutName, layoutKind); err != nil {
+	if _, err := confined.ReadInRoot(root, path, layoutName, layoutKind); err != nil {
 		return nil, nil, fmt.Errorf("oci:%s: not an OCI image layout: %w", path, err)
 	}
 	idx, err := readBundleIndex(root, path)
@@ -645,7 +646,7 @@ func BundleImages(path string) ([]Image, []byte, error) {
 	if !idx.stowage {
 		return nil, nil, &ForeignLayoutError{Path: path, Reason: idx.foreign}
 	}
-	lock, err := rootFile(root, path, BundleLock, lockKind)
+	lock, err := confined.ReadInRoot(root, path, BundleLock, lockKind)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
