@@ -333,3 +333,39 @@ func TestIndexChildReadOnce(t *testing.T) {
 		t.Errorf("the child was read %d times, want once", n)
 	}
 }
+
+// TestNestedIndexNotFollowed: a hostile registry whose index lists one
+// child 1,000 times as an image manifest, the child being in fact an index
+// that leads down a chain of 50 more: lock reads the index and that child
+// once each, and refuses the image naming the child, instead of following
+// the chain (go-containerregistry resolves an index it gets for an image
+// to one of its children, and so on down, one request per level).
+func TestNestedIndexNotFollowed(t *testing.T) {
+	const cfg = `{"mediaType":"application/vnd.oci.image.config.v1+json","size":10,"digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111"}`
+	bottom := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":` + cfg + `,"layers":[]}`
+	bodies := map[string]string{"/a/app/manifests/" + digestOf(bottom): bottom}
+	next, nextType := bottom, "application/vnd.oci.image.manifest.v1+json"
+	for range 50 {
+		idx := fmt.Sprintf(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":%q,"size":%d,"digest":%q,"platform":{"os":"linux","architecture":"amd64"}}]}`, nextType, len(next), digestOf(next))
+		bodies["/a/app/manifests/"+digestOf(idx)] = idx
+		next, nextType = idx, "application/vnd.oci.image.index.v1+json"
+	}
+	child := next
+	var ms []string
+	for i := range registry.MaxIndexChildren {
+		ms = append(ms, fmt.Sprintf(`{"mediaType":"application/vnd.oci.image.manifest.v1+json","size":%d,"digest":"%s","platform":{"os":"linux","architecture":"amd64","variant":"v%d"}}`, len(child), digestOf(child), i))
+	}
+	top := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[` + strings.Join(ms, ",") + `]}`
+	bodies["/a/app/manifests/1"] = top
+	h, f := server(t)
+	serveManifests(f, bodies)
+	r := resolver(t, registry.WithInsecure(h))
+	l, err := r.Lock(context.Background(), nil, []*plan.Image{image(t, h+"/a/app:1")}, registry.Fill)
+	want := "child " + digestOf(child) + " is listed as an image manifest, and the registry serves an index"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `image "`+h+`/a/app:1"`) {
+		t.Fatalf("err = %v, lock %+v\nwant %q", err, l, want)
+	}
+	if gets := f.Count("", "/manifests/"); gets != 2 {
+		t.Errorf("%d manifest requests, want 2 (the index and its child, once each): %v", gets, f.Requests())
+	}
+}

@@ -3,12 +3,14 @@ package registry
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
@@ -104,6 +106,17 @@ func (r *Resolver) entryOf(ctx context.Context, f fetch, d *remote.Descriptor) (
 				childFail = of
 				return nil, of.err
 			}
+			// IndexEntryOf skips the children listed as indexes; one
+			// listed as an image and served as an index is refused, not
+			// followed: go-containerregistry's Image would resolve it to
+			// one of its own children, and so on down a chain of any
+			// length. So an image costs at most MaxIndexChildren + 1
+			// manifests, each read once.
+			if cd.MediaType.IsIndex() || servesIndex(cd.Manifest) {
+				childFail = &opFailure{op: "GET digest " + h.String(), id: h.String(),
+					err: fmt.Errorf("child %s is listed as an image manifest, and the registry serves an index (%s); stowage reads one level of index", h, cd.MediaType)}
+				return nil, childFail.err
+			}
 			img, err := cd.Image()
 			if err == nil {
 				read[h] = img
@@ -128,6 +141,16 @@ func (r *Resolver) entryOf(ctx context.Context, f fetch, d *remote.Descriptor) (
 		}
 		return e, nil
 	}
+}
+
+// servesIndex reports whether raw, a manifest, says it is an index (its
+// mediaType field, or a manifests list), whatever the Content-Type was.
+func servesIndex(raw []byte) bool {
+	var m struct {
+		MediaType types.MediaType  `json:"mediaType"`
+		Manifests *json.RawMessage `json:"manifests"`
+	}
+	return json.Unmarshal(raw, &m) == nil && (m.MediaType.IsIndex() || m.Manifests != nil)
 }
 
 // getEntry GETs id and summarises it: the whole of recording a new entry.
