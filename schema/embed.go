@@ -4,13 +4,24 @@
 // errors (file:line:col: field.path: message).
 package schema
 
-import _ "embed"
+import "embed"
 
 // Source is the CUE schema every config directory is unified with; `stowage
 // schema` prints it.
 //
 //go:embed stowage.cue
 var Source []byte
+
+// Module is the schema as a CUE module, the directory users import as
+// "stowage.dev/schema@v0:stowage": cue.mod/module.cue and stowage.cue. Write
+// it to a directory and name that directory in a cue.mod/local-module.cue
+// replaceWith (CUE v0.17) to use it offline; TestCUEModuleImport shows how.
+//
+//go:embed cue.mod/module.cue stowage.cue
+var Module embed.FS
+
+// ModulePath is the CUE module path of Module, with its major version.
+const ModulePath = "stowage.dev/schema@v0"
 
 // SchemaFile is the file name CUE positions use for the embedded schema.
 const SchemaFile = "schema/stowage.cue"
