@@ -22,6 +22,7 @@ require (
 
 require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	sigs.k8s.io/kustomize/api v0.21.2
 )
 

@@ -43,7 +43,10 @@ var commandExamples = map[string]string{
   # the bot: lock, rendered output and PR body together, JSON on stdout
   stowage bump platform/prepull --render clusters/prod/prepull --pr-body pr.md -o json --exit-code`,
 	"stowage schema": `  # the CUE schema, for reading or for cue vet
-  stowage schema > stowage.schema.cue`,
+  stowage schema > stowage.schema.cue
+
+  # JSON Schema for YAML editors (yaml-language-server)
+  stowage schema --format jsonschema > stowage.schema.json`,
 	"stowage openpai": `  stowage openpai services examples/openpai-offline
   stowage openpai package-cache examples/openpai-offline`,
 	"stowage openpai services": `  # the reduced service list, the paictl command and the bytes saved
