@@ -92,7 +92,7 @@ func TestQuickstart(t *testing.T) {
 	if len(l.Entries) != len(images) {
 		t.Errorf("the lock has %d entries, want the %d images the README names: %+v", len(l.Entries), len(images), l.Entries)
 	}
-	ds := string(readFile(t, filepath.Join(home, "gitops", "clusters", "prod", "prepull", "daemonset-submarine-notebook-images.yaml")))
+	ds := string(readFile(t, filepath.Join(home, "gitops", "clusters", "prod", "prepull", "daemonset-submarine-images.yaml")))
 	for _, s := range images {
 		want, err := standin.Entry(s)
 		if err != nil {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/stowage/stowage/schema"
+)
+
+// configReference returns the markdown table of every field of #Config,
+// generated from the embedded CUE schema: the field's path (<name> for a
+// map key, [] for a list element), its CUE type and the schema's comment on
+// it (or on the definition it refers to). docs/config.md holds it between
+// the configReference markers; TestConfigReferenceCurrent keeps it so.
+func configReference() (string, error) {
+	v := cuecontext.New().CompileBytes(schema.Source, cue.Filename(schema.SchemaFile))
+	if err := v.Err(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("| field | type | from the schema |\n|---|---|---|\n")
+	seen := map[string]bool{}
+	var walk func(v cue.Value, path string, depth int)
+	walk = func(v cue.Value, path string, depth int) {
+		if depth > 12 || seen[path] {
+			return
+		}
+		seen[path] = true
+		kind := v.IncompleteKind()
+		if path != "" && (kind != cue.StructKind || isMap(v)) && !isListOfStructs(v) {
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", path, typeOf(v), docOf(v))
+		}
+		switch {
+		case isListOfStructs(v):
+			fmt.Fprintf(&b, "| `%s` | list | %s |\n", path, docOf(v))
+			walk(v.LookupPath(cue.MakePath(cue.AnyIndex)), path+"[]", depth+1)
+		case isMap(v):
+			if elem := v.LookupPath(cue.MakePath(cue.AnyString)); elem.IncompleteKind() == cue.StructKind {
+				walk(elem, path+".<name>", depth+1)
+			}
+		case kind == cue.StructKind:
+			it, err := v.Fields(cue.Optional(true))
+			if err != nil {
+				return
+			}
+			for it.Next() {
+				p := it.Selector().Unquoted()
+				if path != "" {
+					p = path + "." + p
+				}
+				walk(it.Value(), p, depth+1)
+			}
+		}
+	}
+	walk(v.LookupPath(cue.ParsePath("#Config")), "", 0)
+	return b.String(), nil
+}
+
+// isMap reports whether v is a struct of pattern fields only
+// ([string]: T).
+func isMap(v cue.Value) bool {
+	if v.IncompleteKind() != cue.StructKind {
+		return false
+	}
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil || it.Next() {
+		return false
+	}
+	return v.LookupPath(cue.MakePath(cue.AnyString)).Exists()
+}
+
+func isListOfStructs(v cue.Value) bool {
+	return v.IncompleteKind() == cue.ListKind && v.LookupPath(cue.MakePath(cue.AnyIndex)).IncompleteKind() == cue.StructKind
+}
+
+// typeOf is v's CUE type in one line: a map as {[string]: T}, a list as
+// [...T], a struct as "struct", anything else as CUE prints it.
+func typeOf(v cue.Value) string {
+	switch {
+	case isMap(v):
+		return "map of " + typeOf(v.LookupPath(cue.MakePath(cue.AnyString)))
+	case v.IncompleteKind() == cue.ListKind:
+		return "list of " + typeOf(v.LookupPath(cue.MakePath(cue.AnyIndex)))
+	case v.IncompleteKind() == cue.StructKind:
+		return "struct"
+	}
+	s := strings.Join(strings.Fields(fmt.Sprint(v)), " ")
+	if v.IncompleteKind() == cue.StringKind && strings.HasPrefix(s, "!=") {
+		s = "string & " + s
+	}
+	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
+}
+
+// docOf is the schema's comment on v, one line, with | escaped.
+func docOf(v cue.Value) string {
+	var parts []string
+	for _, g := range v.Doc() {
+		parts = append(parts, strings.Join(strings.Fields(g.Text()), " "))
+	}
+	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(strings.Join(parts, " "))
+}
