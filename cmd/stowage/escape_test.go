@@ -1,10 +1,22 @@
 package main
 
 import (
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+
+	"github.com/stowage/stowage/internal/mirror"
 )
 
 // TestErrorsEscaped: a config file whose name and content carry terminal
@@ -23,6 +35,53 @@ func TestErrorsEscaped(t *testing.T) {
 	for _, raw := range []string{"\x1b", "\x07", "\u202e"} {
 		if strings.Contains(stderr, raw) {
 			t.Errorf("stderr holds %q raw:\n%q", raw, stderr)
+		}
+	}
+}
+
+// TestMirrorPlanEscapesBundleText: a bundle (an OCI layout a repository or
+// a courier hands over) whose image's written reference annotation
+// carries an OSC title sequence, a C1 CSI and a bidi override: `mirror
+// --from --dry-run` shows them as escapes in the plan table, and -o json
+// as \u escapes; nothing reaches the terminal raw.
+func TestMirrorPlanEscapesBundleText(t *testing.T) {
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	h := strings.TrimPrefix(srv.URL, "http://")
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	p, err := layout.Write(dir, mutate.Annotations(empty.Index, map[string]string{mirror.AnnotationBundle: mirror.BundleVersion}).(v1.ImageIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := "team/app:1\x1b]0;pwned\x07\u009b31m\u202etxt"
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
+		mirror.AnnotationRefName:   "registry.example/team/app:1",
+		mirror.AnnotationReference: written,
+		mirror.AnnotationTag:       "1",
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json"} {
+		stdout, stderr, code := runCLI(t, nil, "mirror", "--from", "oci:"+dir, "--to", h+"/site", "--insecure-registry", h, "--dry-run", "-o", format)
+		out := string(stdout) + stderr
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", format, code, out)
+		}
+		for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+			if strings.Contains(out, raw) {
+				t.Errorf("%s: %q raw in:\n%q", format, raw, out)
+			}
+		}
+		want := `team/app:1\x1b]0;pwned\x07\u009b31m\u202etxt`
+		if format == "json" {
+			want = `team/app:1\u001b]0;pwned\u0007\u009b31m\u202etxt`
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: want %s in:\n%s", format, want, out)
 		}
 	}
 }
