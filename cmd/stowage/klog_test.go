@@ -1,8 +1,8 @@
 package main
 
 import (
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -10,31 +10,12 @@ import (
 	"github.com/stowage/stowage/internal/secret"
 )
 
-// lockedBuffer is a strings.Builder safe for the writes of other
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRouteKlog: what client-go logs through klog (a warning, an error,
 // a structured line) reaches status's stderr one line each, scrubbed of
 // the kubeconfig's token and escaped; klog alone wrote it to the
 // process's stderr as its callers wrote it.
 func TestRouteKlog(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	s := &secret.Set{}
 	s.Add(hostileToken)
 	routeKlog(&out, s)
@@ -56,5 +37,34 @@ func TestRouteKlog(t *testing.T) {
 		if !strings.HasPrefix(l, "stowage: client-go: ") || !strings.Contains(l, "***") {
 			t.Errorf("line %q: want the stowage: client-go: prefix and the token masked", l)
 		}
+	}
+}
+
+// TestAPIWarningsBounded: an API server sending a warning on every answer
+// gets each distinct text shown once, at most maxAPIWarnings of them and
+// then one line saying the rest are not; other warn codes are not shown.
+func TestAPIWarningsBounded(t *testing.T) {
+	var out syncBuffer
+	s := &secret.Set{}
+	s.Add(hostileToken)
+	w := newAPIWarnings(&out, "https://127.0.0.1:6443", s)
+	for range 3 {
+		for i := range maxAPIWarnings + 50 {
+			w.HandleWarningHeader(299, "-", fmt.Sprintf("warning %d for %s", i, hostileToken))
+		}
+	}
+	w.HandleWarningHeader(199, "-", "miscellaneous")
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != maxAPIWarnings+1 {
+		t.Fatalf("%d lines, want %d", len(lines), maxAPIWarnings+1)
+	}
+	if lines[0] != "stowage: warning from the API server https://127.0.0.1:6443: warning 0 for ***" {
+		t.Errorf("first line %q", lines[0])
+	}
+	if want := fmt.Sprintf("stowage: the API server https://127.0.0.1:6443 sent more than %d warnings; the others are not shown", maxAPIWarnings); lines[maxAPIWarnings] != want {
+		t.Errorf("last line %q, want %q", lines[maxAPIWarnings], want)
+	}
+	if strings.Contains(out.String(), hostileToken) || strings.Contains(out.String(), "miscellaneous") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
