@@ -17,7 +17,8 @@
 #   kustomize  the real kustomize v5.8.2 running stowage as an exec KRM
 #              function (fn); STOWAGE_REQUIRE_KUSTOMIZE.
 #   cosign     the real cosign v3.1.3 signing, attesting and verifying images
-#              on docker-registry for the signature tests (internal/mirror);
+#              on docker-registry for the signature tests (internal/mirror,
+#              internal/sigverify);
 #              STOWAGE_REQUIRE_COSIGN.
 #   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
 #              module (envtest); STOWAGE_REQUIRE_APISERVER.
