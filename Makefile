@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
