@@ -41,8 +41,13 @@ const (
 	AnnotationSubject = "dev.stowage.subject"
 )
 
-// MaxReferrers bounds the referrers read for one manifest: 1,000.
-const MaxReferrers = 1000
+// MaxReferrers bounds the referrers read for one manifest: 256.
+const MaxReferrers = 256
+
+// MaxAttachmentsPerImage bounds the attachments carried with one image
+// (its index and children together): 10,000; an image with more fails,
+// naming the bound, and --no-attachments copies it without them.
+const MaxAttachmentsPerImage = 10_000
 
 // Attachment marks an Image that is attached to a locked image rather than
 // locked itself: a cosign signature, attestation or SBOM, or an OCI 1.1
@@ -253,9 +258,14 @@ func (m *Mirror) discover(ctx context.Context, images []*PlannedImage) []Image {
 	for i, a := range asks {
 		byKey[a.pi.Source.Name()+"@"+a.h.String()] = i
 	}
+	limit := m.o.maxAttachments
+	if limit == 0 {
+		limit = MaxAttachmentsPerImage
+	}
 	var out []Image
 	seen := map[string]bool{}
 	for i, pi := range images {
+		var own []Image
 		for _, h := range subj[i] {
 			j := byKey[pi.Source.Name()+"@"+h.String()]
 			if f := failed[j]; f != nil {
@@ -270,9 +280,16 @@ func (m *Mirror) discover(ctx context.Context, images []*PlannedImage) []Image {
 				id := imageIdentity(img)
 				if !seen[id] {
 					seen[id] = true
-					out = append(out, img)
+					own = append(own, img)
 				}
 			}
+		}
+		if len(own) > limit && pi.err == nil {
+			pi.err = (&failure{where: m.src.where(&pi.Image), op: "look up attachments",
+				err: fmt.Errorf("%d attachments, more than the %d carried with one image; copy it without them with --no-attachments", len(own), limit)}).imageError(pi.Image, m.o.resolver)
+		}
+		if pi.err == nil {
+			out = append(out, own...)
 		}
 	}
 	return out

@@ -446,3 +446,27 @@ func TestFailedAttachmentHoldsTheTag(t *testing.T) {
 		t.Errorf("after the rerun the tag is %v (%v), want %s", d, err, images[0].Digest)
 	}
 }
+
+// TestAttachmentsBounded: an image with more attachments than the bound
+// fails by name, naming the bound and the way out, and nothing of it is
+// copied; without attachments it copies.
+func TestAttachmentsBounded(t *testing.T) {
+	f := newFixture(t)
+	f.sign(t)
+	images := multiImage(t, f)
+	m := f.mirror(t, WithToSite(f.site()), WithAttachments())
+	m.o.maxAttachments = 3
+	plan, err := m.Plan(context.Background(), images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Errors) != 1 || !strings.Contains(plan.Errors[0].Error(), "4 attachments, more than the 3 carried with one image; copy it without them with --no-attachments") {
+		t.Fatalf("plan errors %v, want the image named with the bound", plan.Errors)
+	}
+	if plan.Attachments != 0 || plan.Blobs != 0 {
+		t.Errorf("plan: %d attachments, %d blobs of a failed image", plan.Attachments, plan.Blobs)
+	}
+	if _, err := runAll(t, f.mirror(t, WithToSite(f.site())), images); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -166,6 +166,8 @@ type options struct {
 	// attachments looks up and copies what is attached to each image
 	// (WithAttachments).
 	attachments bool
+	// maxAttachments is MaxAttachmentsPerImage, lower in tests.
+	maxAttachments int
 }
 
 // WithResolver sets the registry client (required unless both ends are
