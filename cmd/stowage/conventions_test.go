@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,43 @@ func TestRegistryEnv(t *testing.T) {
 	bad.addFlags(pflag.NewFlagSet("t", pflag.ContinueOnError))
 	if err := bad.applyEnv(getenv); err == nil || !strings.Contains(err.Error(), "$STOWAGE_MIRROR") {
 		t.Errorf("an empty item: %v", err)
+	}
+}
+
+// TestReportsAsJSON: version, push and init print their report as JSON
+// with -o json, with the same facts as their text line: version's fields,
+// the tag push wrote with the artifact's digest (through the in-process
+// registry, its plain HTTP allowed by $STOWAGE_INSECURE_REGISTRY), the
+// files init wrote.
+func TestReportsAsJSON(t *testing.T) {
+	stdout, stderr, code := runCLI(t, nil, "version", "-o", "json")
+	var v versionReport
+	if err := json.Unmarshal(stdout, &v); code != 0 || err != nil || v.Version == "" || v.Commit == "" || !strings.HasPrefix(v.Go, "go") {
+		t.Errorf("version -o json: exit %d, %v, %+v: %s", code, err, v, stderr)
+	}
+	text, _, _ := runCLI(t, nil, "version")
+	if want := "stowage " + v.Version + " (commit " + v.Commit + ", " + v.Go + ")\n"; string(text) != want {
+		t.Errorf("version says %q, its JSON %q", text, want)
+	}
+
+	reg := startInProcess(t)
+	env := map[string]string{"STOWAGE_INSECURE_REGISTRY": reg.Host}
+	dir := cliValidDir(t)
+	dest := "oci://" + reg.Host + "/platform/prepull:v1"
+	stdout, stderr, code = runCLI(t, env, "push", dir, dest, "-o", "json")
+	var p pushReport
+	if err := json.Unmarshal(stdout, &p); code != 0 || err != nil {
+		t.Fatalf("push -o json: exit %d, %v: %s %s", code, err, stdout, stderr)
+	}
+	text, stderr, code = runCLI(t, env, "push", dir, dest)
+	if code != 0 || p.Reference != reg.Host+"/platform/prepull:v1" || !strings.HasPrefix(p.Digest, "sha256:") || string(text) != p.Reference+"@"+p.Digest+"\n" {
+		t.Errorf("push: exit %d, text %q, JSON %+v: %s", code, text, p, stderr)
+	}
+
+	out := filepath.Join(t.TempDir(), "cfg")
+	stdout, stderr, code = runCLI(t, nil, "init", out, "-o", "json")
+	var r initReport
+	if err := json.Unmarshal(stdout, &r); code != 0 || err != nil || r.Dir != out || len(r.Files) != 2 || r.Files[0] != filepath.Join(out, initConfigFile) {
+		t.Errorf("init -o json: exit %d, %v, %+v: %s", code, err, r, stderr)
 	}
 }
