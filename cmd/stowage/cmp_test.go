@@ -115,7 +115,7 @@ func TestArgoCDPluginBrokenConfig(t *testing.T) {
 	if code != 1 || len(out) != 0 {
 		t.Fatalf("generate on a broken functionConfig: exit %d (want 1), stdout %q (want none)", code, out)
 	}
-	if !strings.Contains(string(errb), "stowage.yaml:32: spec.profiles.notebooks.pullers[0].refreshMinutes") {
+	if !strings.Contains(string(errb), "stowage.yaml:33: spec.profiles.notebooks.pullers[0].refreshMinutes") {
 		t.Errorf("stderr does not name the file, line and field:\n%s", errb)
 	}
 
