@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/internal/cosigntest"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
@@ -28,7 +30,10 @@ import (
 // At each destination Flux's own client pulls the artifact by digest from
 // the repository the site rule gives (the one mirror --dry-run lists) and
 // extracts files equal byte for byte to render -o, whose images point at
-// the site registry.
+// the site registry. With cosign (internal/cosigntest; CI requires it) the
+// artifact is signed at the source first, as for an OCIRepository with
+// spec.verify.provider cosign, and cosign verify --key succeeds against
+// both copies: mirror carries the signature with the artifact.
 func TestFluxPullsArtifactAtSite(t *testing.T) {
 	src := registrytest.Start(t, registrytest.Options{})
 	siteReg := registrytest.Start(t, registrytest.Options{})
@@ -79,6 +84,19 @@ func TestFluxPullsArtifactAtSite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push printed %q, want REGISTRY/REPOSITORY:TAG@sha256:…: %v", pushed, err)
 	}
+	// Signed with a key, offline (no transparency log), in cosign's tag
+	// scheme, the signature Flux's cosign verification reads.
+	var verify func(repo name.Repository)
+	if cs := optionalCosign(t); cs != nil {
+		key, pub := cs.KeyPair("flux")
+		insecure := []string{"--allow-http-registry", "--allow-insecure-registry"}
+		cs.Must(append([]string{"sign", "--key", key, "--tlog-upload=false", "--use-signing-config=false", "--new-bundle-format=false", "--yes"}, append(insecure, pushed)...)...)
+		verify = func(repo name.Repository) {
+			t.Helper()
+			cs.Must(append([]string{"verify", "--key", pub, "--insecure-ignore-tlog"}, append(insecure, repo.Name()+"@"+ref.DigestStr())...)...)
+			t.Logf("cosign verify --key: %s@%s is signed", repo, ref.DigestStr())
+		}
+	}
 	rendered := filepath.Join(t.TempDir(), "prepull")
 	run(t, bin, "render", config, "--output-dir", rendered)
 	want := readTree(t, rendered)
@@ -107,6 +125,9 @@ func TestFluxPullsArtifactAtSite(t *testing.T) {
 			if !bytes.Equal(got[n], b) {
 				t.Errorf("%s: %s differs from render -o's", at, n)
 			}
+		}
+		if verify != nil {
+			verify(repo)
 		}
 	}
 	siteRepo := func(prefix string) name.Repository {
@@ -154,6 +175,22 @@ func TestFluxPullsArtifactAtSite(t *testing.T) {
 	run(t, bin, "mirror", "--from", "oci:"+bundle, "--insecure-registry", siteReg.Host, "--quiet")
 	pull(atSite)
 	t.Logf("%s carried to %s (direct) and %s (bundle), %d files each", pushed, siteRepo(direct), atSite, len(want))
+}
+
+// optionalCosign is cosigntest.Lookup's cosign, or nil (with one logged
+// line) when there is none and cosigntest.RequireEnv is unset: the
+// journey then runs unsigned.
+func optionalCosign(t *testing.T) *cosigntest.Cosign {
+	t.Helper()
+	if os.Getenv(cosigntest.RequireEnv) == "" {
+		_, err := exec.LookPath("cosign")
+		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
+		if _, serr := os.Stat(filepath.Join(strings.TrimSpace(string(gopath)), "bin", "cosign")); err != nil && serr != nil {
+			t.Log("no cosign: the artifact goes unsigned (go install " + cosigntest.Module + "@" + cosigntest.Version + " to sign and verify it)")
+			return nil
+		}
+	}
+	return cosigntest.Lookup(t)
 }
 
 func mapValues(m map[string][]byte) [][]byte {
