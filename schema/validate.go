@@ -225,7 +225,7 @@ func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 			at := loc.at(extend(pp, "packageCache", i), "")
 			return fmt.Sprintf("%s (%s:%d)", at.Path, at.File, at.Line)
 		}
-		if err := pkgcache.ValidateAt(toRows(prof.PackageCache), where); err != nil {
+		if err := pkgcache.ValidateAt(pkgcache.RowsOf(prof.PackageCache), where); err != nil {
 			for _, e := range unjoin(err) {
 				var re *pkgcache.RowError
 				if errors.As(e, &re) {
@@ -255,7 +255,7 @@ func validateOpenPAI(o *v1alpha1.OpenPAI, p cue.Path, loc *locator) Errors {
 	if reg.Domain == "" || reg.Namespace == "" || reg.Tag == "" {
 		add(extend(p, "registry"), "registry domain, namespace and tag must all be set")
 	}
-	_, err := openpai.Reduce(Selection(o))
+	_, err := openpai.Reduce(openpai.SelectionOf(o))
 	for _, e := range unjoin(err) {
 		var ue *openpai.UnknownError
 		var re *openpai.RequiredError
@@ -280,28 +280,6 @@ func validateOpenPAI(o *v1alpha1.OpenPAI, p cue.Path, loc *locator) Errors {
 	}
 	return errs
 }
-
-// Selection converts the config's OpenPAI block to openpai.Selection.
-func Selection(o *v1alpha1.OpenPAI) openpai.Selection {
-	return openpai.Selection{
-		Version:  o.Version,
-		Features: o.Features,
-		Keep:     o.Keep,
-		Drop:     o.Drop,
-		Registry: openpai.Registry{Domain: o.Registry.Domain, Namespace: o.Registry.Namespace, Tag: o.Registry.Tag},
-	}
-}
-
-func toRows(rows []v1alpha1.PackageCacheRow) []pkgcache.Row {
-	out := make([]pkgcache.Row, len(rows))
-	for i, r := range rows {
-		out[i] = pkgcache.Row{Group: r.Group, OS: r.OS, Packages: r.Packages}
-	}
-	return out
-}
-
-// PackageCacheRows converts the config's rows to pkgcache rows.
-func PackageCacheRows(rows []v1alpha1.PackageCacheRow) []pkgcache.Row { return toRows(rows) }
 
 // unjoin flattens errors.Join trees into their leaves.
 func unjoin(err error) []error {
@@ -401,7 +379,7 @@ func checkSiteCollisions(add adder, c *v1alpha1.Config, pn string, pp cue.Path) 
 		}
 	}
 	if prof.OpenPAI != nil {
-		if plan, err := openpai.Reduce(Selection(prof.OpenPAI)); err == nil {
+		if plan, err := openpai.Reduce(openpai.SelectionOf(prof.OpenPAI)); err == nil {
 			for _, role := range slices.Sorted(maps.Keys(plan.Images)) {
 				written = append(written, plan.Images[role]...)
 			}

@@ -94,7 +94,7 @@ the reference the reduced service list names for openpai-runtime, then
 			}
 			// The marker line leads on stdout too, so that a file written
 			// either way is the same bytes and -o may replace it later.
-			data := []byte(output.PackageCacheMarker + pkgcache.Format(schema.PackageCacheRows(prof.PackageCache)))
+			data := []byte(output.PackageCacheMarker + pkgcache.Format(pkgcache.RowsOf(prof.PackageCache)))
 			if out == "" {
 				_, err := cmd.OutOrStdout().Write(data)
 				return err

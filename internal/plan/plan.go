@@ -20,7 +20,6 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
-	"github.com/stowage/stowage/schema"
 )
 
 // Kind says what in a puller uses an image.
@@ -320,7 +319,7 @@ func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if prof.OpenPAI != nil {
-		if p.OpenPAI, err = openpai.Reduce(schema.Selection(prof.OpenPAI)); err != nil {
+		if p.OpenPAI, err = openpai.Reduce(openpai.SelectionOf(prof.OpenPAI)); err != nil {
 			fail("profile %q openpai: %w", name, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
-	"github.com/stowage/stowage/schema"
 )
 
 // Names of the profile-wide ConfigMaps.
@@ -97,7 +96,7 @@ func (r *renderer) packageCacheConfigMap() Object {
 					"(stowage openpai package-cache writes the file for that build); nothing in the cluster reads this ConfigMap",
 			},
 		},
-		Data: map[string]string{PackageCacheKey: pkgcache.Format(schema.PackageCacheRows(r.prof.PackageCache))},
+		Data: map[string]string{PackageCacheKey: pkgcache.Format(pkgcache.RowsOf(r.prof.PackageCache))},
 	}
 	return Object{Kind: "ConfigMap", Namespace: r.prof.Namespace, Name: PackageCacheConfigMap, Object: cm}
 }
