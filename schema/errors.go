@@ -15,6 +15,11 @@ type Error struct {
 	Column int    // 1-based; 0 when unknown
 	Path   string // CUE field path, e.g. profiles.lab.pullers[0].namespace
 	Msg    string
+
+	// cue is the CUE error the message came from, for the merging of
+	// fromCUE in the same process; nil for stowage's own errors and after
+	// a trip through JSON.
+	cue *cueMessage
 }
 
 func (e *Error) Error() string {

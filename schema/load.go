@@ -193,9 +193,14 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		failedPaths = append(failedPaths, fp)
 		// A part that does not decode without CUE or checkRaw saying why.
 		if !slices.ContainsFunc(errs, func(e *Error) bool { return related(e.Path, fp) }) {
-			msg := loc.missingHint(f.path, messageOf(f.err))
-			if isPassword(f.path) {
-				msg = redactPassword(msg)
+			msg := messageOf(f.err)
+			if m, ok := firstMessage(f.err); ok {
+				msg = loc.missingHint(f.path, m)
+				if isPassword(f.path) {
+					msg = redactPassword(m)
+				}
+			} else if isPassword(f.path) {
+				msg = redactPassword(cueMessage{format: "%s", args: []any{msg}})
 			}
 			errs = append(errs, loc.at(f.path, "%s", msg))
 		}

@@ -2,12 +2,10 @@ package schema
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
@@ -111,21 +109,22 @@ func inUserFile(p token.Pos) bool {
 func (l *locator) fromCUE(err error) Errors {
 	var out Errors
 	for _, e := range cueerrors.Errors(err) {
-		format, args := e.Msg()
+		m := messageFrom(e)
 		p := cuePath(e.Path())
-		le := &Error{Path: pathString(p), Msg: fmt.Sprintf(format, args...)}
+		le := &Error{Path: pathString(p), Msg: m.String(), cue: &m}
 		positions := userPositions(e)
-		conflict := strings.HasPrefix(le.Msg, "conflicting values")
-		if isPassword(p) {
-			le.Msg = redactPassword(le.Msg)
+		_, _, _, conflict := m.conflict()
+		switch {
+		case isPassword(p):
+			le.Msg = redactPassword(m)
+		case m.format == cueNotAllowed:
+			le.Msg += l.allowedFields(p)
+		default:
+			le.Msg = l.missingHint(p, m)
 		}
-		if len(positions) >= 2 && conflict {
+		if conflict && len(positions) >= 2 {
 			le.Msg = definedTwice(p) + le.Msg
 		}
-		if le.Msg == "field not allowed" {
-			le.Msg += l.allowedFields(p)
-		}
-		le.Msg = l.missingHint(p, le.Msg)
 		if len(positions) > 0 {
 			setPos(le, positions[0])
 		} else {
@@ -141,9 +140,60 @@ func (l *locator) fromCUE(err error) Errors {
 	return mergeDisjunctions(out)
 }
 
-// disjunctionHeader is compiled on first use (an error report), not at
-// start-up.
-var disjunctionHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+ errors in empty disjunction:?$`) })
+// cueMessage is one CUE error's message as CUE built it: the format and
+// the arguments of cue/errors' Msg. A kind of error is told by its format
+// (the cue* constants, CUE v0.17.1's internal/core/adt), never by matching
+// the rendered English, and its values are the arguments.
+type cueMessage struct {
+	format string
+	args   []any
+}
+
+// The formats of the CUE errors stowage rewords.
+const (
+	cueConflict         = "conflicting values %s and %s" // also "… (mismatched types %s and %s)"
+	cueMismatched       = cueConflict + " (mismatched types %s and %s)"
+	cueNotAllowed       = "field not allowed"
+	cueEmptyDisjunction = "%d errors in empty disjunction:"
+	cueIncomplete       = "incomplete value %v"
+	cueNonConcrete      = "cannot convert non-concrete value %v" // cue.Value.Decode
+)
+
+func messageFrom(e cueerrors.Error) cueMessage {
+	format, args := e.Msg()
+	return cueMessage{format: format, args: args}
+}
+
+// String is the message as CUE prints it.
+func (m cueMessage) String() string { return fmt.Sprintf(m.format, m.args...) }
+
+// conflict returns the two values of a "conflicting values A and B"
+// error, and whether their types differ.
+func (m cueMessage) conflict() (a, b string, mismatched, ok bool) {
+	if (m.format != cueConflict && m.format != cueMismatched) || len(m.args) < 2 {
+		return "", "", false, false
+	}
+	return fmt.Sprint(m.args[0]), fmt.Sprint(m.args[1]), m.format == cueMismatched, true
+}
+
+// missing returns the constraint a field without a concrete value is left
+// at ("string" for "incomplete value string").
+func (m cueMessage) missing() (string, bool) {
+	if (m.format != cueIncomplete && m.format != cueNonConcrete) || len(m.args) != 1 {
+		return "", false
+	}
+	return fmt.Sprint(m.args[0]), true
+}
+
+// firstMessage is the message of err's only CUE error; ok is false when
+// err holds none or several.
+func firstMessage(err error) (cueMessage, bool) {
+	es := cueerrors.Errors(err)
+	if len(es) != 1 {
+		return cueMessage{}, false
+	}
+	return messageFrom(es[0]), true
+}
 
 // mergeDisjunctions replaces CUE's report of a value that matches none of
 // the alternatives of a disjunction — a header ("2 errors in empty
@@ -160,7 +210,7 @@ func mergeDisjunctions(errs Errors) Errors {
 	done := map[string]bool{}
 	for _, e := range errs {
 		group := byPath[e.Path]
-		header := slices.IndexFunc(group, func(e *Error) bool { return disjunctionHeader().MatchString(e.Msg) })
+		header := slices.IndexFunc(group, func(e *Error) bool { return e.cue != nil && e.cue.format == cueEmptyDisjunction })
 		if header < 0 {
 			out = append(out, e)
 			continue
@@ -183,11 +233,15 @@ func mergeDisjunctions(errs Errors) Errors {
 
 // mergeConflicts reads errs as "conflicting values A and B" with one value
 // common to all (the user's) and returns one error naming it and the
-// others, or nil.
+// others, or nil. An error fromCUE reworded (a definition made twice) is
+// not read.
 func mergeConflicts(errs Errors) *Error {
 	var pairs [][2]string
 	for _, e := range errs {
-		a, b, ok := conflictValues(e.Msg)
+		if e.cue == nil || !strings.HasPrefix(e.Msg, e.cue.String()) {
+			return nil
+		}
+		a, b, _, ok := e.cue.conflict()
 		if !ok {
 			return nil
 		}
@@ -214,25 +268,6 @@ func mergeConflicts(errs Errors) *Error {
 		}
 	}
 	return nil
-}
-
-// conflictValues splits CUE's `conflicting values A and B[ (mismatched
-// types …)]` into A and B; quoted values may contain " and ".
-func conflictValues(msg string) (a, b string, ok bool) {
-	rest, ok := strings.CutPrefix(msg, "conflicting values ")
-	if !ok {
-		return "", "", false
-	}
-	if i := strings.LastIndex(rest, " (mismatched types"); i >= 0 {
-		rest = rest[:i]
-	}
-	if q, err := strconv.QuotedPrefix(rest); err == nil {
-		a, rest = q, rest[len(q):]
-		rest, ok = strings.CutPrefix(rest, " and ")
-		return a, rest, ok && rest != ""
-	}
-	a, b, ok = strings.Cut(rest, " and ")
-	return a, b, ok && a != "" && b != ""
 }
 
 // allowedFields returns, for a field the closed schema refuses at p, the
@@ -299,8 +334,8 @@ func isPassword(p cue.Path) bool {
 // redactPassword replaces CUE's message about a password field (or an
 // auth field that is not a struct), which quotes the values, by one that
 // does not.
-func redactPassword(msg string) string {
-	if strings.HasPrefix(msg, "conflicting values") && !strings.Contains(msg, "mismatched types") {
+func redactPassword(m cueMessage) string {
+	if _, _, mismatched, ok := m.conflict(); ok && !mismatched {
 		return "conflicting values (not shown: this is a password field)"
 	}
 	return `invalid value (not shown: it may be a password); auth is {secret: NAME} or {username: USER, password: SOURCE}, and a password source is "env:VARIABLE" or "file:path"`

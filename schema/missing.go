@@ -11,13 +11,12 @@ import (
 // into the field's name and what to write there: `name is required and
 // missing: write name: followed by a string`; when the user's files give
 // the field a value that is not concrete (`name: string`), it says that
-// instead. Other messages are returned as they are.
-func (l *locator) missingHint(p cue.Path, msg string) string {
-	want, ok := strings.CutPrefix(msg, "incomplete value ")
+// instead. Other messages are returned as CUE prints them.
+func (l *locator) missingHint(p cue.Path, m cueMessage) string {
+	msg := m.String()
+	want, ok := m.missing()
 	if !ok {
-		if want, ok = strings.CutPrefix(msg, "cannot convert non-concrete value "); !ok {
-			return msg
-		}
+		return msg
 	}
 	sels := p.Selectors()
 	if len(sels) == 0 {
