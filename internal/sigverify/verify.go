@@ -144,23 +144,9 @@ func Verify(ctx context.Context, repo name.Repository, p *remote.Puller, h v1.Ha
 		verr.Reasons = append(verr.Reasons, reasons...)
 	}
 	// Sigstore bundles among the referrers.
-	idx, err := remote.Referrers(repo.Digest(h.String()), remote.Reuse(p), remote.WithContext(ctx))
+	bundles, err := bundleReferrers(ctx, repo, p, h)
 	if err != nil {
-		return nil, fmt.Errorf("image %s@%s: referrers: %w", repo.Name(), h, err)
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("image %s@%s: referrers: %w", repo.Name(), h, err)
-	}
-	var bundles []v1.Descriptor
-	for _, d := range im.Manifests {
-		if d.ArtifactType == bundleType {
-			bundles = append(bundles, d)
-		}
-	}
-	sort.Slice(bundles, func(i, j int) bool { return bundles[i].Digest.String() < bundles[j].Digest.String() })
-	if len(bundles) > MaxSignatures {
-		return nil, fmt.Errorf("image %s@%s: %d Sigstore bundles among the referrers, more than the %d read", repo.Name(), h, len(bundles), MaxSignatures)
+		return nil, err
 	}
 	if len(bundles) == 0 {
 		verr.Reasons = append(verr.Reasons, "no Sigstore bundle among the referrers")
@@ -230,8 +216,33 @@ func verifyTagged(ctx context.Context, repo name.Repository, p *remote.Puller, d
 	return nil, reasons, nil
 }
 
-// verifyBundle verifies a Sigstore bundle referrer against h.
-func verifyBundle(ctx context.Context, repo name.Repository, p *remote.Puller, d v1.Descriptor, h v1.Hash, keys []*Key) (*Signer, string, error) {
+// bundleReferrers lists the Sigstore bundles among the referrers of h,
+// in digest order, at most MaxSignatures.
+func bundleReferrers(ctx context.Context, repo name.Repository, p *remote.Puller, h v1.Hash) ([]v1.Descriptor, error) {
+	idx, err := remote.Referrers(repo.Digest(h.String()), remote.Reuse(p), remote.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("image %s@%s: referrers: %w", repo.Name(), h, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("image %s@%s: referrers: %w", repo.Name(), h, err)
+	}
+	var bundles []v1.Descriptor
+	for _, d := range im.Manifests {
+		if d.ArtifactType == bundleType {
+			bundles = append(bundles, d)
+		}
+	}
+	sort.Slice(bundles, func(i, j int) bool { return bundles[i].Digest.String() < bundles[j].Digest.String() })
+	if len(bundles) > MaxSignatures {
+		return nil, fmt.Errorf("image %s@%s: %d Sigstore bundles among the referrers, more than the %d read", repo.Name(), h, len(bundles), MaxSignatures)
+	}
+	return bundles, nil
+}
+
+// loadBundle reads the Sigstore bundle referrer d; reason says why it is
+// not one.
+func loadBundle(ctx context.Context, repo name.Repository, p *remote.Puller, d v1.Descriptor, h v1.Hash) (*bundle.Bundle, string, error) {
 	where := "Sigstore bundle " + d.Digest.String()
 	desc, err := p.Get(ctx, repo.Digest(d.Digest.String()))
 	if err != nil {
@@ -249,13 +260,23 @@ func verifyBundle(ctx context.Context, repo name.Repository, p *remote.Puller, d
 	if err := b.UnmarshalJSON(raw); err != nil {
 		return nil, where + ": " + err.Error(), nil
 	}
+	return &b, "", nil
+}
+
+// verifyBundle verifies a Sigstore bundle referrer against h.
+func verifyBundle(ctx context.Context, repo name.Repository, p *remote.Puller, d v1.Descriptor, h v1.Hash, keys []*Key) (*Signer, string, error) {
+	where := "Sigstore bundle " + d.Digest.String()
+	b, reason, err := loadBundle(ctx, repo, p, d, h)
+	if b == nil {
+		return nil, reason, err
+	}
 	digest, err := hex.DecodeString(h.Hex)
 	if err != nil {
 		return nil, "", err
 	}
 	var keyErrs []string
 	for _, k := range keys {
-		if err := verifyWith(k, &b, verify.WithArtifactDigest(h.Algorithm, digest)); err != nil {
+		if err := verifyWith(k, b, verify.WithArtifactDigest(h.Algorithm, digest)); err != nil {
 			keyErrs = append(keyErrs, fmt.Sprintf("does not verify with key %s (%s) for this digest: %v", k.Name, k.Fingerprint, err))
 			continue
 		}
