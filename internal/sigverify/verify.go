@@ -1,11 +1,13 @@
 // Package sigverify checks, offline, that an image digest carries a
-// signature made with a trusted cosign key, with sigstore-go's verifier:
-// the signatures come from the registry (cosign's tag scheme
+// signature by a trusted signer, with sigstore-go's verifier: the
+// signatures come from the registry (cosign's tag scheme
 // "sha256-<hex>.sig", and Sigstore bundles attached as OCI 1.1 referrers),
-// the trust from the keys given. Nothing is asked of Rekor, Fulcio or a
-// TUF mirror: no transparency log entry or timestamp is required, so a
-// signature is accepted on the key alone (what `cosign verify --key
-// --insecure-ignore-tlog` accepts).
+// the trust from what is given — cosign public keys (Verify), or keyless
+// identities and a trusted_root.json (VerifyKeyless). Nothing is asked of
+// Rekor, Fulcio or a TUF mirror. With a key no transparency log entry or
+// timestamp is required, so a signature is accepted on the key alone (what
+// `cosign verify --key --insecure-ignore-tlog` accepts); keyless, the
+// bundle's log entry and timestamp are checked against the trusted root.
 //
 // It is the verifier `lock` and `bump` are to call before pinning a digest
 // (issue 20); the config's verify policy and the lock's record of the
@@ -97,9 +99,12 @@ type Signer struct {
 	// Kind is "sig" (cosign's tag scheme) or "bundle" (a Sigstore bundle
 	// referrer).
 	Kind string
+	// Identity and Issuer are a keyless signer's certificate subject and
+	// OIDC issuer (VerifyKeyless); empty for a key.
+	Identity, Issuer string
 }
 
-// Error is an image digest that no trusted key signed: Reasons says, per
+// Error is an image digest that no trusted signer signed: Reasons says, per
 // signature found (or that none was), why it did not verify.
 type Error struct {
 	// Image is the repository, Digest the digest asked about.
@@ -109,7 +114,7 @@ type Error struct {
 
 // Error names the image, the digest and every reason.
 func (e *Error) Error() string {
-	return fmt.Sprintf("image %s@%s: not signed by a trusted key: %s", e.Image, e.Digest, strings.Join(e.Reasons, "; "))
+	return fmt.Sprintf("image %s@%s: no trusted signature: %s", e.Image, e.Digest, strings.Join(e.Reasons, "; "))
 }
 
 // Verify checks that digest h in repo (read through p) carries a

@@ -140,7 +140,7 @@ func TestVerifyRealCosignSignatures(t *testing.T) {
 				t.Fatalf("Verify: %v (%T), want *Error", err, err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "image "+repo.Name()+"@"+tc.h.String()+": not signed by a trusted key: ") {
+			if !strings.Contains(msg, "image "+repo.Name()+"@"+tc.h.String()+": no trusted signature: ") {
 				t.Errorf("error %q names not the image and digest", msg)
 			}
 			for _, w := range tc.want {
