@@ -14,6 +14,7 @@ import (
 
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/workload"
 )
 
 // StrictAnnotation, set to "true" on the functionConfig, turns every
@@ -232,23 +233,6 @@ func fieldLine(n *yaml.RNode, f *framework.Field) int {
 	return line
 }
 
-// annotation returns the value of annotation k of n, or "". Unlike
-// RNode.GetAnnotations it does not panic on annotations written as a list.
-func annotation(n *yaml.RNode, k string) string {
-	get := func(m *yaml.Node, key string) *yaml.Node {
-		if m == nil || m.Kind != yaml.MappingNode {
-			return nil
-		}
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			if m.Content[i].Value == key {
-				return m.Content[i+1]
-			}
-		}
-		return nil
-	}
-	v := get(get(get(n.YNode(), "metadata"), "annotations"), k)
-	if v == nil || v.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return v.Value
-}
+// annotation returns the value of annotation k of n, or ""
+// (workload.Annotation).
+func annotation(n *yaml.RNode, k string) string { return workload.Annotation(n, k) }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/workload"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +16,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
@@ -176,7 +177,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: fn.PinnedImages(b.Items), fnAllowEnv: allowEnv, fnMaxInput: maxInput}
+	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: workload.Pinned(b.Items), fnAllowEnv: allowEnv, fnMaxInput: maxInput}
 	return src, nil
 }
 

@@ -2,10 +2,11 @@ package registrytest
 
 import (
 	"fmt"
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/workload"
 	"os"
 	"path/filepath"
 
-	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
@@ -58,7 +59,7 @@ func LoadExampleRoot(dir, root string) (*Example, error) {
 	if filepath.Dir(b.LockFile) != filepath.Clean(dir) {
 		return nil, fmt.Errorf("%s: the lock %s is not in the kustomization's directory", dir, b.LockFile)
 	}
-	ex.Config, ex.Workloads, ex.Lock = c.Config, fn.PinnedImages(b.Items), filepath.Base(b.LockFile)
+	ex.Config, ex.Workloads, ex.Lock = c.Config, workload.Pinned(b.Items), filepath.Base(b.LockFile)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
