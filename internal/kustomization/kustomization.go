@@ -31,6 +31,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -150,6 +151,56 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err er
 			b, err = nil, fmt.Errorf("kustomization %s: kustomize failed on it (%v); check its files' syntax (metadata.annotations and labels are mappings)", dir, r)
 		}
 	}()
+	l, err := open(dir, root)
+	if err != nil {
+		return nil, err
+	}
+	at, err := l.findFunction(isFunction)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.refusePlugins(at); err != nil {
+		return nil, err
+	}
+	if err := l.standInLock(); err != nil {
+		return nil, err
+	}
+	// kustomize drops local-config resources at the end of a build, after
+	// the function saw them: keep the ImageLock objects in this build.
+	if err := keepLocks(l.c.mem); err != nil {
+		return nil, l.c.explain(err)
+	}
+	rm, err := l.buildUpTo(at)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.collect(rm); err != nil {
+		return nil, err
+	}
+	// The build read only the copy, so the lock file is beneath the root.
+	return l.b, nil
+}
+
+// loading is one Load in progress: the kustomization's directory as given
+// (dir) and as a slash path in the copy (top), its file's name, the copy
+// of the files beneath the root, the parsed kustomization, and the Build
+// being filled in.
+type loading struct {
+	dir  string
+	top  string
+	name string
+	c    *copied
+	k    types.Kustomization
+	b    *Build
+}
+
+// open checks that dir (a kustomization directory) is beneath root ("" is
+// dir), copies the files beneath root into memory (copyTree), refuses a
+// remote or unreachable resource (checkReachable), and parses the
+// kustomization file. It returns the load with Build.Dir and Build.File
+// set. Errors: dir not beneath root, no kustomization file, the copy's
+// limits, a file kustomize cannot parse (naming it).
+func open(dir, root string) (*loading, error) {
 	if root == "" {
 		root = dir
 	}
@@ -168,52 +219,58 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err er
 	if name == "" {
 		return nil, fmt.Errorf("%s holds no kustomization file (%s)", dir, strings.Join(konfig.RecognizedKustomizationFileNames(), ", "))
 	}
-	b = &Build{Dir: dir, File: filepath.Join(dir, name)}
+	l := &loading{dir: dir, name: name, b: &Build{Dir: dir, File: filepath.Join(dir, name)}}
 
 	// The copy keeps the files at their absolute paths, so that a path
 	// with ".." past the root names a file the copy lacks instead of
 	// being clamped back into it.
-	c, err := copyTree(absRoot)
-	if err != nil {
+	if l.c, err = copyTree(absRoot); err != nil {
 		return nil, err
 	}
-	mem := c.mem
-	top := filepath.ToSlash(absDir)
-	if err := c.checkReachable(top, root); err != nil {
+	l.top = filepath.ToSlash(absDir)
+	if err := l.c.checkReachable(l.top, root); err != nil {
 		return nil, err
 	}
 
-	data, err := mem.ReadFile(path.Join(top, name))
+	data, err := l.c.mem.ReadFile(path.Join(l.top, name))
 	if err != nil {
-		return nil, c.explain(err)
+		return nil, l.c.explain(err)
 	}
-	var k types.Kustomization
-	if err := k.Unmarshal(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.File, err)
+	if err := l.k.Unmarshal(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.b.File, err)
 	}
-	k.FixKustomization()
+	l.k.FixKustomization()
+	return l, nil
+}
 
-	// The stowage transformer: one object of one transformers entry.
+// findFunction finds the stowage transformer: the one object of one
+// transformers entry that isFunction accepts. It sets Build.FunctionConfig
+// (annotated with its file's path when it has one) and Build.FunctionFile,
+// and returns the entry's index. Errors: two entries declaring the
+// function, an entry holding other objects besides it, none at all
+// (wrapping ErrNoFunction, naming an entry that is a directory).
+func (l *loading) findFunction(isFunction func(*yaml.RNode) bool) (int, error) {
+	b, mem := l.b, l.c.mem
 	at := -1
-	for i, t := range k.Transformers {
-		objs, file, err := transformerObjects(mem, top, t)
+	for i, t := range l.k.Transformers {
+		objs, file, err := transformerObjects(mem, l.top, t)
 		if err != nil {
-			return nil, fmt.Errorf("%s: transformers[%d]: %w", b.File, i, c.explain(err))
+			return 0, fmt.Errorf("%s: transformers[%d]: %w", b.File, i, l.c.explain(err))
 		}
 		for _, o := range objs {
 			if !isFunction(o) {
 				continue
 			}
 			if at >= 0 {
-				return nil, fmt.Errorf("%s: transformers[%d] and transformers[%d] both declare a stowage KRM function; keep one", b.File, at, i)
+				return 0, fmt.Errorf("%s: transformers[%d] and transformers[%d] both declare a stowage KRM function; keep one", b.File, at, i)
 			}
 			if len(objs) > 1 {
-				return nil, fmt.Errorf("%s: transformers[%d] holds %d objects besides the stowage functionConfig; give the functionConfig a file of its own", b.File, i, len(objs)-1)
+				return 0, fmt.Errorf("%s: transformers[%d] holds %d objects besides the stowage functionConfig; give the functionConfig a file of its own", b.File, i, len(objs)-1)
 			}
 			at = i
 			b.FunctionConfig = o
 			if file != "" {
-				b.FunctionFile = filepath.Join(dir, filepath.FromSlash(file))
+				b.FunctionFile = filepath.Join(l.dir, filepath.FromSlash(file))
 				_ = o.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, file))
 			} else {
 				b.FunctionFile = b.File
@@ -221,77 +278,100 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err er
 		}
 	}
 	if at < 0 {
-		for i, t := range k.Transformers {
-			if !strings.Contains(t, "\n") && mem.IsDir(path.Join(top, filepath.ToSlash(t))) {
-				return nil, fmt.Errorf("%s %w: transformers[%d] %q is a directory, and stowage reads its functionConfig from a file (or inline YAML) listed in transformers:", b.File, ErrNoFunction, i, t)
+		for i, t := range l.k.Transformers {
+			if !strings.Contains(t, "\n") && mem.IsDir(path.Join(l.top, filepath.ToSlash(t))) {
+				return 0, fmt.Errorf("%s %w: transformers[%d] %q is a directory, and stowage reads its functionConfig from a file (or inline YAML) listed in transformers:", b.File, ErrNoFunction, i, t)
 			}
 		}
-		return nil, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
+		return 0, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
 	}
-	// What runs before the function must run here too; kustomize's
-	// plugins stay disabled in this build, so name a function or plugin
-	// there instead of kustomize's bare "external plugins disabled".
-	for field, list := range map[string][]string{"generators": k.Generators, "transformers": k.Transformers[:at]} {
+	return at, nil
+}
+
+// refusePlugins checks that the generators and the transformers before
+// index at are all kustomize builtins: what runs before the function must
+// run here too, and kustomize's plugins stay disabled in this build, so a
+// KRM function or plugin there is refused by name instead of with
+// kustomize's bare "external plugins disabled".
+func (l *loading) refusePlugins(at int) error {
+	for field, list := range map[string][]string{"generators": l.k.Generators, "transformers": l.k.Transformers[:at]} {
 		for i, t := range list {
-			objs, _, err := transformerObjects(mem, top, t)
+			objs, _, err := transformerObjects(l.c.mem, l.top, t)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s[%d]: %w", b.File, field, i, c.explain(err))
+				return fmt.Errorf("%s: %s[%d]: %w", l.b.File, field, i, l.c.explain(err))
 			}
 			for _, o := range objs {
 				if o.GetApiVersion() != "builtin" {
-					return nil, fmt.Errorf("%s: %s[%d] (%s %s) is a KRM function or plugin, which stowage does not run (only kustomize's builtin generators and transformers): list stowage's transformer first, or lock from a kustomization without it",
-						b.File, field, i, o.GetKind(), o.GetName())
+					return fmt.Errorf("%s: %s[%d] (%s %s) is a KRM function or plugin, which stowage does not run (only kustomize's builtin generators and transformers): list stowage's transformer first, or lock from a kustomization without it",
+						l.b.File, field, i, o.GetKind(), o.GetName())
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	// A lock listed in resources but not written yet: an empty ImageLock
-	// in its place, so that the build succeeds and names where it goes.
-	for _, r := range k.Resources {
-		p := path.Join(top, filepath.ToSlash(r))
+// standInLock writes an empty ImageLock into the copy in place of a lock
+// listed in resources but not written yet, so that the build succeeds and
+// names where it goes; it sets Build.LockListed to that resources entry.
+// Errors: the in-memory write's.
+func (l *loading) standInLock() error {
+	mem := l.c.mem
+	for _, r := range l.k.Resources {
+		p := path.Join(l.top, filepath.ToSlash(r))
 		if path.Base(r) == lock.FileName && !mem.Exists(p) && filepath.IsLocal(filepath.FromSlash(r)) {
 			if err := mem.WriteFile(p, (&lock.Lock{}).Marshal()); err != nil {
-				return nil, err
+				return err
 			}
-			b.LockListed = r
+			l.b.LockListed = r
 		}
 	}
+	return nil
+}
 
-	// kustomize drops local-config resources at the end of a build, after
-	// the function saw them: keep the ImageLock objects in this build.
-	if err := keepLocks(mem); err != nil {
-		return nil, c.explain(err)
-	}
-
-	// Build with the transformers that run before the function, and with
-	// origin annotations to find the lock's file.
+// buildUpTo rewrites the copy's kustomization file to keep only the
+// transformers before index at (no validators) and to ask for origin
+// annotations (to find the lock's file), then runs kustomize's build on
+// the copy. It returns the built resources; errors name the kustomization.
+func (l *loading) buildUpTo(at int) (resmap.ResMap, error) {
+	k := l.k
 	k.Transformers = k.Transformers[:at]
 	k.Validators = nil
 	if !slices.Contains(k.BuildMetadata, types.OriginAnnotations) {
-		k.BuildMetadata = append(k.BuildMetadata, types.OriginAnnotations)
+		k.BuildMetadata = append(slices.Clip(k.BuildMetadata), types.OriginAnnotations)
 	}
 	out, err := sigsyaml.Marshal(&k)
 	if err != nil {
 		return nil, err
 	}
-	if err := mem.WriteFile(path.Join(top, name), out); err != nil {
+	if err := l.c.mem.WriteFile(path.Join(l.top, l.name), out); err != nil {
 		return nil, err
 	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, top)
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(l.c.mem, l.top)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s up to the stowage transformer: %w", dir, c.explain(err))
+		return nil, fmt.Errorf("kustomize build of %s up to the stowage transformer: %w", l.dir, l.c.explain(err))
 	}
-	index := newFileIndex(mem)
+	return rm, nil
+}
+
+// collect appends the built resources to Build.Items, each with its
+// origin annotation replaced by the path and index annotations of the
+// file it came from (when it came from one), and the ImageLock marked
+// local-config again with Build.LockFile set to its file. Errors: an
+// origin kustomize cannot give, two ImageLock objects, an ImageLock not
+// from a file of its own.
+func (l *loading) collect(rm resmap.ResMap) error {
+	b, dir := l.b, l.dir
+	index := newFileIndex(l.c.mem)
 	for _, res := range rm.Resources() {
 		o, err := res.GetOrigin()
 		if err != nil {
-			return nil, fmt.Errorf("kustomize build of %s: %w", dir, err)
+			return fmt.Errorf("kustomize build of %s: %w", dir, err)
 		}
 		n := res.RNode.Copy()
 		_ = n.PipeE(yaml.ClearAnnotation(resourceOriginKey))
 		if f := originFile(".", o); f != "" {
-			if i, ok := index.at(path.Join(top, filepath.ToSlash(o.Path)), n); ok {
+			if i, ok := index.at(path.Join(l.top, filepath.ToSlash(o.Path)), n); ok {
 				_ = n.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, filepath.ToSlash(f)))
 				_ = n.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, strconv.Itoa(i)))
 			}
@@ -299,17 +379,16 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err er
 		if isLock(n) {
 			_ = n.PipeE(yaml.SetAnnotation(filters.LocalConfigAnnotation, "true"))
 			if b.LockFile != "" {
-				return nil, fmt.Errorf("kustomization %s lists two ImageLock files (%s and %s); keep one", dir, b.LockFile, originFile(dir, o))
+				return fmt.Errorf("kustomization %s lists two ImageLock files (%s and %s); keep one", dir, b.LockFile, originFile(dir, o))
 			}
 			b.LockFile = originFile(dir, o)
 			if b.LockFile == "" {
-				return nil, fmt.Errorf("kustomization %s: the ImageLock does not come from a file of its own (generated or inline); list stowage.lock.yaml in resources", dir)
+				return fmt.Errorf("kustomization %s: the ImageLock does not come from a file of its own (generated or inline); list stowage.lock.yaml in resources", dir)
 			}
 		}
 		b.Items = append(b.Items, n)
 	}
-	// The build read only the copy, so the lock file is beneath the root.
-	return b, nil
+	return nil
 }
 
 // resourceOriginKey is the annotation kustomize's originAnnotations build
