@@ -112,123 +112,12 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 	nodes := slices.Clone(c.Nodes)
 	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 
-	// cells[image reference][node] is the state decided so far.
-	cells := map[string]map[string]NodeImage{}
-	// unobserved[image reference] are the DaemonSets pulling the image
-	// that the controller has not observed yet.
-	unobserved := map[string][]string{}
-	notes := map[string]bool{}
+	g := &grid{cells: map[string]map[string]NodeImage{}, unobserved: map[string][]string{}, notes: map[string]bool{}}
 	for _, ds := range exp.DaemonSets {
-		key := ds.Namespace + "/" + ds.Name
-		live := c.DaemonSets[key]
-		ro := rollout(ds, live)
-		rep.DaemonSets = append(rep.DaemonSets, ro)
-		if live != nil && !ro.Observed {
-			for _, ct := range containers(ds) {
-				if img := exp.image(ct.Image); img != nil && !slices.Contains(unobserved[img.Reference], key) {
-					unobserved[img.Reference] = append(unobserved[img.Reference], key)
-				}
-			}
-		}
-		target := ds
-		if live != nil {
-			target = live
-		}
-		pods := ev.podsOf(live)
-		placement := newPlacement(target)
-		for i := range nodes {
-			n := &nodes[i]
-			why := placement.excludes(n)
-			pod := pods[n.Name]
-			for _, ct := range containers(ds) {
-				img := exp.image(ct.Image)
-				if img == nil {
-					continue
-				}
-				var cell NodeImage
-				switch {
-				case live == nil:
-					if why != "" {
-						cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
-					} else {
-						cell = NodeImage{State: Failed, Reason: "NotInCluster", Message: fmt.Sprintf("DaemonSet %s is not in the cluster: apply the rendered profile", key)}
-					}
-				case why != "" && len(pod) == 0:
-					cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
-				default:
-					cell = ev.cell(n, live, pod, ct, img)
-				}
-				cell.Node = n.Name
-				if cell.DaemonSet == "" && cell.Source != sourceNode {
-					cell.DaemonSet = key
-				}
-				if cell.State != Present && cell.State != NotScheduled {
-					for _, note := range ev.notesFor(n, pod) {
-						notes[note] = true
-					}
-				}
-				if cells[img.Reference] == nil {
-					cells[img.Reference] = map[string]NodeImage{}
-				}
-				if prev, ok := cells[img.Reference][n.Name]; !ok || rank(cell.State) > rank(prev.State) {
-					cells[img.Reference][n.Name] = cell
-				}
-			}
-		}
+		rep.DaemonSets = append(rep.DaemonSets, ev.daemonSet(g, exp, ds, nodes))
 	}
 	for _, img := range exp.Images {
-		st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{},
-			OfflineUse: img.OfflineUse}
-		var targeted, present int
-		var firstFail *NodeImage
-		for _, n := range rep.Nodes {
-			cell, ok := cells[img.Reference][n]
-			if !ok {
-				continue
-			}
-			st.OnNodes = append(st.OnNodes, cell)
-			if cell.State != NotScheduled {
-				targeted++
-			}
-			switch cell.State {
-			case Present:
-				present++
-				st.Nodes = append(st.Nodes, n)
-			case Failed:
-				if firstFail == nil {
-					firstFail = &cell
-				}
-			}
-		}
-		failed := 0
-		for _, cell := range st.OnNodes {
-			if cell.State == Failed {
-				failed++
-			}
-		}
-		switch {
-		case failed > 0:
-			st.State = Failure
-			st.Message = fmt.Sprintf("failed on %d of %d targeted node(s); %s: %s", failed, targeted, firstFail.Node, detail(*firstFail))
-		case present == targeted:
-			st.State = Success
-			st.Message = fmt.Sprintf("present on all %d targeted node(s)", targeted)
-			if targeted == 0 {
-				st.Message = "no node is targeted by the DaemonSets that pull this image"
-			}
-		default:
-			st.State = InProgress
-			st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
-		}
-		// Which nodes are targeted is not known while the controller has
-		// not observed a DaemonSet: zero targeted nodes, or all present,
-		// may be a stale picture.
-		if ds := unobserved[img.Reference]; len(ds) > 0 && st.State == Success {
-			slices.Sort(ds)
-			st.State = InProgress
-			st.Message = fmt.Sprintf("DaemonSet %s not yet observed by its controller (status.observedGeneration behind metadata.generation); present on %d of %d targeted node(s) so far",
-				strings.Join(ds, ", "), present, targeted)
-		}
+		st := summarise(img, g.cells[img.Reference], rep.Nodes, g.unobserved[img.Reference])
 		if st.State != Success {
 			rep.Ready = false
 		}
@@ -243,13 +132,160 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 		}
 	}
 	rep.Sources.Notes = append(rep.Sources.Notes, c.Notes...)
-	for _, n := range slices.Sorted(maps.Keys(notes)) {
+	for _, n := range slices.Sorted(maps.Keys(g.notes)) {
 		rep.Sources.Notes = append(rep.Sources.Notes, n)
 	}
-	if len(notes) > 0 || len(c.Notes) > 0 {
+	if len(g.notes) > 0 || len(c.Notes) > 0 {
 		rep.Sources.Complete = false
 	}
 	return rep
+}
+
+// grid is what the DaemonSets tell about the images so far.
+type grid struct {
+	// cells[image reference][node] is the state decided so far.
+	cells map[string]map[string]NodeImage
+	// unobserved[image reference] are the DaemonSets pulling the image
+	// that the controller has not observed yet.
+	unobserved map[string][]string
+	// notes are the remarks on incomplete sources for failing cells.
+	notes map[string]bool
+}
+
+// daemonSet reads the rendered DaemonSet ds against its live form in the
+// cluster: it returns its rollout, and merges into g the state of each of
+// its images (those exp expects) on each of nodes (sorted by name), the
+// most telling state winning (rank), plus the notes of the cells that are
+// neither Present nor NotScheduled and whether the controller has yet to
+// observe it.
+func (ev *evaluator) daemonSet(g *grid, exp *Expected, ds *appsv1.DaemonSet, nodes []corev1.Node) Rollout {
+	key := ds.Namespace + "/" + ds.Name
+	live := ev.c.DaemonSets[key]
+	ro := rollout(ds, live)
+	if live != nil && !ro.Observed {
+		for _, ct := range containers(ds) {
+			if img := exp.image(ct.Image); img != nil && !slices.Contains(g.unobserved[img.Reference], key) {
+				g.unobserved[img.Reference] = append(g.unobserved[img.Reference], key)
+			}
+		}
+	}
+	target := ds
+	if live != nil {
+		target = live
+	}
+	pods := ev.podsOf(live)
+	placement := newPlacement(target)
+	for i := range nodes {
+		n := &nodes[i]
+		why := placement.excludes(n)
+		pod := pods[n.Name]
+		for _, ct := range containers(ds) {
+			img := exp.image(ct.Image)
+			if img == nil {
+				continue
+			}
+			cell := ev.nodeCell(key, n, why, live, pod, ct, img)
+			if cell.State != Present && cell.State != NotScheduled {
+				for _, note := range ev.notesFor(n, pod) {
+					g.notes[note] = true
+				}
+			}
+			if g.cells[img.Reference] == nil {
+				g.cells[img.Reference] = map[string]NodeImage{}
+			}
+			if prev, ok := g.cells[img.Reference][n.Name]; !ok || rank(cell.State) > rank(prev.State) {
+				g.cells[img.Reference][n.Name] = cell
+			}
+		}
+	}
+	return ro
+}
+
+// nodeCell is the state of image img (container ct) on node n for the
+// DaemonSet key: its live form (nil when not in the cluster), why its
+// placement excludes n ("" when it does not), and its pods on n. The cell
+// names the node, and the DaemonSet unless the node's own image list
+// decided it.
+func (ev *evaluator) nodeCell(key string, n *corev1.Node, why string, live *appsv1.DaemonSet, pod []*corev1.Pod, ct container, img *Image) NodeImage {
+	var cell NodeImage
+	switch {
+	case live == nil:
+		if why != "" {
+			cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
+		} else {
+			cell = NodeImage{State: Failed, Reason: "NotInCluster", Message: fmt.Sprintf("DaemonSet %s is not in the cluster: apply the rendered profile", key)}
+		}
+	case why != "" && len(pod) == 0:
+		cell = NodeImage{State: NotScheduled, Reason: reasonOf(why), Message: why}
+	default:
+		cell = ev.cell(n, live, pod, ct, img)
+	}
+	cell.Node = n.Name
+	if cell.DaemonSet == "" && cell.Source != sourceNode {
+		cell.DaemonSet = key
+	}
+	return cell
+}
+
+// summarise sums up image img from its cells (keyed by node name)
+// over nodes (every node's name, sorted): Failure when it failed on a
+// targeted node, Success when present on every targeted one, InProgress
+// otherwise, or while a DaemonSet pulling it (unobserved) has not been
+// observed by its controller, since its targeted nodes are then unknown.
+func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved []string) ImageStatus {
+	st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{},
+		OfflineUse: img.OfflineUse}
+	var targeted, present int
+	var firstFail *NodeImage
+	for _, n := range nodes {
+		cell, ok := cells[n]
+		if !ok {
+			continue
+		}
+		st.OnNodes = append(st.OnNodes, cell)
+		if cell.State != NotScheduled {
+			targeted++
+		}
+		switch cell.State {
+		case Present:
+			present++
+			st.Nodes = append(st.Nodes, n)
+		case Failed:
+			if firstFail == nil {
+				firstFail = &cell
+			}
+		}
+	}
+	failed := 0
+	for _, cell := range st.OnNodes {
+		if cell.State == Failed {
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		st.State = Failure
+		st.Message = fmt.Sprintf("failed on %d of %d targeted node(s); %s: %s", failed, targeted, firstFail.Node, detail(*firstFail))
+	case present == targeted:
+		st.State = Success
+		st.Message = fmt.Sprintf("present on all %d targeted node(s)", targeted)
+		if targeted == 0 {
+			st.Message = "no node is targeted by the DaemonSets that pull this image"
+		}
+	default:
+		st.State = InProgress
+		st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
+	}
+	// Which nodes are targeted is not known while the controller has
+	// not observed a DaemonSet: zero targeted nodes, or all present,
+	// may be a stale picture.
+	if len(unobserved) > 0 && st.State == Success {
+		slices.Sort(unobserved)
+		st.State = InProgress
+		st.Message = fmt.Sprintf("DaemonSet %s not yet observed by its controller (status.observedGeneration behind metadata.generation); present on %d of %d targeted node(s) so far",
+			strings.Join(unobserved, ", "), present, targeted)
+	}
+	return st
 }
 
 // rank orders states for merging several DaemonSets' view of one image on
