@@ -128,6 +128,9 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 	return errs
 }
 
+// validateProfile checks profile pn of c: its name, namespace, helper,
+// site, resources, each of its pullers (profileCheck.puller), its OpenPAI
+// selection and its package cache rows. Each error is located by loc.
 func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	var errs Errors
 	add := func(p cue.Path, format string, args ...any) {
@@ -151,99 +154,130 @@ func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	checkResources(add, extend(pp, "resources"), prof.Resources)
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 
-	seen := map[string]int{}
-	records := map[string]int{} // namespace/records ConfigMap name -> puller
+	pc := &profileCheck{add: add, c: c, pn: pn, prof: &prof, pp: pp, seen: map[string]int{}, records: map[string]int{}}
 	for i, pl := range prof.Pullers {
-		p := extend(pp, "pullers", i)
-		if msgs := validation.IsDNS1123Label(pl.Name); len(msgs) > 0 || len(pl.Name) > MaxPullerName {
-			add(extend(p, "name"), "puller name %q must be a lowercase RFC 1123 label of at most %d characters (it names a DaemonSet): %s",
-				pl.Name, MaxPullerName, strings.Join(msgs, "; "))
-		}
-		checkLabel(add, extend(p, "namespace"), "namespace", pl.Namespace)
-		tenants := map[string]int{}
-		for j, ns := range pl.Tenants {
-			checkLabel(add, extend(p, "tenants", j), "tenant namespace", ns)
-			if k, dup := tenants[ns]; dup {
-				add(extend(p, "tenants", j), "tenant namespace %q is listed twice (tenants[%d] and tenants[%d])", ns, k, j)
-			}
-			tenants[ns] = j
-		}
-		id := pl.Namespace + "/" + pl.Name
-		j, dupPuller := seen[id]
-		if dupPuller {
-			add(extend(p, "name"), "puller %q in namespace %q is defined twice (pullers[%d] and pullers[%d])", pl.Name, pl.Namespace, j, i)
-		}
-		seen[id] = i
-		if len(pl.Environments)+len(pl.Images)+len(pl.OpenPAI) == 0 {
-			add(p, "puller %q has no images: list environments, images or openpai roles", pl.Name)
-		}
-		for j, e := range pl.Environments {
-			if _, ok := c.Environments[e]; !ok {
-				add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, slices.Sorted(maps.Keys(c.Environments))))
-			}
-		}
-		for j, e := range pl.Images {
-			if _, ok := c.Images[e]; !ok {
-				add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, slices.Sorted(maps.Keys(c.Images))))
-			}
-		}
-		if len(pl.OpenPAI) > 0 && prof.OpenPAI == nil {
-			add(extend(p, "openpai"), "puller %q pre-pulls OpenPAI images but profile %q has no openpai selection", pl.Name, pn)
-		}
-		checkPlacement(add, p, pl.NodeSelector, pl.Tolerations)
-		if pl.PriorityClassName != "" {
-			if msgs := validation.IsDNS1123Subdomain(pl.PriorityClassName); len(msgs) > 0 {
-				add(extend(p, "priorityClassName"), "%q is not a valid PriorityClass name: %s", pl.PriorityClassName, strings.Join(msgs, "; "))
-			}
-		}
-		if pl.RecordsName != "" {
-			if msgs := validation.IsDNS1123Subdomain(pl.RecordsName); len(msgs) > 0 {
-				add(extend(p, "recordsName"), "%q is not a valid ConfigMap name: %s", pl.RecordsName, strings.Join(msgs, "; "))
-			}
-		}
-		// Two pullers of a namespace writing one records ConfigMap would
-		// overwrite each other's images.list.
-		rec, recField := pl.Name+"-records", extend(p, "name")
-		if pl.RecordsName != "" {
-			rec, recField = pl.RecordsName, extend(p, "recordsName")
-		}
-		if j, dup := records[pl.Namespace+"/"+rec]; dup && !dupPuller {
-			add(recField, "records ConfigMap %q in namespace %q is also pullers[%d]'s; give each puller its own recordsName", rec, pl.Namespace, j)
-		} else if !dup {
-			records[pl.Namespace+"/"+rec] = i
-		}
-		checkResources(add, extend(p, "resources"), pl.Resources)
-		checkRequestsWithinLimits(add, pp, &p, prof.Resources, pl.Resources)
+		pc.puller(i, pl)
 	}
 
 	if op := prof.OpenPAI; op != nil {
 		op := extend(pp, "openpai")
 		errs = append(errs, validateOpenPAI(prof.OpenPAI, op, loc)...)
 	}
-	if len(prof.PackageCache) > 0 {
-		where := func(i int) string {
-			at := loc.at(extend(pp, "packageCache", i), "")
-			return fmt.Sprintf("%s (%s:%d)", at.Path, at.File, at.Line)
+	checkPackageCache(add, loc, pp, prof.PackageCache)
+	return errs
+}
+
+// profileCheck is what checking the pullers of one profile carries from
+// puller to puller: where errors go (add), the config, the profile's name,
+// value and path, and the pullers and records ConfigMaps seen so far.
+type profileCheck struct {
+	add  adder
+	c    *v1alpha1.Config
+	pn   string
+	prof *v1alpha1.Profile
+	pp   cue.Path
+	// seen maps "namespace/name" to the first puller of that name.
+	seen map[string]int
+	// records maps "namespace/records ConfigMap name" to its puller.
+	records map[string]int
+}
+
+// puller checks pullers[i] (pl) of the profile: its name and namespace,
+// its tenants (valid, none twice), that it is not defined twice, that it
+// lists images and that they are defined, its placement, PriorityClass
+// and records ConfigMap names (no two pullers of a namespace sharing one),
+// and its resources against the profile's.
+func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
+	add, c := pc.add, pc.c
+	p := extend(pc.pp, "pullers", i)
+	if msgs := validation.IsDNS1123Label(pl.Name); len(msgs) > 0 || len(pl.Name) > MaxPullerName {
+		add(extend(p, "name"), "puller name %q must be a lowercase RFC 1123 label of at most %d characters (it names a DaemonSet): %s",
+			pl.Name, MaxPullerName, strings.Join(msgs, "; "))
+	}
+	checkLabel(add, extend(p, "namespace"), "namespace", pl.Namespace)
+	tenants := map[string]int{}
+	for j, ns := range pl.Tenants {
+		checkLabel(add, extend(p, "tenants", j), "tenant namespace", ns)
+		if k, dup := tenants[ns]; dup {
+			add(extend(p, "tenants", j), "tenant namespace %q is listed twice (tenants[%d] and tenants[%d])", ns, k, j)
 		}
-		if err := pkgcache.ValidateAt(pkgcache.RowsOf(prof.PackageCache), where); err != nil {
-			for _, e := range unjoin(err) {
-				var re *pkgcache.RowError
-				if errors.As(e, &re) {
-					p := extend(pp, "packageCache", re.Index)
-					if re.Field != "" {
-						p = extend(p, re.Field)
-						if re.Field == "packages" && re.PackageIndex >= 0 {
-							p = extend(p, re.PackageIndex)
-						}
-					}
-					add(p, "%s", re.Msg)
-					continue
-				}
-				add(extend(pp, "packageCache"), "%v", e)
-			}
+		tenants[ns] = j
+	}
+	id := pl.Namespace + "/" + pl.Name
+	j, dupPuller := pc.seen[id]
+	if dupPuller {
+		add(extend(p, "name"), "puller %q in namespace %q is defined twice (pullers[%d] and pullers[%d])", pl.Name, pl.Namespace, j, i)
+	}
+	pc.seen[id] = i
+	if len(pl.Environments)+len(pl.Images)+len(pl.OpenPAI) == 0 {
+		add(p, "puller %q has no images: list environments, images or openpai roles", pl.Name)
+	}
+	for j, e := range pl.Environments {
+		if _, ok := c.Environments[e]; !ok {
+			add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, slices.Sorted(maps.Keys(c.Environments))))
 		}
 	}
-	return errs
+	for j, e := range pl.Images {
+		if _, ok := c.Images[e]; !ok {
+			add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, slices.Sorted(maps.Keys(c.Images))))
+		}
+	}
+	if len(pl.OpenPAI) > 0 && pc.prof.OpenPAI == nil {
+		add(extend(p, "openpai"), "puller %q pre-pulls OpenPAI images but profile %q has no openpai selection", pl.Name, pc.pn)
+	}
+	checkPlacement(add, p, pl.NodeSelector, pl.Tolerations)
+	if pl.PriorityClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(pl.PriorityClassName); len(msgs) > 0 {
+			add(extend(p, "priorityClassName"), "%q is not a valid PriorityClass name: %s", pl.PriorityClassName, strings.Join(msgs, "; "))
+		}
+	}
+	if pl.RecordsName != "" {
+		if msgs := validation.IsDNS1123Subdomain(pl.RecordsName); len(msgs) > 0 {
+			add(extend(p, "recordsName"), "%q is not a valid ConfigMap name: %s", pl.RecordsName, strings.Join(msgs, "; "))
+		}
+	}
+	// Two pullers of a namespace writing one records ConfigMap would
+	// overwrite each other's images.list.
+	rec, recField := pl.Name+"-records", extend(p, "name")
+	if pl.RecordsName != "" {
+		rec, recField = pl.RecordsName, extend(p, "recordsName")
+	}
+	if j, dup := pc.records[pl.Namespace+"/"+rec]; dup && !dupPuller {
+		add(recField, "records ConfigMap %q in namespace %q is also pullers[%d]'s; give each puller its own recordsName", rec, pl.Namespace, j)
+	} else if !dup {
+		pc.records[pl.Namespace+"/"+rec] = i
+	}
+	checkResources(add, extend(p, "resources"), pl.Resources)
+	checkRequestsWithinLimits(add, pc.pp, &p, pc.prof.Resources, pl.Resources)
+}
+
+// checkPackageCache checks the package cache rows of the profile at pp
+// with pkgcache's rules, adding each row's error at its row, field and
+// package (located by loc) and any other error at packageCache.
+func checkPackageCache(add adder, loc *locator, pp cue.Path, rows []v1alpha1.PackageCacheRow) {
+	if len(rows) == 0 {
+		return
+	}
+	where := func(i int) string {
+		at := loc.at(extend(pp, "packageCache", i), "")
+		return fmt.Sprintf("%s (%s:%d)", at.Path, at.File, at.Line)
+	}
+	err := pkgcache.ValidateAt(pkgcache.RowsOf(rows), where)
+	for _, e := range unjoin(err) {
+		var re *pkgcache.RowError
+		if errors.As(e, &re) {
+			p := extend(pp, "packageCache", re.Index)
+			if re.Field != "" {
+				p = extend(p, re.Field)
+				if re.Field == "packages" && re.PackageIndex >= 0 {
+					p = extend(p, re.PackageIndex)
+				}
+			}
+			add(p, "%s", re.Msg)
+			continue
+		}
+		add(extend(pp, "packageCache"), "%v", e)
+	}
 }
 
 func validateOpenPAI(o *v1alpha1.OpenPAI, p cue.Path, loc *locator) Errors {
