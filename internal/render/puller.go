@@ -137,7 +137,8 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				for i, it := range part {
 					partNames[i] = names[it]
 				}
-				objs = append(objs, r.daemonSet(p, name, g, part, partNames, helper, pause, pullSecrets))
+				objs = append(objs, r.daemonSet(daemonSetPart{puller: p, name: name, group: g, items: part, names: partNames,
+					helper: helper, pause: pause, pullSecrets: pullSecrets}))
 				for _, it := range part {
 					records[it.pinned] = true
 				}
@@ -431,59 +432,27 @@ func (r *renderer) labels(instance, component string) map[string]string {
 	}
 }
 
-// daemonSet renders the DaemonSet name pre-pulling items (one part of the
-// node group g) in init containers named names.
-func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []*item, names []string, helper, pause string, pullSecrets []string) Object {
-	res := r.resources(p)
-	nonRoot := true
-	noEscalation := false
-	readOnly := true
-	user := int64(65534)
-	sec := &corev1.SecurityContext{
-		RunAsNonRoot:             &nonRoot,
-		RunAsUser:                &user,
-		AllowPrivilegeEscalation: &noEscalation,
-		ReadOnlyRootFilesystem:   &readOnly,
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
-	mount := []corev1.VolumeMount{{Name: helperVolume, MountPath: HelperDir}}
-	inits := []corev1.Container{{
-		Name:            "install-helper",
-		Image:           helper,
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:         []string{HelperBinary, "install", HelperPath},
-		Resources:       res,
-		SecurityContext: sec,
-		VolumeMounts:    mount,
-	}}
-	pinned := []string{helper}
-	main := corev1.Container{
-		Name: "wait", Image: helper, ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:   []string{HelperBinary, "wait"},
-		Resources: res, SecurityContext: sec,
-	}
-	if pause != "" {
-		pinned = append(pinned, pause)
-		main = corev1.Container{
-			Name: "pause", Image: pause, ImagePullPolicy: corev1.PullIfNotPresent,
-			Resources: res, SecurityContext: sec,
-		}
-	}
-	for i, it := range items {
-		inits = append(inits, corev1.Container{
-			Name:            names[i],
-			Image:           it.pinned,
-			ImagePullPolicy: corev1.PullIfNotPresent,
-			Command:         []string{HelperPath, "pulled", it.pinned},
-			Resources:       res,
-			SecurityContext: sec,
-			VolumeMounts:    mount,
-		})
-		pinned = append(pinned, it.pinned)
-	}
-	sort.Strings(pinned)
-	sum := sha256.Sum256([]byte(strings.Join(pinned, "\n")))
+// daemonSetPart is what one DaemonSet of a puller needs: the puller, the
+// DaemonSet's name, the node group it serves (its nodeSelector and
+// tolerations), the items it pre-pulls (one part of the group) and their
+// init container names, the pinned helper and pause images (pause ""
+// when the helper waits as the main container), and its imagePullSecrets.
+type daemonSetPart struct {
+	puller      *v1alpha1.Puller
+	name        string
+	group       *group
+	items       []*item
+	names       []string
+	helper      string
+	pause       string
+	pullSecrets []string
+}
 
+// daemonSet renders the DaemonSet d.name pre-pulling d.items in init
+// containers named d.names, on the nodes of d.group.
+func (r *renderer) daemonSet(d daemonSetPart) Object {
+	p, name := d.puller, d.name
+	inits, main, hash := r.podContainers(d)
 	labels := r.labels(name, "image-puller")
 	selector := map[string]string{LabelName: labels[LabelName], LabelInstance: name}
 	annotations := map[string]string{}
@@ -491,12 +460,12 @@ func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []
 		annotations[AnnotationRefreshHours] = strconv.Itoa(int(p.RefreshHours))
 	}
 	var tols []corev1.Toleration
-	for _, t := range g.tols {
+	for _, t := range d.group.tols {
 		tols = append(tols, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
 			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds})
 	}
 	var ips []corev1.LocalObjectReference
-	for _, s := range pullSecrets {
+	for _, s := range d.pullSecrets {
 		ips = append(ips, corev1.LocalObjectReference{Name: s})
 	}
 	noToken := false
@@ -521,7 +490,7 @@ func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      labels,
-					Annotations: map[string]string{AnnotationImagesHash: "sha256:" + hex.EncodeToString(sum[:])},
+					Annotations: map[string]string{AnnotationImagesHash: hash},
 				},
 				Spec: corev1.PodSpec{
 					InitContainers: inits,
@@ -529,7 +498,7 @@ func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []
 					Volumes: []corev1.Volume{{Name: helperVolume, VolumeSource: corev1.VolumeSource{
 						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit},
 					}}},
-					NodeSelector:                  nilIfEmpty(g.selector),
+					NodeSelector:                  nilIfEmpty(d.group.selector),
 					Tolerations:                   tols,
 					PriorityClassName:             p.PriorityClassName,
 					ImagePullSecrets:              ips,
@@ -544,6 +513,65 @@ func (r *renderer) daemonSet(p *v1alpha1.Puller, name string, g *group, items []
 		},
 	}
 	return Object{Kind: "DaemonSet", Namespace: p.Namespace, Name: name, Object: ds}
+}
+
+// podContainers returns the containers of d's pods: the init containers
+// (the helper's install, then one per item running "pulled" on its pinned
+// reference), the main container (the pause image, or the helper waiting),
+// all with the puller's resources and a locked-down security context, and
+// the images hash annotation's value: "sha256:" and the hex SHA-256 of
+// every pinned reference the pod runs, sorted, one per line.
+func (r *renderer) podContainers(d daemonSetPart) (inits []corev1.Container, main corev1.Container, hash string) {
+	res := r.resources(d.puller)
+	nonRoot := true
+	noEscalation := false
+	readOnly := true
+	user := int64(65534)
+	sec := &corev1.SecurityContext{
+		RunAsNonRoot:             &nonRoot,
+		RunAsUser:                &user,
+		AllowPrivilegeEscalation: &noEscalation,
+		ReadOnlyRootFilesystem:   &readOnly,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	mount := []corev1.VolumeMount{{Name: helperVolume, MountPath: HelperDir}}
+	inits = []corev1.Container{{
+		Name:            "install-helper",
+		Image:           d.helper,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{HelperBinary, "install", HelperPath},
+		Resources:       res,
+		SecurityContext: sec,
+		VolumeMounts:    mount,
+	}}
+	pinned := []string{d.helper}
+	main = corev1.Container{
+		Name: "wait", Image: d.helper, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:   []string{HelperBinary, "wait"},
+		Resources: res, SecurityContext: sec,
+	}
+	if d.pause != "" {
+		pinned = append(pinned, d.pause)
+		main = corev1.Container{
+			Name: "pause", Image: d.pause, ImagePullPolicy: corev1.PullIfNotPresent,
+			Resources: res, SecurityContext: sec,
+		}
+	}
+	for i, it := range d.items {
+		inits = append(inits, corev1.Container{
+			Name:            d.names[i],
+			Image:           it.pinned,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{HelperPath, "pulled", it.pinned},
+			Resources:       res,
+			SecurityContext: sec,
+			VolumeMounts:    mount,
+		})
+		pinned = append(pinned, it.pinned)
+	}
+	sort.Strings(pinned)
+	sum := sha256.Sum256([]byte(strings.Join(pinned, "\n")))
+	return inits, main, "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {
