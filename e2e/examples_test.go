@@ -72,7 +72,7 @@ func checkCommitted(t *testing.T, example, profile string, objs []render.Object)
 		for name, want := range files {
 			got, err := os.ReadFile(filepath.Join(out, name))
 			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s/%s is not what the config renders (err %v): run stowage render with -o", out, name, err)
+				t.Fatalf("%s/%s is not what the config renders (err %v): run stowage render with --output-dir", out, name, err)
 			}
 		}
 		return

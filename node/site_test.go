@@ -562,7 +562,7 @@ func accessSummaries(t *testing.T, out string) map[string]string {
 	return got
 }
 
-// renderedDaemonSets reads the DaemonSets of a `render -o` output folder,
+// renderedDaemonSets reads the DaemonSets of a `render --output-dir` output folder,
 // sorted by namespace and name.
 func renderedDaemonSets(t *testing.T, dir string) []*appsv1.DaemonSet {
 	t.Helper()

@@ -12,36 +12,55 @@ import (
 
 // configReference returns the markdown table of every field of #Config,
 // generated from the embedded CUE schema: the field's path (<name> for a
-// map key, [] for a list element), its CUE type and the schema's comment on
-// it (or on the definition it refers to). docs/config.md holds it between
-// the configReference markers; TestConfigReferenceCurrent keeps it so.
+// map key, [] for a list element), its CUE type and the schema's doc
+// comment on it. docs/config.md holds it between the configReference
+// markers; TestConfigReferenceCurrent keeps it so. A field without a doc
+// comment is an error naming every such path: each field's meaning is
+// written once, in the schema.
 func configReference() (string, error) {
-	v := cuecontext.New().CompileBytes(schema.Source, cue.Filename(schema.SchemaFile))
+	return configReferenceOf(schema.Source, schema.SchemaFile)
+}
+
+// configReferenceOf is configReference of the CUE source src (named file
+// in errors), whose #Config it walks.
+func configReferenceOf(src []byte, file string) (string, error) {
+	v := cuecontext.New().CompileBytes(src, cue.Filename(file))
 	if err := v.Err(); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("| field | type | from the schema |\n|---|---|---|\n")
+	b.WriteString("| field | type | meaning |\n|---|---|---|\n")
 	seen := map[string]bool{}
+	var undocumented []string
+	row := func(path, typ string, v cue.Value) {
+		d := docOf(v)
+		if d == "" {
+			undocumented = append(undocumented, path)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", path, typ, d)
+	}
 	var walk func(v cue.Value, path string, depth int)
 	walk = func(v cue.Value, path string, depth int) {
 		if depth > 12 || seen[path] {
 			return
 		}
 		seen[path] = true
-		kind := v.IncompleteKind()
-		if path != "" && (kind != cue.StructKind || isMap(v)) && !isListOfStructs(v) {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", path, typeOf(v), docOf(v))
+		// A map's element and a list's element are their parent's row.
+		if path != "" && !strings.HasSuffix(path, ">") && !strings.HasSuffix(path, "]") {
+			typ := typeOf(v)
+			if isListOfStructs(v) {
+				typ = "list"
+			}
+			row(path, typ, v)
 		}
 		switch {
 		case isListOfStructs(v):
-			fmt.Fprintf(&b, "| `%s` | list | %s |\n", path, docOf(v))
 			walk(v.LookupPath(cue.MakePath(cue.AnyIndex)), path+"[]", depth+1)
 		case isMap(v):
 			if elem := v.LookupPath(cue.MakePath(cue.AnyString)); elem.IncompleteKind() == cue.StructKind {
 				walk(elem, path+".<name>", depth+1)
 			}
-		case kind == cue.StructKind:
+		case v.IncompleteKind() == cue.StructKind:
 			it, err := v.Fields(cue.Optional(true))
 			if err != nil {
 				return
@@ -56,6 +75,9 @@ func configReference() (string, error) {
 		}
 	}
 	walk(v.LookupPath(cue.ParsePath("#Config")), "", 0)
+	if len(undocumented) > 0 {
+		return "", fmt.Errorf("%s: fields without a doc comment (write their meaning in the schema):\n  %s", file, strings.Join(undocumented, "\n  "))
+	}
 	return b.String(), nil
 }
 
