@@ -14,6 +14,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/escape"
 )
 
 // LockFile is the name of the lock beside the config; the loader skips it.
@@ -51,6 +52,9 @@ func ReadDir(dir string, opts ...Option) ([]File, error) {
 			continue
 		}
 		p := filepath.Join(dir, n)
+		if escape.Line(n) != n {
+			return nil, Errors{{File: filepath.Join(dir, escape.Line(n)), Msg: "the file name holds a control, format or non-UTF-8 character (shown escaped); rename the file"}}
+		}
 		data, err := confined.ReadFile(dir, n, confined.Config)
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -517,5 +518,56 @@ func TestErrorWithoutPlace(t *testing.T) {
 	}
 	if _, err := LoadFiles("cfg", nil, Options{}); err == nil {
 		t.Error("LoadFiles with no files succeeded")
+	}
+}
+
+// TestControlCharactersInNames: an environment or image name, or a config
+// file name, holding a terminal control, a newline or a bidirectional
+// override is refused, the name shown escaped: such a name would reach
+// container names and every message raw (a newline in a file name made an
+// error look like one about another file).
+func TestControlCharactersInNames(t *testing.T) {
+	src, err := os.ReadDir(filepath.Join("testdata", "valid", "mixed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyMixed := func(t *testing.T) string {
+		dir := t.TempDir()
+		for _, e := range src {
+			data, err := os.ReadFile(filepath.Join("testdata", "valid", "mixed", e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	for _, tc := range []struct{ name, file, data, want string }{
+		{"environment", "extra.yaml", "environments:\n  \"sub\\e[31mred\\a\":\n    image: busybox:1.31.1\n",
+			`extra.yaml:2:3: environments."sub\u001b[31mred\a": the name holds a control, format or non-UTF-8 character; use printable characters`},
+		{"image", "extra.json", `{"images": {"x\u202ey": {"reference": "busybox:1.31.1"}}}`,
+			`images."x\u202ey": the name holds a control`},
+		{"file", "bad\x1b[31mx\ny.yaml", "images: {}\n",
+			`bad\x1b[31mx\ny.yaml: the file name holds a control, format or non-UTF-8 character (shown escaped); rename the file`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyMixed(t)
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("loaded; want the name refused")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error:\n%s\nwant it to contain %s", msg, tc.want)
+			}
+			if strings.ContainsAny(msg, "\x1b\a\u202e") || strings.Contains(msg, "x\ny") {
+				t.Errorf("error holds the raw characters: %q", msg)
+			}
+		})
 	}
 }

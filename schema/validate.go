@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/pkgcache"
@@ -100,6 +101,7 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 	for _, k := range slices.Sorted(maps.Keys(c.Images)) {
 		im := c.Images[k]
 		p := path("images", k)
+		checkName(add, p, k)
 		checkRef(add, extend(p, "reference"), im.Reference)
 		checkPlatforms(add, p, im.Platforms)
 		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference), im.Reference)
@@ -110,6 +112,7 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 		if strings.TrimSpace(k) == "" {
 			add(p, "an environment needs a name")
 		}
+		checkName(add, p, k)
 		checkRef(add, extend(p, "image"), env.Image)
 		checkPlatforms(add, p, env.Platforms)
 		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), env.Image)
@@ -331,6 +334,16 @@ func unjoin(err error) []error {
 }
 
 type adder func(p cue.Path, format string, args ...any)
+
+// checkName refuses an image or environment name holding a control,
+// bidirectional or zero-width format character or bytes that are not
+// UTF-8 (the characters escape.Line rewrites): the name goes into
+// container names, labels and every message about it.
+func checkName(add adder, p cue.Path, name string) {
+	if escape.Line(name) != name {
+		add(p, "the name holds a control, format or non-UTF-8 character; use printable characters")
+	}
+}
 
 func checkRef(add adder, p cue.Path, ref string) {
 	if _, err := imageref.Parse(ref); err != nil {

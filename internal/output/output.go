@@ -29,6 +29,8 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/render"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Paths are the paths of one run. Empty fields are not part of the run.
@@ -173,9 +175,14 @@ func CheckDir(out string) error {
 }
 
 // Foreign returns the names of the entries of out that stowage did not
-// write there, sorted: everything but a kustomization.yaml starting with
-// render.GeneratedHeader and the regular files it lists (nothing is
-// foreign in a missing or empty out). Errors: out cannot be read.
+// write there, sorted. An entry is stowage's when out holds a
+// kustomization.yaml that starts with render.GeneratedHeader and lists it
+// under resources, and it is a regular file of at most maxOwnedBytes
+// holding one YAML document labelled app.kubernetes.io/managed-by: stowage
+// (every object render writes carries that label): a file a user added
+// and listed in the generated kustomization.yaml is foreign, and so is
+// everything in a directory without that kustomization.yaml. Nothing is
+// foreign in a missing or empty out. Errors: out cannot be read.
 func Foreign(out string) ([]string, error) {
 	ents, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
@@ -184,24 +191,84 @@ func Foreign(out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := os.ReadFile(filepath.Join(out, "kustomization.yaml"))
-	listed := map[string]bool{"kustomization.yaml": true}
-	if err == nil && bytes.HasPrefix(k, []byte(render.GeneratedHeader)) {
-		for _, line := range strings.Split(string(k), "\n") {
-			if f, ok := strings.CutPrefix(line, "- "); ok {
-				listed[f] = true
-			}
-		}
-	} else {
-		listed = map[string]bool{}
-	}
+	listed := generatedResources(out)
 	var foreign []string
 	for _, e := range ents {
-		if !e.Type().IsRegular() || !listed[e.Name()] {
-			foreign = append(foreign, e.Name())
+		name := e.Name()
+		switch {
+		case !e.Type().IsRegular() || listed == nil:
+			foreign = append(foreign, name)
+		case name == "kustomization.yaml":
+		case !listed[name] || !managedByStowage(filepath.Join(out, name)):
+			foreign = append(foreign, name)
 		}
 	}
 	return foreign, nil
+}
+
+// maxOwnedBytes bounds each file Foreign reads to decide whether stowage
+// wrote it (bytes); a larger file is foreign. Rendered files are far
+// smaller: the largest, a records ConfigMap of 20,000 images, is about
+// 2 MiB.
+const maxOwnedBytes = 64 << 20
+
+// generatedResources returns the resources listed by out/kustomization.yaml
+// when that file starts with render.GeneratedHeader and decodes as a
+// Kustomization, else nil.
+func generatedResources(out string) map[string]bool {
+	data, ok := readBounded(filepath.Join(out, "kustomization.yaml"))
+	if !ok || !bytes.HasPrefix(data, []byte(render.GeneratedHeader)) {
+		return nil
+	}
+	var k kustypes.Kustomization
+	if err := sigsyaml.UnmarshalStrict(data, &k); err != nil {
+		return nil
+	}
+	listed := map[string]bool{}
+	for _, r := range k.Resources {
+		listed[r] = true
+	}
+	return listed
+}
+
+// managedByStowage reports whether path is one YAML document whose
+// metadata.labels carry app.kubernetes.io/managed-by: stowage.
+func managedByStowage(path string) bool {
+	data, ok := readBounded(path)
+	if !ok || bytes.Contains(data, []byte("\n---")) {
+		return false
+	}
+	var obj struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := sigsyaml.Unmarshal(data, &obj); err != nil {
+		return false
+	}
+	return obj.Metadata.Labels["app.kubernetes.io/managed-by"] == "stowage"
+}
+
+// readBounded reads path when it is a regular file (not a link) of at most
+// maxOwnedBytes.
+func readBounded(path string) ([]byte, bool) {
+	li, err := os.Lstat(path)
+	if err != nil || !li.Mode().IsRegular() {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(li, fi) {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxOwnedBytes+1))
+	if err != nil || len(data) > maxOwnedBytes {
+		return nil, false
+	}
+	return data, true
 }
 
 // FileDiff is one file that differs between a directory and what was

@@ -4,8 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage/stowage/internal/render"
 )
 
 func write(t *testing.T, path, data string) {
@@ -91,5 +97,59 @@ func TestSetCommitUndo(t *testing.T) {
 	ents, _ := os.ReadDir(out)
 	if len(ents) != 1 || ents[0].Name() != "a.yaml" {
 		t.Errorf("out holds %v, want only a.yaml", ents)
+	}
+}
+
+// TestForeign: a directory is stowage's to replace only in the files render
+// itself wrote. A file a user added and listed in the generated
+// kustomization.yaml (the case that used to be deleted) is foreign, as are
+// a second document, a missing label, a link and anything unlisted; the
+// rendered files of a real render are not.
+func TestForeign(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "records", Namespace: "pull",
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "stowage"}},
+		Data: map[string]string{"images.list": "a@sha256:00\n"},
+	}
+	objs := []render.Object{{Kind: "ConfigMap", Name: "records", Namespace: "pull", Object: cm}}
+	files, err := render.Files(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range files {
+		write(t, filepath.Join(dir, name), string(data))
+	}
+	if got, err := Foreign(dir); err != nil || len(got) != 0 {
+		t.Fatalf("a render's own directory: foreign %q, %v; want none", got, err)
+	}
+
+	k := string(files["kustomization.yaml"]) +
+		"- extra.yaml\n- twodocs.yaml\n- link.yaml\n"
+	write(t, filepath.Join(dir, "kustomization.yaml"), k)
+	write(t, filepath.Join(dir, "extra.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: mine\n")
+	write(t, filepath.Join(dir, "twodocs.yaml"), "metadata:\n  labels:\n    app.kubernetes.io/managed-by: stowage\n---\nkind: Secret\n")
+	write(t, filepath.Join(dir, "notes.txt"), "hand-written\n")
+	var rendered string
+	for name := range files {
+		if name != "kustomization.yaml" {
+			rendered = name
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, rendered), filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Foreign(dir)
+	want := []string{"extra.yaml", "link.yaml", "notes.txt", "twodocs.yaml"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("user files listed in the generated kustomization.yaml: foreign %q, %v; want %q", got, err, want)
+	}
+
+	// Without the generated header nothing is stowage's.
+	write(t, filepath.Join(dir, "kustomization.yaml"), strings.TrimPrefix(k, render.GeneratedHeader))
+	got, _ = Foreign(dir)
+	if len(got) != len(files)+4 {
+		t.Errorf("no generated header: foreign %q, want every entry", got)
 	}
 }
