@@ -320,7 +320,7 @@ func TestRefreshHours(t *testing.T) {
 		{value: `2`, want: 2},
 		{value: `"24"`, want: 24},
 		{value: `"two"`, err: `refreshHours "two" is not a whole number of hours`},
-		{value: `"02"`, err: `refreshHours "02" is not a whole number of hours`},
+		{value: `"02"`, err: `refreshHours "02": write the number without a sign or leading zeros ("2")`},
 		{value: `"0"`, err: `refreshHours "0" is not a whole number of hours`},
 		{value: `0`, err: "refreshHours must be at least 1 hour"},
 		{value: `-3`, err: "refreshHours must be at least 1 hour"},
@@ -569,5 +569,16 @@ func TestControlCharactersInNames(t *testing.T) {
 				t.Errorf("error holds the raw characters: %q", msg)
 			}
 		})
+	}
+}
+
+// TestDecoderErrorNamesFileOnce: a YAML decoder error that carries the
+// file name but no line (nesting past the decoder's depth) names the file
+// once.
+func TestDecoderErrorNamesFileOnce(t *testing.T) {
+	deep := "a: " + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "\n"
+	_, err := LoadFiles("cfg", inMemory("cfg/deep.yaml", deep), Options{})
+	if err == nil || strings.Count(err.Error(), "cfg/deep.yaml") != 1 || !strings.Contains(err.Error(), "max depth") {
+		t.Errorf("error %v; want cfg/deep.yaml named once, with the depth", err)
 	}
 }

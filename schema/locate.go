@@ -373,6 +373,9 @@ func fromCUEList(err error, file string) Errors {
 						le.Line, le.Msg = n, msg
 					}
 				}
+				if msg, ok := strings.CutPrefix(le.Msg, file+": "); ok {
+					le.Msg = msg // "file: message" with no line: name the file once
+				}
 			}
 		}
 		positions := userPositions(e)
@@ -383,7 +386,9 @@ func fromCUEList(err error, file string) Errors {
 		out = append(out, le)
 	}
 	if len(out) == 0 {
-		out = append(out, &Error{File: file, Msg: err.Error()})
+		// The decoder may name the file itself ("f.yaml: exceeded max
+		// depth"); the Error names it once.
+		out = append(out, &Error{File: file, Msg: strings.TrimPrefix(err.Error(), file+": ")})
 	}
 	return out
 }

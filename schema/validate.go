@@ -76,7 +76,10 @@ func checkRaw(v cue.Value, loc *locator) Errors {
 			}
 			p := extend(pp, "pullers", i, "refreshHours")
 			if s, err := rh.String(); err == nil {
-				if n, err := strconv.Atoi(s); err != nil || n < 1 || strconv.Itoa(n) != s {
+				switch n, err := strconv.Atoi(s); {
+				case err == nil && n >= 1 && strconv.Itoa(n) != s:
+					errs = append(errs, loc.at(p, "refreshHours %q: write the number without a sign or leading zeros (%q)", s, strconv.Itoa(n)))
+				case err != nil || n < 1:
 					errs = append(errs, loc.at(p, "refreshHours %q is not a whole number of hours (write 2 or \"2\")", s))
 				}
 				continue

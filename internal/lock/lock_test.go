@@ -487,3 +487,16 @@ func TestDigestFor(t *testing.T) {
 		})
 	}
 }
+
+// TestParseOtherObject: a Deployment given as the lock is named by its
+// apiVersion and kind alone, on their lines; its own fields (spec.replicas)
+// would bury that under messages about the lock's Go types.
+func TestParseOtherObject(t *testing.T) {
+	data := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n"
+	_, err := Parse([]byte(data), "stowage.lock.yaml")
+	want := "stowage.lock.yaml:1: apiVersion: got \"apps/v1\", want \"" + APIVersion + "\"\n" +
+		"stowage.lock.yaml:2: kind: got \"Deployment\", want \"ImageLock\""
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}

@@ -107,6 +107,9 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 
 	p := &parser{file: filename, lines: map[string]int{}, paths: map[int]string{}, strs: map[string]string{}, bad: map[string]bool{}}
 	p.walk(&doc, "")
+	if errs := p.otherObject(data); errs != nil {
+		return nil, nil, errs, nil
+	}
 	var f file
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
@@ -240,6 +243,34 @@ var goTypes = strings.NewReplacer(
 )
 
 // fail records err at path, on the line of path or of its closest parent.
+// otherObject returns the apiVersion and kind problems alone when data is
+// a mapping that names another kind of object (a Deployment given as the
+// lock): its other fields would only bury the one message that matters.
+// It returns nil for anything else, which the full parse then reports.
+func (p *parser) otherObject(data []byte) []error {
+	var h struct {
+		APIVersion any `yaml:"apiVersion"`
+		Kind       any `yaml:"kind"`
+	}
+	if yaml.Unmarshal(data, &h) != nil {
+		return nil
+	}
+	other := func(v any, want string) bool { s, ok := v.(string); return ok && s != "" && s != want }
+	if !other(h.APIVersion, APIVersion) && !other(h.Kind, ObjectKind) {
+		return nil
+	}
+	for _, c := range []struct {
+		path string
+		got  any
+		want string
+	}{{"apiVersion", h.APIVersion, APIVersion}, {"kind", h.Kind, ObjectKind}} {
+		if other(c.got, c.want) {
+			p.fail(c.path, fmt.Errorf("got %q, want %q", c.got, c.want))
+		}
+	}
+	return p.errs
+}
+
 func (p *parser) fail(path string, err error) {
 	p.errs = append(p.errs, p.at(path, p.lineOf(path), err))
 }
