@@ -125,6 +125,7 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 	checkResources(add, path("resources"), c.Resources)
 	checkRequestsWithinLimits(add, path("resources"), nil, c.Resources, nil)
 	checkSite(add, path("site"), c.Site)
+	checkVerify(add, path("verify"), c.Verify)
 	if len(c.Profiles) == 0 && !allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
@@ -658,4 +659,44 @@ func suggest(s string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// checkVerify checks a verify policy: something to verify with; identities
+// with a trusted root and a trusted root with identities; each identity
+// with exactly one of identity and identityRegexp and one of issuer and
+// issuerRegexp, the regular expressions valid RE2. The files are read (and
+// confined to the config directory) when lock uses them.
+func checkVerify(add adder, p cue.Path, v *v1alpha1.Verify) {
+	if v == nil {
+		return
+	}
+	if len(v.Keys) == 0 && len(v.Identities) == 0 {
+		add(p, "verify needs keys or identities to verify with")
+	}
+	switch {
+	case len(v.Identities) > 0 && v.TrustedRoot == "":
+		add(extend(p, "identities"), "identities need a trustedRoot (a sigstore trusted_root.json beside the config) to be checked against")
+	case len(v.Identities) == 0 && v.TrustedRoot != "":
+		add(extend(p, "trustedRoot"), "a trustedRoot is only used by identities; give identities or remove it")
+	}
+	for i, id := range v.Identities {
+		ip := extend(p, "identities", i)
+		checkExactOrRegexp(add, ip, "identity", id.Identity, id.IdentityRegexp)
+		checkExactOrRegexp(add, ip, "issuer", id.Issuer, id.IssuerRegexp)
+	}
+}
+
+// checkExactOrRegexp checks that exactly one of the field f (exact) and
+// f+"Regexp" is set, the latter a valid RE2 expression.
+func checkExactOrRegexp(add adder, p cue.Path, f, exact, re string) {
+	switch {
+	case exact != "" && re != "":
+		add(extend(p, f+"Regexp"), "give either %s or %sRegexp, not both", f, f)
+	case exact == "" && re == "":
+		add(p, "an identity needs %s or %sRegexp", f, f)
+	case re != "":
+		if _, err := regexp.Compile(re); err != nil {
+			add(extend(p, f+"Regexp"), "%q is not a regular expression: %v", re, err)
+		}
+	}
 }

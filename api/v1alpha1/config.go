@@ -36,6 +36,9 @@ type Config struct {
 	// Resources is the top-level resources as written: the default of
 	// every profile's Resources, field by field; nil when not set.
 	Resources *Resources `json:"resources,omitempty"`
+	// Verify is the signature policy `stowage lock` and `stowage bump`
+	// check every digest they resolve under; nil when none is set.
+	Verify *Verify `json:"verify,omitempty"`
 
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
@@ -97,6 +100,42 @@ type Environment struct {
 	Auth         *Auth             `json:"auth,omitempty"`
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Tolerations  []Toleration      `json:"tolerations,omitempty"`
+}
+
+// The modes of a Verify policy.
+const (
+	// VerifyRequired refuses to pin a digest no trusted signer signed.
+	VerifyRequired = "required"
+	// VerifyOptional pins it with a warning.
+	VerifyOptional = "optional"
+)
+
+// Verify is a signature policy: a digest verifies when one of Keys, or a
+// keyless certificate matching one of Identities and chained to
+// TrustedRoot, signed it. Files are paths inside the config directory.
+type Verify struct {
+	// Mode is VerifyRequired (the default when empty) or VerifyOptional.
+	Mode string `json:"mode,omitempty"`
+	// Keys are cosign public key PEM files (cosign.pub).
+	Keys []string `json:"keys,omitempty"`
+	// Identities are the keyless signers trusted; they need TrustedRoot.
+	Identities []VerifyIdentity `json:"identities,omitempty"`
+	// TrustedRoot is a sigstore trusted_root.json file.
+	TrustedRoot string `json:"trustedRoot,omitempty"`
+}
+
+// Required reports whether v refuses a digest that does not verify.
+func (v *Verify) Required() bool { return v != nil && v.Mode != VerifyOptional }
+
+// VerifyIdentity is a keyless signer: the certificate identity (its
+// subject alternative name: an e-mail address or a workflow URI) and the
+// OIDC issuer, each exact or a regular expression (RE2), as cosign's
+// --certificate-identity[-regexp] and --certificate-oidc-issuer[-regexp].
+type VerifyIdentity struct {
+	Identity       string `json:"identity,omitempty"`
+	IdentityRegexp string `json:"identityRegexp,omitempty"`
+	Issuer         string `json:"issuer,omitempty"`
+	IssuerRegexp   string `json:"issuerRegexp,omitempty"`
 }
 
 // Auth is registry authentication: either Secret (an existing Secret's name)

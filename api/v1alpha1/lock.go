@@ -82,6 +82,25 @@ type ImageLockEntry struct {
 	// Size is a manifest's config plus compressed layers, in bytes; 0 when
 	// unknown and always 0 for an index (its sizes are per platform).
 	Size int64 `json:"size,omitempty" yaml:"size,omitempty"`
+	// VerifiedBy is what verified Digest under the config's verify
+	// policy; nil when no policy applies, or when under an optional
+	// policy nothing did.
+	VerifiedBy *ImageLockSigner `json:"verifiedBy,omitempty" yaml:"verifiedBy,omitempty"`
+}
+
+// ImageLockSigner is what verified an entry's digest: a cosign key (Key)
+// or a keyless certificate (Identity and Issuer), and the signature.
+type ImageLockSigner struct {
+	// Key is the fingerprint of the public key, "sha256:" and the hex
+	// SHA-256 of its DER SubjectPublicKeyInfo.
+	Key string `json:"key,omitempty" yaml:"key,omitempty"`
+	// Identity is a keyless certificate's subject alternative name.
+	Identity string `json:"identity,omitempty" yaml:"identity,omitempty"`
+	// Issuer is a keyless certificate's OIDC issuer.
+	Issuer string `json:"issuer,omitempty" yaml:"issuer,omitempty"`
+	// Signature is the digest of the manifest carrying the signature
+	// (the .sig manifest or the Sigstore bundle referrer), "sha256:<64 hex>".
+	Signature string `json:"signature" yaml:"signature"`
 }
 
 // ImageLockPlatform is one child of an index entry.

@@ -155,6 +155,21 @@ func problems(e Entry) []problem {
 			add(at+".size", fmt.Errorf("%d is negative; want bytes >= 0", p.Size))
 		}
 	}
+	if v := e.VerifiedBy; v != nil {
+		switch {
+		case v.Key != "" && (v.Identity != "" || v.Issuer != ""):
+			add("verifiedBy", errors.New("give either key or identity with issuer, not both"))
+		case v.Key != "":
+			if err := checkDigest(v.Key); err != nil {
+				add("verifiedBy.key", err)
+			}
+		case v.Identity == "" || v.Issuer == "":
+			add("verifiedBy", errors.New("needs a key fingerprint, or a keyless identity and issuer"))
+		}
+		if err := checkDigest(v.Signature); err != nil {
+			add("verifiedBy.signature", err)
+		}
+	}
 	return ps
 }
 

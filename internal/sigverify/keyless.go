@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -113,4 +114,18 @@ func identities(ids []Identity) string {
 		s = append(s, id.String())
 	}
 	return strings.Join(s, ", ")
+}
+
+// matches reports whether subject and issuer are id's: equal to the exact
+// values, or matching the regular expressions (an invalid one matches
+// nothing).
+func (id Identity) matches(subject, issuer string) bool {
+	one := func(exact, re, s string) bool {
+		if re == "" {
+			return exact == s
+		}
+		r, err := regexp.Compile(re)
+		return err == nil && r.MatchString(s)
+	}
+	return one(id.Subject, id.SubjectRegexp, subject) && one(id.Issuer, id.IssuerRegexp, issuer)
 }

@@ -1,0 +1,125 @@
+package sigverify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore-go/pkg/root"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/confined"
+)
+
+// The files a policy reads, with their bounds.
+var (
+	// KeyFile is a cosign public key PEM file: 64 KiB (a key is < 1 KiB).
+	KeyFile = confined.Kind{What: "verify key file", Max: 64 << 10}
+	// TrustedRootFile is a sigstore trusted_root.json: 1 MiB (the public
+	// good instance's is about 10 KiB).
+	TrustedRootFile = confined.Kind{What: "trusted root file", Max: 1 << 20}
+)
+
+// Policy is a config's verify policy with its files read.
+type Policy struct {
+	// Keys are the cosign public keys trusted.
+	Keys []*Key
+	// Identities are the keyless signers trusted, checked against Trusted.
+	Identities []Identity
+	// Trusted is the trusted root of Identities; nil without identities.
+	Trusted root.TrustedMaterial
+	// Required says a digest that does not verify is refused (else pinned
+	// with a warning).
+	Required bool
+}
+
+// LoadPolicy reads v's keys and trusted root from dir, each confined to
+// it (internal/confined, like a file: password) and bounded by KeyFile
+// and TrustedRootFile. nil v gives a nil Policy. Errors name the field
+// ("verify.keys[0]") and the file.
+func LoadPolicy(dir string, v *v1alpha1.Verify) (*Policy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	p := &Policy{Required: v.Required()}
+	for i, k := range v.Keys {
+		data, err := confined.ReadFile(dir, k, KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("verify.keys[%d]: %w", i, err)
+		}
+		key, err := LoadKey(k, data)
+		if err != nil {
+			return nil, fmt.Errorf("verify.keys[%d]: %w", i, err)
+		}
+		p.Keys = append(p.Keys, key)
+	}
+	for _, id := range v.Identities {
+		p.Identities = append(p.Identities, Identity{Subject: id.Identity, SubjectRegexp: id.IdentityRegexp, Issuer: id.Issuer, IssuerRegexp: id.IssuerRegexp})
+	}
+	if v.TrustedRoot != "" {
+		data, err := confined.ReadFile(dir, v.TrustedRoot, TrustedRootFile)
+		if err != nil {
+			return nil, fmt.Errorf("verify.trustedRoot: %w", err)
+		}
+		tr, err := root.NewTrustedRootFromJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("verify.trustedRoot: trusted root %s: %w", v.TrustedRoot, err)
+		}
+		p.Trusted = tr
+	}
+	return p, nil
+}
+
+// Check verifies digest h of repo (read through pl) under p: with its keys
+// (Verify), then with its identities (VerifyKeyless). It returns the first
+// signer that verifies. Errors: one *Error with the reasons of both, or
+// the registry's.
+func (p *Policy) Check(ctx context.Context, repo name.Repository, pl *remote.Puller, h v1.Hash) (*Signer, error) {
+	all := &Error{Image: repo.Name(), Digest: h.String()}
+	try := func(s *Signer, err error) (*Signer, error) {
+		var verr *Error
+		if errors.As(err, &verr) {
+			all.Reasons = append(all.Reasons, verr.Reasons...)
+			return nil, nil
+		}
+		return s, err
+	}
+	if len(p.Keys) > 0 {
+		if s, err := try(Verify(ctx, repo, pl, h, p.Keys)); s != nil || err != nil {
+			return s, err
+		}
+	}
+	if len(p.Identities) > 0 && p.Trusted != nil {
+		if s, err := try(VerifyKeyless(ctx, repo, pl, h, p.Trusted, p.Identities)); s != nil || err != nil {
+			return s, err
+		}
+	}
+	return nil, all
+}
+
+// Trusts reports whether a signer recorded in a lock is still one p
+// trusts, so that its entry need not be verified again: its key is among
+// p's keys, or p has identities and it is a keyless signer whose identity
+// and issuer one of them names exactly or matches.
+func (p *Policy) Trusts(s *v1alpha1.ImageLockSigner) bool {
+	if s == nil {
+		return false
+	}
+	if s.Key != "" {
+		for _, k := range p.Keys {
+			if k.Fingerprint == s.Key {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range p.Identities {
+		if id.matches(s.Identity, s.Issuer) {
+			return true
+		}
+	}
+	return false
+}
