@@ -194,7 +194,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 		}
 		return preRunConfigDir(cmd, args)
 	}
-	root.AddCommand(newInit(), newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv), limits)
+	root.AddCommand(newInit(), newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv), newImages(), limits)
 	registerCompletions(root)
 	setExamples(root)
 	// Unknown subcommands and bad argument counts are usage errors too.

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/internal/imageset"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/standin"
+)
+
+// TestImagesFromListVets: the catalogue from-list writes for the
+// kubespray-style list, put into a config directory beside a profile whose
+// puller lists every key and a lock of stand-in digests (no registry;
+// the default helper image too),
+// passes stowage vet, in YAML and in CUE; the same run twice writes the
+// same bytes.
+func TestImagesFromListVets(t *testing.T) {
+	list := filepath.Join(repoRoot, "internal", "imageset", "testdata", "kubespray-images.list")
+	set, err := imageset.ReadList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	l := &lock.Lock{}
+	refs := []string{"ghcr.io/stowage/stowage-helper:v0.1.0"} // the default helper image
+	for _, im := range set {
+		keys = append(keys, `"`+im.Name+`"`)
+		refs = append(refs, im.Reference)
+	}
+	for _, r := range refs {
+		e, err := standin.Entry(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Put(e)
+	}
+	for _, format := range imageset.Formats {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "images."+format)
+			if stdout, stderr, code := runCLI(t, nil, "images", "from-list", list, "-o", format, "--output-file", out); code != 0 || len(stdout) != 0 {
+				t.Fatalf("from-list: exit %d, %s %s", code, stdout, stderr)
+			}
+			stdout, _, code := runCLI(t, nil, "images", "from-list", list, "-o", format, "--output-file", "-")
+			if got := readFile(t, out); code != 0 || string(stdout) != string(got) {
+				t.Errorf("--output-file - prints other bytes than the file:\n%s\n%s", stdout, got)
+			}
+			profile := `package stowage
+
+profiles: offline: {
+	namespace: "kube-prepull"
+	pullers: [{name: "kubespray", namespace: "kube-prepull", images: [` + strings.Join(keys, ", ") + `]}]
+}
+`
+			if err := os.WriteFile(filepath.Join(dir, "profile.cue"), []byte(profile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, lock.FileName), l.Marshal(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if stdout, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+				t.Fatalf("vet: exit %d\n%s\n%s\n%s", code, stdout, stderr, readFile(t, out))
+			}
+		})
+	}
+}
+
+// TestImagesFromListRefuses: a bad reference fails naming file:line,
+// exit 1, and writes nothing; an unknown -o is a usage error.
+func TestImagesFromListRefuses(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "images.yaml")
+	bad := filepath.Join(repoRoot, "internal", "imageset", "testdata", "bad.list")
+	_, stderr, code := runCLI(t, nil, "images", "from-list", bad, "--output-file", out)
+	if code != 1 || !strings.Contains(stderr, "bad.list:4: image \"registry.k8s.io/Pause:3.9\"") {
+		t.Errorf("bad reference: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed run wrote %s: %v", out, err)
+	}
+	if _, stderr, code := runCLI(t, nil, "images", "from-list", bad, "-o", "json"); code != 2 || !strings.Contains(stderr, `-o "json": want yaml or cue`) {
+		t.Errorf("-o json: exit %d, %s", code, stderr)
+	}
+}
