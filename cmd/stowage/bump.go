@@ -79,6 +79,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			}
 			next, lockErr := r.Lock(cmd.Context(), old, images, registry.Refresh)
 			done()
+			next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
 			var failed registry.Errors
 			if lockErr != nil && (!keepGoing || next == nil || !errors.As(lockErr, &failed)) {
 				return fmt.Errorf("%s not changed: %w", path, lockErr)

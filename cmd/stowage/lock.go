@@ -217,6 +217,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 			}
 			next, lockErr := r.Lock(cmd.Context(), old, images, registry.Fill)
 			done()
+			next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
 			var failed registry.Errors
 			if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
 				return fmt.Errorf("%s not changed: %w", path, lockErr)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/stowage/stowage/internal/cosigntest"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/sigverify"
+)
+
+// TestLockVerifiesSignatures: with a verify policy naming a cosign key,
+// `stowage lock` pins an image the real cosign signed with that key and
+// records the key's fingerprint and the signature's digest; an image
+// signed with another key, an unsigned one and one carrying a signature of
+// another digest are not pinned, lock exits 1 and names each with its
+// digest and why. Under mode optional all four are pinned, the three with
+// a warning, and the signed ones keep their signer.
+func TestLockVerifiesSignatures(t *testing.T) {
+	cs := cosigntest.Lookup(t)
+	d := registrytest.Start(t, registrytest.Options{})
+	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func(tag string) v1.Hash {
+		img, err := random.Image(512, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img = mutate.MediaType(img, types.OCIManifestSchema1)
+		if err := remote.Write(repo.Tag(tag), img); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := img.Digest()
+		return h
+	}
+	good, wrong, unsigned, copied, helper := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper")
+	keyA, pubA := cs.KeyPair("a")
+	keyB, _ := cs.KeyPair("b")
+	sign := func(key string, h v1.Hash) {
+		cs.Must("sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false",
+			"--allow-http-registry", "--allow-insecure-registry", "--yes", repo.Name()+"@"+h.String())
+	}
+	sign(keyA, good)
+	sign(keyA, helper)
+	sign(keyB, wrong)
+	// good's signature, copied under copied's signature tag.
+	sigTag := func(h v1.Hash) name.Tag { return repo.Tag(h.Algorithm + "-" + h.Hex + ".sig") }
+	desc, err := remote.Get(sigTag(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Put(sigTag(copied), desc); err != nil {
+		t.Fatal(err)
+	}
+	sigGood := desc.Digest
+
+	dir := t.TempDir()
+	pem, err := os.ReadFile(pubA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys", "release.pub"), pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := sigverify.LoadKey("a.pub", pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := func(mode string) {
+		var b strings.Builder
+		b.WriteString("images:\n")
+		for _, tag := range []string{"good", "wrong", "unsigned", "copied"} {
+			fmt.Fprintf(&b, "  %s: {reference: %q}\n", tag, repo.Tag(tag).Name())
+		}
+		fmt.Fprintf(&b, "helper: {image: %q}\n", repo.Tag("helper").Name())
+		b.WriteString("profiles:\n  p:\n    pullers: [{name: pre, namespace: pre, images: [good, wrong, unsigned, copied]}]\n")
+		fmt.Fprintf(&b, "verify:\n  mode: %s\n  keys: [keys/release.pub]\n", mode)
+		if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lockFile := filepath.Join(dir, "stowage.lock.yaml")
+	args := []string{"lock", dir, "--insecure-registry", d.Host, "-q"}
+
+	config("required")
+	_, stderr, code := runCLI(t, nil, args...)
+	if code != 1 {
+		t.Fatalf("lock exit %d, want 1:\n%s", code, stderr)
+	}
+	l, err := lock.Read(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 2 {
+		t.Fatalf("lock has %d entries, want only the good one and the helper:\n%+v", len(l.Entries), l.Entries)
+	}
+	e, _ := l.Lookup(repo.Tag("good").Name())
+	if e.Name != repo.Tag("good").Name() || e.Digest != good.String() || e.VerifiedBy == nil ||
+		e.VerifiedBy.Key != k.Fingerprint || e.VerifiedBy.Signature != sigGood.String() || e.VerifiedBy.Identity != "" {
+		t.Errorf("entry %+v verifiedBy %+v, want %s verified by key %s with signature %s", e, e.VerifiedBy, good, k.Fingerprint, sigGood)
+	}
+	data, _ := os.ReadFile(lockFile)
+	if want := "    verifiedBy:\n      key: " + k.Fingerprint + "\n      signature: " + sigGood.String() + "\n"; !strings.Contains(string(data), want) {
+		t.Errorf("lock file lacks\n%s\n%s", want, data)
+	}
+	for _, c := range []struct {
+		tag string
+		h   v1.Hash
+		why string
+	}{
+		{"wrong", wrong, "does not verify with key keys/release.pub"},
+		{"unsigned", unsigned, "no signature tag " + sigTag(unsigned).TagStr() + "; no Sigstore bundle among the referrers"},
+		{"copied", copied, "verifies with key keys/release.pub but signs " + good.String() + ", another digest"},
+	} {
+		ref := repo.Tag(c.tag).Name()
+		want := fmt.Sprintf("image %q (used by image %q in pre/pre): verify: image %s@%s: no trusted signature: ", ref, c.tag, repo.Name(), c.h)
+		line := ""
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.Contains(l, want) {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, c.why) {
+			t.Errorf("%s: stderr lacks %q … %q:\n%s", c.tag, want, c.why, stderr)
+		}
+	}
+
+	config("optional")
+	_, stderr, code = runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("optional: lock exit %d, want 0:\n%s", code, stderr)
+	}
+	l, err = lock.Read(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 5 {
+		t.Fatalf("optional: lock has %d entries, want 5", len(l.Entries))
+	}
+	for _, e := range l.Entries {
+		if signed := e.Name == repo.Tag("good").Name() || e.Name == repo.Tag("helper").Name(); signed != (e.VerifiedBy != nil) {
+			t.Errorf("optional: %s verifiedBy %+v", e.Name, e.VerifiedBy)
+		}
+	}
+	if n := strings.Count(stderr, "pinned unverified (verify.mode is optional)"); n != 3 || strings.Count(stderr, "\n") != 3 {
+		t.Errorf("optional: %d warnings, want 3:\n%s", n, stderr)
+	}
+}
