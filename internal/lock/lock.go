@@ -73,6 +73,9 @@ type Entry = v1alpha1.ImageLockEntry
 // Platform is one child of an index entry.
 type Platform = v1alpha1.ImageLockPlatform
 
+// Signer is what verified an entry's digest (Entry.VerifiedBy).
+type Signer = v1alpha1.ImageLockSigner
+
 // Kind says what an entry's digest points at.
 type Kind = v1alpha1.DigestKind
 

@@ -220,6 +220,22 @@ func TestParseErrors(t *testing.T) {
 			data: header + busybox + "    digest: sha256:" + hexB + "\n",
 		},
 		{
+			name: "verifiedBy key not a digest", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy.key", line: 14, msg: "non-hex",
+			data: header + busybox + "    verifiedBy:\n      key: sha256:zz" + hexA[2:] + "\n      signature: sha256:" + hexB + "\n",
+		},
+		{
+			name: "verifiedBy without signature", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy.signature", line: 13, msg: "required",
+			data: header + busybox + "    verifiedBy:\n      key: sha256:" + hexA + "\n",
+		},
+		{
+			name: "verifiedBy key and identity", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy", line: 13, msg: "either key or identity with issuer",
+			data: header + busybox + "    verifiedBy:\n      key: sha256:" + hexA + "\n      identity: a@example.com\n      issuer: https://issuer.example\n      signature: sha256:" + hexB + "\n",
+		},
+		{
+			name: "verifiedBy identity without issuer", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy", line: 13, msg: "needs a key fingerprint, or a keyless identity and issuer",
+			data: header + busybox + "    verifiedBy:\n      identity: a@example.com\n      signature: sha256:" + hexB + "\n",
+		},
+		{
 			name: "wrong object kind", index: -1, field: "kind", line: 2, msg: `got "Lock", want "ImageLock"`,
 			data: strings.Replace(header, "kind: ImageLock", "kind: Lock", 1) + busybox,
 		},
@@ -498,5 +514,27 @@ func TestParseOtherObject(t *testing.T) {
 		"stowage.lock.yaml:2: kind: got \"Deployment\", want \"ImageLock\""
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// TestVerifiedByRoundTrip: an entry's signer, a key or a keyless identity,
+// is written after the entry's other fields and read back the same.
+func TestVerifiedByRoundTrip(t *testing.T) {
+	l := &Lock{}
+	l.Put(Entry{Name: "ghcr.io/o/a:1", Reference: "ghcr.io/o/a:1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10,
+		VerifiedBy: &Signer{Key: "sha256:" + hexB, Signature: "sha256:" + hexC}})
+	l.Put(Entry{Name: "ghcr.io/o/b:1", Reference: "ghcr.io/o/b:1", Digest: "sha256:" + hexD, Kind: KindManifest,
+		VerifiedBy: &Signer{Identity: "https://github.com/o/b/.github/workflows/release.yml@refs/tags/v1", Issuer: "https://token.actions.githubusercontent.com", Signature: "sha256:" + hexC}})
+	data := l.Marshal()
+	want := "    size: 10\n    verifiedBy:\n      key: sha256:" + hexB + "\n      signature: sha256:" + hexC + "\n"
+	if !bytes.Contains(data, []byte(want)) {
+		t.Errorf("Marshal lacks\n%s\n%s", want, data)
+	}
+	got, err := Parse(data, "v.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, l) {
+		t.Errorf("Parse(Marshal(l)) = %+v, want %+v", got, l)
 	}
 }
