@@ -84,3 +84,26 @@ func TestImagesFromListRefuses(t *testing.T) {
 		t.Errorf("-o json: exit %d, %s", code, stderr)
 	}
 }
+
+// TestImagesFromChart: from-chart prints the golden catalogue of the
+// GPU-operator-shaped chart; --values and --set reach the driver tag; a
+// chart that does not render fails with exit 1 and the template's message.
+func TestImagesFromChart(t *testing.T) {
+	chart := filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator")
+	stdout, stderr, code := runCLI(t, nil, "images", "from-chart", chart)
+	want := readFile(t, filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator.yaml"))
+	if code != 0 || string(stdout) != string(want) {
+		t.Errorf("from-chart: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	stdout, stderr, code = runCLI(t, nil, "images", "from-chart", chart, "-f", filepath.Join(repoRoot, "internal", "imageset", "testdata", "kernel-535.yaml"), "--set", "toolkit.version=v1.16.0-ubuntu22.04", "-o", "cue")
+	if code != 0 || !strings.Contains(string(stdout), `reference: "nvcr.io/nvidia/driver:535.161.08-ubuntu22.04"`) || !strings.Contains(string(stdout), `reference: "nvcr.io/nvidia/k8s/container-toolkit:v1.16.0-ubuntu22.04"`) {
+		t.Errorf("--values, --set: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	_, stderr, code = runCLI(t, nil, "images", "from-chart", filepath.Join(repoRoot, "internal", "imageset", "testdata", "broken-chart"))
+	if code != 1 || !strings.Contains(stderr, "image.repository is required") {
+		t.Errorf("broken chart: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "images", "from-chart", chart, "--values", "-"); code != 2 || !strings.Contains(stderr, "--values -:") {
+		t.Errorf("--values -: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,3 @@
+{{- define "mini.image" -}}
+{{ .repository }}/{{ .image }}:{{ .version }}
+{{- end -}}
