@@ -239,3 +239,45 @@ func TestStale(t *testing.T) {
 		t.Errorf("Summary = %q, want %q", got, want)
 	}
 }
+
+// TestBodySigners: when an entry records a signer the body has a Signer
+// column; a digest moved under the same key shows that key, another key
+// and a signer lost (pinned unverified) are flagged in the cell and in a
+// note, and the JSON report carries both sides.
+func TestBodySigners(t *testing.T) {
+	entry := func(name string, d byte, s *lock.Signer) *lock.Entry {
+		return &lock.Entry{Name: name, Reference: name, Digest: digest(d), Kind: lock.KindManifest, Size: 1, VerifiedBy: s}
+	}
+	keyA := &lock.Signer{Key: digest('a'), Signature: digest('1')}
+	keyA2 := &lock.Signer{Key: digest('a'), Signature: digest('2')}
+	keyB := &lock.Signer{Key: digest('b'), Signature: digest('3')}
+	changes := []Change{
+		{Key: "r.example/same:1", Old: entry("r.example/same:1", 'c', keyA), New: entry("r.example/same:1", 'd', keyA2)},
+		{Key: "r.example/other:1", Old: entry("r.example/other:1", 'c', keyA), New: entry("r.example/other:1", 'e', keyB)},
+		{Key: "r.example/lost:1", Old: entry("r.example/lost:1", 'c', keyA), New: entry("r.example/lost:1", 'f', nil)},
+	}
+	body := Body(changes, BodyOptions{})
+	for _, want := range []string{
+		"| Image | Tag | Digest | Kind | Signer | Used as | Pullers |\n",
+		"| `r.example/same` | `1` | `cccccccccccc` → `dddddddddddd` | manifest | `key aaaaaaaaaaaa` |",
+		"| `key aaaaaaaaaaaa` → `key bbbbbbbbbbbb` ⚠ |",
+		"| `key aaaaaaaaaaaa` → `unverified` ⚠ |",
+		"- `r.example/other:1`: signed by another signer than before (`key aaaaaaaaaaaa` → `key bbbbbbbbbbbb`) ⚠; check that the publisher changed its key or identity.\n",
+		"- `r.example/lost:1`: verified before (`key aaaaaaaaaaaa`), the new digest is pinned unverified ⚠ (the verify policy is optional).\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "`r.example/same:1`: signed by another") {
+		t.Errorf("the same key is flagged:\n%s", body)
+	}
+	r := NewReport(changes, BodyOptions{})
+	if c := r.Changes[1]; c.OldSigner != "key aaaaaaaaaaaa" || c.NewSigner != "key bbbbbbbbbbbb" || !c.SignerChanged || r.Changes[0].SignerChanged {
+		t.Errorf("report changes %+v", r.Changes)
+	}
+	kl := &lock.Signer{Identity: "https://github.com/o/a/.github/workflows/r.yml@refs/tags/v1", Issuer: "https://token.actions.githubusercontent.com", Signature: digest('4')}
+	if got, want := SignerText(kl), "https://github.com/o/a/.github/workflows/r.yml@refs/tags/v1 (https://token.actions.githubusercontent.com)"; got != want {
+		t.Errorf("SignerText = %q, want %q", got, want)
+	}
+}

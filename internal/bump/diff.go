@@ -41,6 +41,21 @@ func (c Change) DigestChanged() bool {
 	return c.Old != nil && c.New != nil && c.Old.Digest != c.New.Digest
 }
 
+// SignerChanged reports whether the old entry records a signer and the new
+// one another (another key, or another identity or issuer) or none (pinned
+// unverified under an optional policy). The signature's own digest moving
+// with the image is no change of signer.
+func (c Change) SignerChanged() bool {
+	if c.Old == nil || c.New == nil || c.Old.VerifiedBy == nil {
+		return false
+	}
+	if c.New.VerifiedBy == nil {
+		return true
+	}
+	o, n := *c.Old.VerifiedBy, *c.New.VerifiedBy
+	return o.Key != n.Key || o.Identity != n.Identity || o.Issuer != n.Issuer
+}
+
 // KindChanged reports an entry in both locks whose kind differs (a single
 // manifest became a multi-arch index, or the reverse).
 func (c Change) KindChanged() bool {

@@ -120,8 +120,14 @@ func Body(changes []Change, o BodyOptions) string {
 		}
 	}
 	fmt.Fprintf(&b, "`stowage bump` resolved every tag of the config again: %s.\n\n", countSentence(changes, digests))
-	b.WriteString("| Image | Tag | Digest | Kind | Used as | Pullers |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	signed := anySigner(changes)
+	if signed {
+		b.WriteString("| Image | Tag | Digest | Kind | Signer | Used as | Pullers |\n")
+		b.WriteString("|---|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| Image | Tag | Digest | Kind | Used as | Pullers |\n")
+		b.WriteString("|---|---|---|---|---|---|\n")
+	}
 	var notes []string
 	for _, c := range changes {
 		ref := c.Ref()
@@ -158,6 +164,20 @@ func Body(changes []Change, o BodyOptions) string {
 				notes = append(notes, kindNote(c))
 			}
 		}
+		if signed {
+			signer := signerCell(c)
+			switch {
+			case c.SignerChanged() && c.New.VerifiedBy == nil:
+				notes = append(notes, fmt.Sprintf("%s: verified before (%s), the new digest is pinned unverified ⚠ (the verify policy is optional).",
+					code(c.New.Reference), code(SignerText(c.Old.VerifiedBy))))
+			case c.SignerChanged():
+				notes = append(notes, fmt.Sprintf("%s: signed by another signer than before (%s → %s) ⚠; check that the publisher changed its key or identity.",
+					code(c.New.Reference), code(SignerText(c.Old.VerifiedBy)), code(SignerText(c.New.VerifiedBy))))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n",
+				cell(code(image)), cell(tag), cell(digest), cell(kind), cell(signer), cell(items(c.Uses)), cell(pullers(c.Uses)))
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
 			cell(code(image)), cell(tag), cell(digest), cell(kind), cell(items(c.Uses)), cell(pullers(c.Uses)))
 	}
@@ -175,6 +195,43 @@ func Body(changes []Change, o BodyOptions) string {
 	}
 	b.WriteString("No config file was rewritten. Review the digests against the registry before merging; a digest that moved under an unchanged tag means someone pushed that tag again.\n")
 	return b.String()
+}
+
+// anySigner reports whether an entry of changes, old or new, records a
+// signer: only then has the body a Signer column.
+func anySigner(changes []Change) bool {
+	for _, c := range changes {
+		if (c.Old != nil && c.Old.VerifiedBy != nil) || (c.New != nil && c.New.VerifiedBy != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// SignerText names a lock entry's signer: "key sha256:<12 hex>", or a
+// keyless signer's "IDENTITY (ISSUER)"; "unverified" for nil.
+func SignerText(s *lock.Signer) string {
+	switch {
+	case s == nil:
+		return "unverified"
+	case s.Key != "":
+		return "key " + short(s.Key)
+	default:
+		return s.Identity + " (" + s.Issuer + ")"
+	}
+}
+
+// signerCell is the Signer cell of c: the new entry's signer, "old → new ⚠"
+// when it changed, the old one's for a removed entry.
+func signerCell(c Change) string {
+	switch {
+	case c.Removed():
+		return code(SignerText(c.Old.VerifiedBy))
+	case c.SignerChanged():
+		return code(SignerText(c.Old.VerifiedBy)) + " → " + code(SignerText(c.New.VerifiedBy)) + " ⚠"
+	default:
+		return code(SignerText(c.New.VerifiedBy))
+	}
 }
 
 func countSentence(changes []Change, digests int) string {
@@ -324,6 +381,11 @@ type ReportChange struct {
 	NewKind   string   `json:"newKind,omitempty"`
 	Used      []string `json:"usedAs"`
 	Pullers   []string `json:"pullers"`
+	// OldSigner and NewSigner are SignerText of each side's verifiedBy,
+	// set when that side records one; SignerChanged is Change.SignerChanged.
+	OldSigner     string `json:"oldSigner,omitempty"`
+	NewSigner     string `json:"newSigner,omitempty"`
+	SignerChanged bool   `json:"signerChanged,omitempty"`
 }
 
 // NewReport builds the Report of changes, with Body written with o.
@@ -343,6 +405,13 @@ func NewReport(changes []Change, o BodyOptions) Report {
 		if c.New != nil {
 			rc.NewDigest, rc.NewKind = c.New.Digest, string(c.New.Kind)
 		}
+		if c.Old != nil && c.Old.VerifiedBy != nil {
+			rc.OldSigner = SignerText(c.Old.VerifiedBy)
+		}
+		if c.New != nil && c.New.VerifiedBy != nil {
+			rc.NewSigner = SignerText(c.New.VerifiedBy)
+		}
+		rc.SignerChanged = c.SignerChanged()
 		seenItem, seenPuller := map[string]bool{}, map[string]bool{}
 		for _, u := range c.Uses {
 			if !seenItem[u.Item()] {
