@@ -162,3 +162,100 @@ func TestLockVerifiesSignatures(t *testing.T) {
 		t.Errorf("optional: %d warnings, want 3:\n%s", n, stderr)
 	}
 }
+
+// TestBumpShowsSigners: a tag pushed again and signed with another trusted
+// key is bumped, and the pull request body shows the new signer and flags
+// the change; pushed again unsigned under a required policy, bump refuses,
+// naming the image and its digest, and leaves the lock as it was.
+func TestBumpShowsSigners(t *testing.T) {
+	cs := cosigntest.Lookup(t)
+	d := registrytest.Start(t, registrytest.Options{})
+	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func(tag string) v1.Hash {
+		img, err := random.Image(512, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img = mutate.MediaType(img, types.OCIManifestSchema1)
+		if err := remote.Write(repo.Tag(tag), img); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := img.Digest()
+		return h
+	}
+	keyA, pubA := cs.KeyPair("a")
+	keyB, pubB := cs.KeyPair("b")
+	sign := func(key string, h v1.Hash) {
+		cs.Must("sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false",
+			"--allow-http-registry", "--allow-insecure-registry", "--yes", repo.Name()+"@"+h.String())
+	}
+	dir := t.TempDir()
+	fps := map[string]string{}
+	for n, pub := range map[string]string{"a.pub": pubA, "b.pub": pubB} {
+		pem, err := os.ReadFile(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), pem, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k, err := sigverify.LoadKey(n, pem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fps[n] = k.Fingerprint
+	}
+	sign(keyA, push("helper"))
+	first := push("1")
+	sign(keyA, first)
+	cfg := fmt.Sprintf("images: {app: {reference: %q}}\nhelper: {image: %q}\nprofiles: {p: {pullers: [{name: pre, namespace: pre, images: [app]}]}}\nverify: {keys: [a.pub, b.pub]}\n",
+		repo.Tag("1").Name(), repo.Tag("helper").Name())
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lockFile := filepath.Join(dir, "stowage.lock.yaml")
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--insecure-registry", d.Host, "-q"); code != 0 {
+		t.Fatalf("lock exit %d:\n%s", code, stderr)
+	}
+
+	second := push("1")
+	sign(keyB, second)
+	stdout, stderr, code := runCLI(t, nil, "bump", dir, "--insecure-registry", d.Host, "-q")
+	if code != 0 {
+		t.Fatalf("bump exit %d:\n%s", code, stderr)
+	}
+	short := func(s string) string { return strings.TrimPrefix(s, "sha256:")[:12] }
+	for _, want := range []string{
+		"| Signer |",
+		"| `key " + short(fps["a.pub"]) + "` → `key " + short(fps["b.pub"]) + "` ⚠ |",
+		"signed by another signer than before",
+	} {
+		if !strings.Contains(string(stdout), want) {
+			t.Errorf("bump body lacks %q:\n%s", want, stdout)
+		}
+	}
+	l, err := lock.Read(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := l.Lookup(repo.Tag("1").Name()); e.Digest != second.String() || e.VerifiedBy == nil || e.VerifiedBy.Key != fps["b.pub"] {
+		t.Errorf("bumped entry %+v verifiedBy %+v, want %s by key b", e, e.VerifiedBy, second)
+	}
+
+	before, _ := os.ReadFile(lockFile)
+	third := push("1")
+	_, stderr, code = runCLI(t, nil, "bump", dir, "--insecure-registry", d.Host, "-q")
+	if code != 1 {
+		t.Fatalf("bump of an unsigned digest: exit %d, want 1:\n%s", code, stderr)
+	}
+	want := fmt.Sprintf("verify: image %s@%s: no trusted signature: no signature tag", repo.Name(), third)
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "not changed") {
+		t.Errorf("stderr lacks %q and \"not changed\":\n%s", want, stderr)
+	}
+	if after, _ := os.ReadFile(lockFile); string(after) != string(before) {
+		t.Errorf("the lock changed:\n%s", after)
+	}
+}
