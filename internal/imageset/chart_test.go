@@ -128,3 +128,31 @@ func TestFromChartRefuses(t *testing.T) {
 		t.Errorf("the template's own message is lost: %v", err)
 	}
 }
+
+// TestValueImages: the three shapes of image maps charts use compose as
+// their templates do; enabled: false and maps whose image is a map are
+// not images themselves.
+func TestValueImages(t *testing.T) {
+	vals := map[string]any{
+		"driver": map[string]any{"repository": "nvcr.io/nvidia", "image": "driver", "version": "550.54.15-ubuntu22.04"},
+		"app": map[string]any{"image": map[string]any{
+			"registry": "docker.io", "repository": "bitnami/nginx", "tag": "1.27.0", "digest": "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		}},
+		"off":   map[string]any{"enabled": false, "repository": "example.com/off", "tag": "1"},
+		"plain": map[string]any{"image": "busybox"},
+		"num":   map[string]any{"repository": "example.com/n", "tag": 1.5},
+	}
+	var got []string
+	for _, vi := range ValueImages(vals) {
+		got = append(got, vi.Path+"="+vi.Reference)
+	}
+	want := []string{
+		"app.image=docker.io/bitnami/nginx:1.27.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"driver=nvcr.io/nvidia/driver:550.54.15-ubuntu22.04",
+		"num=example.com/n",
+		"plain=busybox",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%v\nwant\n%v", got, want)
+	}
+}
