@@ -108,6 +108,7 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 		checkRef(add, extend(p, "reference"), im.Reference)
 		checkPlatforms(add, p, im.Platforms)
 		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference), im.Reference)
+		checkVerify(add, extend(p, "verify"), im.Verify)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Environments)) {
 		env := c.Environments[k]
@@ -120,6 +121,7 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 		checkPlatforms(add, p, env.Platforms)
 		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), env.Image)
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
+		checkVerify(add, extend(p, "verify"), env.Verify)
 	}
 	checkHelper(add, path("helper"), c.Helper)
 	checkResources(add, path("resources"), c.Resources)

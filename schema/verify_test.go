@@ -1,6 +1,9 @@
 package schema
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestVerifyPolicyLocated: a verify policy's mistakes are each reported at
 // their field, and a good one decodes with its mode, keys and identities.
@@ -41,5 +44,32 @@ func TestVerifyPolicyLocated(t *testing.T) {
 	if v == nil || v.Mode != "optional" || v.Required() || len(v.Keys) != 1 || v.Keys[0] != "k.pub" || v.TrustedRoot != "t.json" ||
 		len(v.Identities) != 1 || v.Identities[0].IdentityRegexp != "^https://github.com/o/" || v.Identities[0].Issuer != "https://token.actions.githubusercontent.com" {
 		t.Errorf("verify = %+v", v)
+	}
+}
+
+// TestVerifyPolicyPerImage: an image's and an environment's own verify
+// policy is checked at its field and decoded.
+func TestVerifyPolicyPerImage(t *testing.T) {
+	const prof = "profiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"], environments: [\"e\"]}]\n"
+	_, err := LoadFiles("cfg", []File{{Name: "cfg/c.cue", Data: []byte("package stowage\n" + prof +
+		"images: x: {reference: \"busybox:1\", verify: {}}\nenvironments: e: {image: \"busybox:2\", verify: identities: [{identity: \"a@b\", issuer: \"https://i\"}]}\n")}}, Options{})
+	for _, want := range []string{
+		"images.x.verify: verify needs keys or identities to verify with",
+		"environments.e.verify.identities: identities need a trustedRoot",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to hold %s", err, want)
+		}
+	}
+	cfg, err := LoadFiles("cfg", []File{{Name: "cfg/c.cue", Data: []byte("package stowage\n" + prof +
+		"images: x: {reference: \"busybox:1\", verify: keys: [\"k.pub\"]}\nenvironments: e: {image: \"busybox:2\", verify: {mode: \"optional\", keys: [\"e.pub\"]}}\n")}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cfg.Images["x"].Verify; v == nil || !v.Required() || v.Keys[0] != "k.pub" {
+		t.Errorf("images.x.verify = %+v", v)
+	}
+	if v := cfg.Environments["e"].Verify; v == nil || v.Required() || v.Keys[0] != "e.pub" {
+		t.Errorf("environments.e.verify = %+v", v)
 	}
 }

@@ -90,6 +90,9 @@ type Image struct {
 	Reference string   `json:"reference"`
 	Platforms []string `json:"platforms,omitempty"`
 	Auth      *Auth    `json:"auth,omitempty"`
+	// Verify replaces the top-level verify policy for this image; nil
+	// keeps it.
+	Verify *Verify `json:"verify,omitempty"`
 }
 
 // Environment is an image environment in the sense of the Submarine
@@ -100,6 +103,9 @@ type Environment struct {
 	Auth         *Auth             `json:"auth,omitempty"`
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Tolerations  []Toleration      `json:"tolerations,omitempty"`
+	// Verify replaces the top-level verify policy for this environment's
+	// image; nil keeps it.
+	Verify *Verify `json:"verify,omitempty"`
 }
 
 // The modes of a Verify policy.

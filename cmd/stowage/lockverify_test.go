@@ -25,8 +25,9 @@ import (
 // records the key's fingerprint and the signature's digest; an image
 // signed with another key, an unsigned one and one carrying a signature of
 // another digest are not pinned, lock exits 1 and names each with its
-// digest and why. Under mode optional all four are pinned, the three with
-// a warning, and the signed ones keep their signer.
+// digest and why; an image with a policy of its own is verified with its
+// key alone. Under mode optional all are pinned, the three with a warning,
+// and the signed ones keep their signer.
 func TestLockVerifiesSignatures(t *testing.T) {
 	cs := cosigntest.Lookup(t)
 	d := registrytest.Start(t, registrytest.Options{})
@@ -46,9 +47,9 @@ func TestLockVerifiesSignatures(t *testing.T) {
 		h, _ := img.Digest()
 		return h
 	}
-	good, wrong, unsigned, copied, helper := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper")
+	good, wrong, unsigned, copied, helper, other := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper"), push("other")
 	keyA, pubA := cs.KeyPair("a")
-	keyB, _ := cs.KeyPair("b")
+	keyB, pubB := cs.KeyPair("b")
 	sign := func(key string, h v1.Hash) {
 		cs.Must("sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false",
 			"--allow-http-registry", "--allow-insecure-registry", "--yes", repo.Name()+"@"+h.String())
@@ -56,6 +57,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	sign(keyA, good)
 	sign(keyA, helper)
 	sign(keyB, wrong)
+	sign(keyB, other)
 	// good's signature, copied under copied's signature tag.
 	sigTag := func(h v1.Hash) name.Tag { return repo.Tag(h.Algorithm + "-" + h.Hex + ".sig") }
 	desc, err := remote.Get(sigTag(good))
@@ -82,14 +84,27 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pemB, err := os.ReadFile(pubB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys", "other.pub"), pemB, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kB, err := sigverify.LoadKey("b.pub", pemB)
+	if err != nil {
+		t.Fatal(err)
+	}
 	config := func(mode string) {
 		var b strings.Builder
 		b.WriteString("images:\n")
 		for _, tag := range []string{"good", "wrong", "unsigned", "copied"} {
 			fmt.Fprintf(&b, "  %s: {reference: %q}\n", tag, repo.Tag(tag).Name())
 		}
+		// An image with a policy of its own: another key, required.
+		fmt.Fprintf(&b, "  other: {reference: %q, verify: {keys: [keys/other.pub]}}\n", repo.Tag("other").Name())
 		fmt.Fprintf(&b, "helper: {image: %q}\n", repo.Tag("helper").Name())
-		b.WriteString("profiles:\n  p:\n    pullers: [{name: pre, namespace: pre, images: [good, wrong, unsigned, copied]}]\n")
+		b.WriteString("profiles:\n  p:\n    pullers: [{name: pre, namespace: pre, images: [good, wrong, unsigned, copied, other]}]\n")
 		fmt.Fprintf(&b, "verify:\n  mode: %s\n  keys: [keys/release.pub]\n", mode)
 		if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
@@ -107,8 +122,11 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Entries) != 2 {
-		t.Fatalf("lock has %d entries, want only the good one and the helper:\n%+v", len(l.Entries), l.Entries)
+	if len(l.Entries) != 3 {
+		t.Fatalf("lock has %d entries, want only the good one, the helper and the other:\n%+v", len(l.Entries), l.Entries)
+	}
+	if o, _ := l.Lookup(repo.Tag("other").Name()); o.Digest != other.String() || o.VerifiedBy == nil || o.VerifiedBy.Key != kB.Fingerprint {
+		t.Errorf("other: entry %+v verifiedBy %+v, want %s verified by its own key %s", o, o.VerifiedBy, other, kB.Fingerprint)
 	}
 	e, _ := l.Lookup(repo.Tag("good").Name())
 	if e.Name != repo.Tag("good").Name() || e.Digest != good.String() || e.VerifiedBy == nil ||
@@ -150,11 +168,11 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Entries) != 5 {
-		t.Fatalf("optional: lock has %d entries, want 5", len(l.Entries))
+	if len(l.Entries) != 6 {
+		t.Fatalf("optional: lock has %d entries, want 6", len(l.Entries))
 	}
 	for _, e := range l.Entries {
-		if signed := e.Name == repo.Tag("good").Name() || e.Name == repo.Tag("helper").Name(); signed != (e.VerifiedBy != nil) {
+		if signed := e.Name == repo.Tag("good").Name() || e.Name == repo.Tag("helper").Name() || e.Name == repo.Tag("other").Name(); signed != (e.VerifiedBy != nil) {
 			t.Errorf("optional: %s verifiedBy %+v", e.Name, e.VerifiedBy)
 		}
 	}

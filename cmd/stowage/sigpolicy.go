@@ -17,51 +17,101 @@ import (
 	"github.com/stowage/stowage/internal/sigverify"
 )
 
-// verifyPinned applies cfg's verify policy to next, the lock r.Lock
-// returned from old for images, with lockErr its error. Every entry whose
-// digest is new, or whose recorded signer the policy no longer trusts, is
-// verified with sigstore-go against the registry that served it (no
-// Rekor, Fulcio or TUF request): on success its VerifiedBy records the
-// signer. A digest that does not verify under a required policy is not
-// pinned: the entry is replaced by old's (when old had one the policy
-// trusts) or left out, and the failure joins lockErr's registry.Errors
-// (image, digest and why). Under an optional policy it stays, unverified,
-// with a warning on stderr. Without a policy every VerifiedBy is dropped.
-// A policy whose files cannot be read is an error with a nil lock.
+// policyAt is a verify policy as written, with the field it is written at
+// ("verify", "images.NAME.verify", "environments.NAME.verify").
+type policyAt struct {
+	at string
+	v  *v1alpha1.Verify
+}
+
+// policiesOf returns the verify policies that apply to img, one per
+// distinct field, in the order of its uses: a use of a catalogue image or
+// an environment with a verify of its own takes that one, every other use
+// (the helper and pause images, workloads, OpenPAI) the top-level one.
+// Empty when none applies.
+func policiesOf(cfg *v1alpha1.Config, img *plan.Image) []policyAt {
+	var out []policyAt
+	seen := map[string]bool{}
+	add := func(at string, v *v1alpha1.Verify) {
+		if v != nil && !seen[at] {
+			seen[at] = true
+			out = append(out, policyAt{at, v})
+		}
+	}
+	for _, u := range img.Uses {
+		switch {
+		case u.Kind == plan.KindImage && cfg.Images[u.Name].Verify != nil:
+			add("images."+u.Name+".verify", cfg.Images[u.Name].Verify)
+		case u.Kind == plan.KindEnvironment && cfg.Environments[u.Name].Verify != nil:
+			add("environments."+u.Name+".verify", cfg.Environments[u.Name].Verify)
+		default:
+			add("verify", cfg.Verify)
+		}
+	}
+	return out
+}
+
+// verifyPinned applies the config's verify policies (policiesOf) to next,
+// the lock r.Lock returned from old for images, with lockErr its error.
+// Every entry whose digest is new, or whose recorded signer a policy of it
+// does not trust, is verified with sigstore-go against the registry that
+// served it (no Rekor, Fulcio or TUF request) under each of its policies:
+// VerifiedBy records the signer the first of them found. A digest that
+// does not verify under a required policy is not pinned: the entry is
+// replaced by old's (when old had one its policies trust) or left out, and
+// the failure joins lockErr's registry.Errors (image, digest and why).
+// Under an optional policy it stays with a warning on stderr. An entry no
+// policy applies to carries no VerifiedBy. A policy whose files cannot be
+// read is an error with a nil lock.
 func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, cfg *v1alpha1.Config, old, next *lock.Lock, images []*plan.Image, lockErr error) (*lock.Lock, error) {
 	if next == nil {
 		return next, lockErr
 	}
-	if cfg.Verify == nil {
-		for i := range next.Entries {
-			next.Entries[i].VerifiedBy = nil
-		}
-		return next, lockErr
-	}
-	pol, err := sigverify.LoadPolicy(cfg.Dir, cfg.Verify)
-	if err != nil {
-		return nil, err
-	}
+	loaded := map[string]*sigverify.Policy{}
+	pols := map[string][]*sigverify.Policy{}
 	byKey := map[string]*plan.Image{}
 	for _, img := range images {
 		byKey[img.Ref.Key()] = img
+		for _, p := range policiesOf(cfg, img) {
+			pol, ok := loaded[p.at]
+			if !ok {
+				var err error
+				if pol, err = sigverify.LoadPolicy(cfg.Dir, p.at, p.v); err != nil {
+					return nil, err
+				}
+				loaded[p.at] = pol
+			}
+			pols[img.Ref.Key()] = append(pols[img.Ref.Key()], pol)
+		}
+	}
+	trusted := func(name string, s *lock.Signer) bool {
+		for _, pol := range pols[name] {
+			if !pol.Trusts(s) {
+				return false
+			}
+		}
+		return s != nil
 	}
 	var work []int
 	for i, e := range next.Entries {
-		if prev, ok := old.Lookup(e.Name); ok && prev.Digest == e.Digest && pol.Trusts(prev.VerifiedBy) {
+		next.Entries[i].VerifiedBy = nil
+		if len(pols[e.Name]) == 0 {
+			continue
+		}
+		if prev, ok := old.Lookup(e.Name); ok && prev.Digest == e.Digest && trusted(e.Name, prev.VerifiedBy) {
 			next.Entries[i].VerifiedBy = prev.VerifiedBy
 			continue
 		}
-		next.Entries[i].VerifiedBy = nil
-		if byKey[e.Name] != nil {
-			work = append(work, i)
-		}
+		work = append(work, i)
+	}
+	type outcome struct {
+		refuse, warn *registry.ImageError
 	}
 	var (
-		mu     sync.Mutex
-		failed = map[int]*registry.ImageError{}
-		wg     sync.WaitGroup
-		sem    = make(chan struct{}, 4)
+		mu    sync.Mutex
+		found = map[int]outcome{}
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, 4)
 	)
 	for _, i := range work {
 		wg.Go(func() {
@@ -69,41 +119,54 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 			defer func() { <-sem }()
 			e := next.Entries[i]
 			img := byKey[e.Name]
-			s, err := checkEntry(ctx, r, pol, img, e.Digest)
+			var o outcome
+			var signer *sigverify.Signer
+			for _, pol := range pols[e.Name] {
+				s, err := checkEntry(ctx, r, pol, img, e.Digest)
+				if err != nil {
+					ie := &registry.ImageError{Image: img.Ref.Written, Key: e.Name, UsedBy: img.UsedBy(),
+						Op: "verify", Answer: r.Scrub(err.Error()), Err: err}
+					if pol.Required && o.refuse == nil {
+						o.refuse = ie
+					} else if !pol.Required && o.warn == nil {
+						o.warn = ie
+					}
+					continue
+				}
+				if signer == nil {
+					signer = s
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				failed[i] = &registry.ImageError{Image: img.Ref.Written, Key: e.Name, UsedBy: img.UsedBy(),
-					Op: "verify", Answer: r.Scrub(err.Error()), Err: err}
-				return
+			found[i] = o
+			if signer != nil {
+				next.Entries[i].VerifiedBy = &lock.Signer{Key: signer.Key, Identity: signer.Identity, Issuer: signer.Issuer, Signature: signer.Signature}
 			}
-			next.Entries[i].VerifiedBy = &v1alpha1.ImageLockSigner{Key: s.Key, Identity: s.Identity, Issuer: s.Issuer, Signature: s.Signature}
 		})
 	}
 	wg.Wait()
-	if len(failed) == 0 {
-		return next, lockErr
-	}
 	var errs registry.Errors
-	if !errors.As(lockErr, &errs) && lockErr != nil {
+	if lockErr != nil && !errors.As(lockErr, &errs) {
 		return next, lockErr
 	}
 	out := &lock.Lock{}
 	for i, e := range next.Entries {
-		f := failed[i]
-		if f == nil {
+		o := found[i]
+		if o.refuse == nil {
+			switch {
+			case o.warn != nil && e.VerifiedBy == nil:
+				fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (verify.mode is optional)\n", escape.Line(o.warn.Error()))
+			case o.warn != nil:
+				fmt.Fprintf(stderr, "stowage: warning: %s; pinned, verified under another of its policies (this one's mode is optional)\n", escape.Line(o.warn.Error()))
+			}
 			out.Put(e)
 			continue
 		}
-		if !pol.Required {
-			fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (verify.mode is optional)\n", escape.Line(f.Error()))
-			out.Put(e)
-			continue
-		}
-		if prev, ok := old.Lookup(e.Name); ok && pol.Trusts(prev.VerifiedBy) {
+		if prev, ok := old.Lookup(e.Name); ok && trusted(e.Name, prev.VerifiedBy) {
 			out.Put(prev)
 		}
-		errs = append(errs, f)
+		errs = append(errs, o.refuse)
 	}
 	if len(errs) == 0 {
 		return out, nil

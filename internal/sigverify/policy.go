@@ -39,8 +39,8 @@ type Policy struct {
 // LoadPolicy reads v's keys and trusted root from dir, each confined to
 // it (internal/confined, like a file: password) and bounded by KeyFile
 // and TrustedRootFile. nil v gives a nil Policy. Errors name the field
-// ("verify.keys[0]") and the file.
-func LoadPolicy(dir string, v *v1alpha1.Verify) (*Policy, error) {
+// (at, "verify" or "images.NAME.verify", then ".keys[0]") and the file.
+func LoadPolicy(dir, at string, v *v1alpha1.Verify) (*Policy, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -48,11 +48,11 @@ func LoadPolicy(dir string, v *v1alpha1.Verify) (*Policy, error) {
 	for i, k := range v.Keys {
 		data, err := confined.ReadFile(dir, k, KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("verify.keys[%d]: %w", i, err)
+			return nil, fmt.Errorf("%s.keys[%d]: %w", at, i, err)
 		}
 		key, err := LoadKey(k, data)
 		if err != nil {
-			return nil, fmt.Errorf("verify.keys[%d]: %w", i, err)
+			return nil, fmt.Errorf("%s.keys[%d]: %w", at, i, err)
 		}
 		p.Keys = append(p.Keys, key)
 	}
@@ -62,11 +62,11 @@ func LoadPolicy(dir string, v *v1alpha1.Verify) (*Policy, error) {
 	if v.TrustedRoot != "" {
 		data, err := confined.ReadFile(dir, v.TrustedRoot, TrustedRootFile)
 		if err != nil {
-			return nil, fmt.Errorf("verify.trustedRoot: %w", err)
+			return nil, fmt.Errorf("%s.trustedRoot: %w", at, err)
 		}
 		tr, err := root.NewTrustedRootFromJSON(data)
 		if err != nil {
-			return nil, fmt.Errorf("verify.trustedRoot: trusted root %s: %w", v.TrustedRoot, err)
+			return nil, fmt.Errorf("%s.trustedRoot: trusted root %s: %w", at, v.TrustedRoot, err)
 		}
 		p.Trusted = tr
 	}
