@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -154,5 +155,26 @@ func TestValueImages(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestFromChartBounds: a chart directory of more than MaxChartFiles files,
+// or an archive larger than MaxChartBytes, is refused before Helm loads it.
+func TestFromChartBounds(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i <= MaxChartFiles; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := FromChart(dir, ChartOptions{}); err == nil || !strings.Contains(err.Error(), "more than 10000 files, the limit of a chart") {
+		t.Errorf("many files: %v", err)
+	}
+	tgz := filepath.Join(t.TempDir(), "big.tgz")
+	if err := os.WriteFile(tgz, make([]byte, MaxChartBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := FromChart(tgz, ChartOptions{}); err == nil || !strings.Contains(err.Error(), "the limit of a chart archive") {
+		t.Errorf("big archive: %v", err)
 	}
 }
