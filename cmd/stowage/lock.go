@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -163,12 +164,13 @@ With -o json, stdout holds one JSON object, also when lock fails: {ok, lock,
 written, entries, changes, failures, stale, errors}. changes lists each entry
 added, removed or changed as bump -o json does; failures each image that did
 not resolve {image, key, usedBy, registry, operation, message}; stale what
---check found {status: missing|unused|changed|format, key, reference,
+--check found {status: missing|unused|changed|unverified|format, key, reference,
 recorded}; errors every other problem {file, line, column, field, message}.
 Messages still go to stderr.
 
 With --check, nothing is resolved or written: exit 1, listing the entries, when
-the lock would change (entries missing, unused or out of date).
+the lock would change (entries missing, unused or out of date, or without a
+signer a required verify policy trusts).
 
 With --via-site, every image is read at the config's site registry (its site
 field, mapped by the rule render uses), for example on the site once stowage
@@ -199,7 +201,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 			cfg, path := src.cfg, src.lockPath
 			rep.loaded(path, old)
 			if check {
-				return lockCheck(cmd.ErrOrStderr(), path, old, data, images, rep)
+				return lockCheck(cmd.ErrOrStderr(), cfg, path, old, data, images, rep)
 			}
 			if err := src.ownLock(); err != nil {
 				return err
@@ -281,12 +283,22 @@ func configSite(cfg *v1alpha1.Config) (site.Mapping, error) {
 
 // lockCheck reports, without the network, whether `stowage lock` would
 // change the file (bump.StaleEntries says how), on stderr and in rep.
-func lockCheck(stderr io.Writer, path string, old *lock.Lock, data []byte, images []*plan.Image, rep *lockReport) error {
+func lockCheck(stderr io.Writer, cfg *v1alpha1.Config, path string, old *lock.Lock, data []byte, images []*plan.Image, rep *lockReport) error {
 	next, missing, err := registry.Pending(old, images)
 	if err != nil {
 		return err
 	}
 	stale := bump.StaleEntries(old, next, missing, images, data)
+	unverified, err := unverifiedEntries(cfg, old, images)
+	if err != nil {
+		return err
+	}
+	if len(unverified) > 0 {
+		// A format entry says only the bytes differ, which is no longer so.
+		stale = slices.DeleteFunc(stale, func(s bump.StaleEntry) bool { return s.Status == "format" })
+		stale = append(stale, unverified...)
+		slices.SortStableFunc(stale, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) })
+	}
 	if len(stale) == 0 {
 		return nil
 	}

@@ -239,6 +239,22 @@ func TestBumpShowsSigners(t *testing.T) {
 		t.Fatalf("lock exit %d:\n%s", code, stderr)
 	}
 
+	// lock --check, offline: current; then, with a policy that trusts only
+	// key b, both entries are unverified.
+	if _, stderr, code := runCLI(t, nil, "lock", dir, "--check"); code != 0 {
+		t.Fatalf("lock --check exit %d:\n%s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(strings.Replace(cfg, "keys: [a.pub, b.pub]", "keys: [b.pub]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, nil, "lock", dir, "--check")
+	if code != 1 || strings.Count(stderr, "unverified ") != 2 || !strings.Contains(stderr, "unverified "+repo.Tag("1").Name()+" (no signer its required verify policy trusts)") {
+		t.Errorf("lock --check with another key: exit %d, want 1 and two unverified entries:\n%s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	second := push("1")
 	sign(keyB, second)
 	stdout, stderr, code := runCLI(t, nil, "bump", dir, "--insecure-registry", d.Host, "-q")

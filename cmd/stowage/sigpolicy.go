@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -67,22 +68,13 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 	if next == nil {
 		return next, lockErr
 	}
-	loaded := map[string]*sigverify.Policy{}
-	pols := map[string][]*sigverify.Policy{}
+	pols, err := loadPolicies(cfg, images)
+	if err != nil {
+		return nil, err
+	}
 	byKey := map[string]*plan.Image{}
 	for _, img := range images {
 		byKey[img.Ref.Key()] = img
-		for _, p := range policiesOf(cfg, img) {
-			pol, ok := loaded[p.at]
-			if !ok {
-				var err error
-				if pol, err = sigverify.LoadPolicy(cfg.Dir, p.at, p.v); err != nil {
-					return nil, err
-				}
-				loaded[p.at] = pol
-			}
-			pols[img.Ref.Key()] = append(pols[img.Ref.Key()], pol)
-		}
 	}
 	trusted := func(name string, s *lock.Signer) bool {
 		for _, pol := range pols[name] {
@@ -172,6 +164,52 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 		return out, nil
 	}
 	return out, errs.Sorted()
+}
+
+// loadPolicies reads, once each, the verify policies of images
+// (policiesOf), keyed by the image's lock key. Errors: a policy's key or
+// trusted root cannot be read (sigverify.LoadPolicy, naming the field).
+func loadPolicies(cfg *v1alpha1.Config, images []*plan.Image) (map[string][]*sigverify.Policy, error) {
+	loaded := map[string]*sigverify.Policy{}
+	pols := map[string][]*sigverify.Policy{}
+	for _, img := range images {
+		for _, p := range policiesOf(cfg, img) {
+			pol, ok := loaded[p.at]
+			if !ok {
+				var err error
+				if pol, err = sigverify.LoadPolicy(cfg.Dir, p.at, p.v); err != nil {
+					return nil, err
+				}
+				loaded[p.at] = pol
+			}
+			pols[img.Ref.Key()] = append(pols[img.Ref.Key()], pol)
+		}
+	}
+	return pols, nil
+}
+
+// unverifiedEntries lists, offline, the entries of old that a required
+// verify policy of their image does not trust (no verifiedBy, or a signer
+// it does not name): `stowage lock` would verify them again.
+func unverifiedEntries(cfg *v1alpha1.Config, old *lock.Lock, images []*plan.Image) ([]bump.StaleEntry, error) {
+	pols, err := loadPolicies(cfg, images)
+	if err != nil {
+		return nil, err
+	}
+	var out []bump.StaleEntry
+	for _, img := range images {
+		e, ok := old.Lookup(img.Ref.Key())
+		if !ok {
+			continue
+		}
+		for _, pol := range pols[e.Name] {
+			if pol.Required && !pol.Trusts(e.VerifiedBy) {
+				out = append(out, bump.StaleEntry{Status: "unverified", Key: e.Name, Reference: e.Reference})
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // checkEntry verifies digest of img under pol, reading img's repository

@@ -134,8 +134,10 @@ func Diff(old, new *lock.Lock, images []*plan.Image) []Change {
 // write (StaleEntries). Status is "missing" (the config uses Key, the lock
 // lacks it; Reference is the reference as the config writes it), "unused"
 // (the lock has Key, no profile uses it), "changed" (Recorded is the
-// spelling the lock recorded, Reference the one the config writes now) or
-// "format" (only the file's bytes differ; the other fields are empty).
+// spelling the lock recorded, Reference the one the config writes now),
+// "unverified" (a required verify policy of the image does not trust the
+// entry's signer, or it has none; the caller adds these) or "format" (only
+// the file's bytes differ; the other fields are empty).
 type StaleEntry struct {
 	Status    string `json:"status"`
 	Key       string `json:"key,omitempty"`
@@ -152,6 +154,8 @@ func (s StaleEntry) String() string {
 		return fmt.Sprintf("unused   %s", s.Key)
 	case "changed":
 		return fmt.Sprintf("changed  %s (recorded as %s, written as %s)", s.Key, s.Recorded, s.Reference)
+	case "unverified":
+		return fmt.Sprintf("unverified %s (no signer its required verify policy trusts)", s.Key)
 	default:
 		return "format   the file is not in canonical form"
 	}
