@@ -318,32 +318,15 @@ func (m *Mirror) relink(ctx context.Context, images []*PlannedImage, mu *sync.Mu
 	if !ok {
 		return
 	}
-	type group struct {
-		repo    name.Repository
-		subject v1.Hash
-		pis     []*PlannedImage
-	}
-	groups := map[string]*group{}
-	var keys []string
-	for _, pi := range images {
-		if pi.err != nil || !pi.Present || pi.Attachment == nil || pi.Attachment.Kind != KindReferrer {
-			continue
-		}
-		k := pi.repo.Name() + "@" + pi.Attachment.Subject.String()
+	groups := groupBySubject(images, func(_ int, pi *PlannedImage) bool {
+		return pi.err == nil && pi.Present && pi.isReferrer()
+	})
+	each(m.jobs, len(groups), func(k int) {
 		g := groups[k]
-		if g == nil {
-			g = &group{repo: pi.repo, subject: pi.Attachment.Subject}
-			groups[k] = g
-			keys = append(keys, k)
-		}
-		g.pis = append(g.pis, pi)
-	}
-	sort.Strings(keys)
-	each(m.jobs, len(keys), func(i int) {
-		g := groups[keys[i]]
 		ds, err := lister.listed(ctx, g.repo, g.subject)
 		if err != nil {
-			for _, pi := range g.pis {
+			for _, i := range g.idx {
+				pi := images[i]
 				pi.err = (&failure{where: m.dst.where(g.repo), op: "list referrers of " + g.subject.String(), err: err}).imageError(pi.Image, m.o.resolver)
 			}
 			return
@@ -352,7 +335,8 @@ func (m *Mirror) relink(ctx context.Context, images []*PlannedImage, mu *sync.Mu
 		for _, d := range ds {
 			have[d.Digest] = true
 		}
-		for _, pi := range g.pis {
+		for _, i := range g.idx {
+			pi := images[i]
 			if have[pi.Digest] {
 				continue
 			}
@@ -379,29 +363,11 @@ func (m *Mirror) verifyListed(ctx context.Context, images []*PlannedImage, errs 
 	if !ok {
 		return
 	}
-	type group struct {
-		repo    name.Repository
-		subject v1.Hash
-		idx     []int
-	}
-	groups := map[string]*group{}
-	var keys []string
-	for i, pi := range images {
-		if errs[i] != nil || pi.Present || !pi.isReferrer() {
-			continue
-		}
-		k := pi.repo.Name() + "@" + pi.Attachment.Subject.String()
+	groups := groupBySubject(images, func(i int, pi *PlannedImage) bool {
+		return errs[i] == nil && !pi.Present && pi.isReferrer()
+	})
+	each(m.jobs, len(groups), func(k int) {
 		g := groups[k]
-		if g == nil {
-			g = &group{repo: pi.repo, subject: pi.Attachment.Subject}
-			groups[k] = g
-			keys = append(keys, k)
-		}
-		g.idx = append(g.idx, i)
-	}
-	sort.Strings(keys)
-	each(m.jobs, len(keys), func(k int) {
-		g := groups[keys[k]]
 		op := "verify: list referrers of " + g.subject.String()
 		ds, err := lister.listed(ctx, g.repo, g.subject)
 		have := map[v1.Hash]bool{}
@@ -418,6 +384,42 @@ func (m *Mirror) verifyListed(ctx context.Context, images []*PlannedImage, errs 
 			}
 		}
 	})
+}
+
+// subjectGroup is the referrer attachments of one subject in one
+// destination repository: idx indexes the plan's images.
+type subjectGroup struct {
+	repo    name.Repository
+	subject v1.Hash
+	idx     []int
+}
+
+// groupBySubject groups the referrer attachments of images that keep
+// accepts by destination repository and subject, sorted by
+// "repository@subject", so that each subject's referrers listing is read
+// once.
+func groupBySubject(images []*PlannedImage, keep func(int, *PlannedImage) bool) []*subjectGroup {
+	byKey := map[string]*subjectGroup{}
+	var keys []string
+	for i, pi := range images {
+		if !keep(i, pi) {
+			continue
+		}
+		k := pi.repo.Name() + "@" + pi.Attachment.Subject.String()
+		g := byKey[k]
+		if g == nil {
+			g = &subjectGroup{repo: pi.repo, subject: pi.Attachment.Subject}
+			byKey[k] = g
+			keys = append(keys, k)
+		}
+		g.idx = append(g.idx, i)
+	}
+	sort.Strings(keys)
+	groups := make([]*subjectGroup, len(keys))
+	for i, k := range keys {
+		groups[i] = byKey[k]
+	}
+	return groups
 }
 
 // attachmentOp prefixes op with what an attachment is, so that its
