@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,10 +25,11 @@ import (
 // TestLockVerifiesSignatures: with a verify policy naming a cosign key,
 // `stowage lock` pins an image the real cosign signed with that key and
 // records the key's fingerprint and the signature's digest; an image
-// signed with another key, an unsigned one and one carrying a signature of
-// another digest are not pinned, lock exits 1 and names each with its
+// signed with another key, an unsigned one, one whose signature was
+// tampered with and one carrying a signature of another digest are not
+// pinned, lock exits 1 and names each with its
 // digest and why; an image with a policy of its own is verified with its
-// key alone. Under mode optional all are pinned, the three with a warning,
+// key alone. Under mode optional all are pinned, the four with a warning,
 // and the signed ones keep their signer.
 func TestLockVerifiesSignatures(t *testing.T) {
 	cs := cosigntest.Lookup(t)
@@ -47,7 +50,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 		h, _ := img.Digest()
 		return h
 	}
-	good, wrong, unsigned, copied, helper, other := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper"), push("other")
+	good, wrong, unsigned, copied, helper, other, tampered := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper"), push("other"), push("tampered")
 	keyA, pubA := cs.KeyPair("a")
 	keyB, pubB := cs.KeyPair("b")
 	sign := func(key string, h v1.Hash) {
@@ -58,6 +61,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	sign(keyA, helper)
 	sign(keyB, wrong)
 	sign(keyB, other)
+	sign(keyA, tampered)
 	// good's signature, copied under copied's signature tag.
 	sigTag := func(h v1.Hash) name.Tag { return repo.Tag(h.Algorithm + "-" + h.Hex + ".sig") }
 	desc, err := remote.Get(sigTag(good))
@@ -68,6 +72,29 @@ func TestLockVerifiesSignatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	sigGood := desc.Digest
+	// tampered's signature, one byte of it changed: the manifest is
+	// written again with the annotation altered.
+	tdesc, err := remote.Get(sigTag(tampered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sm v1.Manifest
+	if err := json.Unmarshal(tdesc.Manifest, &sm); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := base64.StdEncoding.DecodeString(sm.Layers[0].Annotations["dev.cosignproject.cosign/signature"])
+	if err != nil || len(sig) < 20 {
+		t.Fatalf("signature annotation: %v", err)
+	}
+	sig[len(sig)-1] ^= 1
+	sm.Layers[0].Annotations["dev.cosignproject.cosign/signature"] = base64.StdEncoding.EncodeToString(sig)
+	rawSig, err := json.Marshal(sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Put(sigTag(tampered), rawManifest{rawSig, sm.MediaType}); err != nil {
+		t.Fatal(err)
+	}
 
 	dir := t.TempDir()
 	pem, err := os.ReadFile(pubA)
@@ -98,13 +125,13 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	config := func(mode string) {
 		var b strings.Builder
 		b.WriteString("images:\n")
-		for _, tag := range []string{"good", "wrong", "unsigned", "copied"} {
+		for _, tag := range []string{"good", "wrong", "unsigned", "copied", "tampered"} {
 			fmt.Fprintf(&b, "  %s: {reference: %q}\n", tag, repo.Tag(tag).Name())
 		}
 		// An image with a policy of its own: another key, required.
 		fmt.Fprintf(&b, "  other: {reference: %q, verify: {keys: [keys/other.pub]}}\n", repo.Tag("other").Name())
 		fmt.Fprintf(&b, "helper: {image: %q}\n", repo.Tag("helper").Name())
-		b.WriteString("profiles:\n  p:\n    pullers: [{name: pre, namespace: pre, images: [good, wrong, unsigned, copied, other]}]\n")
+		b.WriteString("profiles:\n  p:\n    pullers: [{name: pre, namespace: pre, images: [good, wrong, unsigned, copied, other, tampered]}]\n")
 		fmt.Fprintf(&b, "verify:\n  mode: %s\n  keys: [keys/release.pub]\n", mode)
 		if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
@@ -145,6 +172,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 		{"wrong", wrong, "does not verify with key keys/release.pub"},
 		{"unsigned", unsigned, "no signature tag " + sigTag(unsigned).TagStr() + "; no Sigstore bundle among the referrers"},
 		{"copied", copied, "verifies with key keys/release.pub but signs " + good.String() + ", another digest"},
+		{"tampered", tampered, "does not verify with key keys/release.pub"},
 	} {
 		ref := repo.Tag(c.tag).Name()
 		want := fmt.Sprintf("image %q (used by image %q in pre/pre): verify: image %s@%s: no trusted signature: ", ref, c.tag, repo.Name(), c.h)
@@ -168,16 +196,16 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Entries) != 6 {
-		t.Fatalf("optional: lock has %d entries, want 6", len(l.Entries))
+	if len(l.Entries) != 7 {
+		t.Fatalf("optional: lock has %d entries, want 7", len(l.Entries))
 	}
 	for _, e := range l.Entries {
 		if signed := e.Name == repo.Tag("good").Name() || e.Name == repo.Tag("helper").Name() || e.Name == repo.Tag("other").Name(); signed != (e.VerifiedBy != nil) {
 			t.Errorf("optional: %s verifiedBy %+v", e.Name, e.VerifiedBy)
 		}
 	}
-	if n := strings.Count(stderr, "pinned unverified (verify.mode is optional)"); n != 3 || strings.Count(stderr, "\n") != 3 {
-		t.Errorf("optional: %d warnings, want 3:\n%s", n, stderr)
+	if n := strings.Count(stderr, "pinned unverified (verify.mode is optional)"); n != 4 || strings.Count(stderr, "\n") != 4 {
+		t.Errorf("optional: %d warnings, want 4:\n%s", n, stderr)
 	}
 }
 
@@ -293,3 +321,12 @@ func TestBumpShowsSigners(t *testing.T) {
 		t.Errorf("the lock changed:\n%s", after)
 	}
 }
+
+// rawManifest is a manifest to PUT as it is.
+type rawManifest struct {
+	b  []byte
+	mt types.MediaType
+}
+
+func (r rawManifest) RawManifest() ([]byte, error)        { return r.b, nil }
+func (r rawManifest) MediaType() (types.MediaType, error) { return r.mt, nil }

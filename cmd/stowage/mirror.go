@@ -51,6 +51,10 @@ type mirrorOptions struct {
 	// noAttachments leaves the signatures, attestations, SBOMs and
 	// referrers attached to the images out.
 	noAttachments bool
+	// noVerify leaves out the verification of the destination's copy
+	// under the verify policies (and, into a bundle, their trust
+	// material).
+	noVerify bool
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -75,6 +79,15 @@ the source (--jobs at a time), manifests written after their blobs and
 children, tags last, and every image verified at the destination. A rerun
 moves only what is missing. A failing image is named with the registry's
 answer; the others complete; the exit code is then 1.
+
+Images under a verify policy (the config's verify fields) have their
+signatures checked at the destination after the copy, offline, with the
+policy's keys and trusted root: an image under a required policy that does
+not verify there fails, naming its site reference, digest and why. A bundle
+records those policies with their keys and trusted roots by content digest,
+and --from verifies the site's copy with them (no config is read there; a
+file changed in the bundle is refused). --no-attachments leaves the
+signatures out, so under a required policy it needs --no-verify.
 
 Without --to, every image goes to the site reference render names for it
 (the config's site field, site.registries included).
@@ -132,7 +145,8 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
-	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers)")
+	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
 	fs.StringVarP(&o.format, "output", "o", "table", "table (text) or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
@@ -163,6 +177,9 @@ type mirrorInput struct {
 	// pw is the rule their passwords are read under (the KRM function's
 	// for a kustomization).
 	pw passwords
+	// sp are the verify policies of the images: the config's, or the
+	// trust material a --from bundle records.
+	sp sitePolicies
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
@@ -172,6 +189,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	)
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
+		if err == nil {
+			in.sp, err = bundlePolicies(strings.TrimPrefix(o.from, ociPrefix), in.lock)
+		}
 	} else {
 		in, err = mirrorImages(stderr, dir, o)
 	}
@@ -187,6 +207,14 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if o.from != "" {
 		in.pw = passwords{dir: dir}
 	}
+	switch {
+	case o.noAttachments:
+		if err := in.sp.withoutAttachments(stderr, o.noVerify); err != nil {
+			return err
+		}
+	case o.noVerify:
+		in.sp = sitePolicies{}
+	}
 	r, done, err := o.reg.resolver(io.Discard, in.pw, in.authImages, getenv)
 	if err != nil {
 		return err
@@ -199,6 +227,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	switch {
 	case strings.HasPrefix(o.to, ociPrefix):
 		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock), mirror.WithHave(have))
+		if in.sp.trust != nil {
+			opts = append(opts, mirror.WithTrust(in.sp.trust))
+		}
 	case o.to != "" && o.from != "":
 		// A bundle's images that name their site repository (where
 		// render points) must be put there by --to too; the others go
@@ -237,6 +268,9 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if o.from != "" {
 		opts = append(opts, mirror.WithFromLayout(strings.TrimPrefix(o.from, ociPrefix)))
 	}
+	if !strings.HasPrefix(o.to, ociPrefix) && len(in.sp.pols) > 0 {
+		opts = append(opts, mirror.WithVerify(in.sp.pols))
+	}
 	bar := newMirrorProgress(stderr, o.reg.quiet || o.dryRun)
 	if bar != nil {
 		opts = append(opts, mirror.WithProgress(bar))
@@ -257,7 +291,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	if o.dryRun {
-		if err := writePlan(stdout, o.format, o.to, p, in.roles); err != nil {
+		if err := writePlan(stdout, o.format, o.to, p, in.roles, in.sp.trust); err != nil {
 			return err
 		}
 		if len(p.Errors) > 0 {
@@ -271,7 +305,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		err = mirrorStopped{err}
 	}
 	if o.format == "json" {
-		if werr := writeReport(stdout, runReportOf(o.to, p, in.roles, rep, err)); werr != nil && err == nil {
+		if werr := writeReport(stdout, runReportOf(o.to, p, in.roles, in.sp.trust, rep, err)); werr != nil && err == nil {
 			return werr
 		}
 		return err
@@ -283,6 +317,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 			fmt.Fprintf(stdout, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
 				rep.AttachmentsCopied, rep.AttachmentsPresent, rep.AttachmentsCopied+rep.AttachmentsPresent)
 		}
+		writeSignatures(stdout, stderr, o.to, rep)
 		if p.OmittedBlobs > 0 {
 			fmt.Fprintf(stdout, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", p.OmittedBlobs, humanBytes(p.OmittedBytes))
 		}
@@ -296,8 +331,8 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 // key. An index or manifest pin writes the tag; a child pin (one platform)
 // is copied by digest alone. Errors: the config's, and every image the lock
 // does not pin, all named.
-func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, error) {
-	var in mirrorInput
+func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, err error) {
+	var groups [][]*plan.Image
 	src, err := loadSource(stderr, dir, o.load)
 	if err != nil {
 		return in, err
@@ -324,6 +359,21 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		return in, err
 	}
 	in.lock = data
+	defer func() {
+		// The verify policies of every image copied (policiesOf).
+		if in.images == nil {
+			return
+		}
+		var all []*plan.Image
+		for _, images := range groups {
+			all = append(all, images...)
+		}
+		pols, perr := loadPolicies(cfg, all)
+		if perr != nil && err == nil {
+			err = perr
+		}
+		in.sp = sitePolicies{pols: pols, trust: trustOf(pols)}
+	}()
 	profiles := o.profiles
 	if len(profiles) == 0 {
 		profiles = cfg.ProfileNames()
@@ -338,7 +388,6 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (mirrorInput, e
 		in.site = &m
 	}
 	// The images of each profile, then those only the KRM function pins.
-	var groups [][]*plan.Image
 	for _, pname := range profiles {
 		p, err := plan.Build(cfg, pname, l)
 		if err != nil {
@@ -585,7 +634,16 @@ type planReport struct {
 	Attachments     []planAttachment `json:"attachments,omitempty"`
 	AttachmentBlobs int              `json:"attachmentBlobs,omitempty"`
 	AttachmentBytes int64            `json:"attachmentBytes,omitempty"`
-	Errors          []string         `json:"errors,omitempty"`
+	// Verify are the images whose signatures are verified at the
+	// destination after the copy, with their policies' fields; empty
+	// into a bundle, with --no-verify, or without a policy.
+	Verify []planVerify `json:"verify,omitempty"`
+	// TrustFiles are the keys and trusted roots of those policies (a
+	// bundle records them, and the push from it verifies with them), by
+	// content digest; TrustImages counts the images they apply to.
+	TrustFiles  []planTrustFile `json:"trustFiles,omitempty"`
+	TrustImages int             `json:"trustImages,omitempty"`
+	Errors      []string        `json:"errors,omitempty"`
 }
 
 // planAttachment is one attachment of a plan.
@@ -620,15 +678,19 @@ type runReport struct {
 	AttachmentsCopied  int `json:"attachmentsCopied,omitempty"`
 	AttachmentsPresent int `json:"attachmentsPresent,omitempty"`
 	// Bytes is the blob bytes moved (retries included).
-	Bytes  int64    `json:"bytes"`
-	Errors []string `json:"errors"`
+	Bytes int64 `json:"bytes"`
+	// Signatures are the verifications of the images' signatures at
+	// the destination, one per image and policy.
+	Signatures []siteSignature `json:"signatures,omitempty"`
+	Errors     []string        `json:"errors"`
 }
 
 // runReportOf is the run report of plan p, run report rep (nil when the
 // run did not start) and the run's error.
-func runReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, rep *mirror.Report, err error) runReport {
-	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles), Errors: []string{}}
+func runReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, rep *mirror.Report, err error) runReport {
+	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles, trust), Errors: []string{}}
 	if rep != nil {
+		out.Signatures = siteSignatures(rep)
 		out.Copied, out.Present, out.Verified, out.Bytes = rep.Copied, rep.Present, rep.Copied+rep.Present, rep.Bytes
 		out.AttachmentsCopied, out.AttachmentsPresent = rep.AttachmentsCopied, rep.AttachmentsPresent
 	}
@@ -662,7 +724,7 @@ type planRoleBytes struct {
 	Bytes int64        `json:"bytes"`
 }
 
-func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) planReport {
+func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) planReport {
 	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
 		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes, AttachmentBlobs: p.AttachmentBlobs, AttachmentBytes: p.AttachmentBytes}
 	failed := map[string]bool{}
@@ -679,6 +741,9 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 				Digest: pi.Digest.String(), Tag: pi.Tag, Destination: pi.Destination, Present: pi.Present, Blobs: pi.Blobs, Bytes: pi.Bytes})
 			continue
 		}
+		if len(pi.Policies) > 0 {
+			rep.Verify = append(rep.Verify, planVerify{Image: pi.Name, Digest: pi.Digest.String(), Destination: pi.Destination, Policies: pi.Policies})
+		}
 		rep.Images = append(rep.Images, planImage{Name: pi.Name, Reference: pi.Written, Digest: pi.Digest.String(), Tag: pi.Tag,
 			Destination: pi.Destination, Present: pi.Present, Manifests: pi.Manifests, Blobs: pi.Blobs, Bytes: pi.Bytes})
 		if pi.Present {
@@ -686,6 +751,9 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 		} else {
 			rep.Missing++
 		}
+	}
+	if rep.TrustFiles = trustFiles(trust); trust != nil {
+		rep.TrustImages = len(trust.Images)
 	}
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker} {
 		if keys := roles[r]; len(keys) > 0 {
@@ -696,8 +764,8 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 	return rep
 }
 
-func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool) error {
-	rep := planReportOf(to, p, roles)
+func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) error {
+	rep := planReportOf(to, p, roles, trust)
 	if format == "json" {
 		return writeReport(w, rep)
 	}
@@ -723,6 +791,7 @@ func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai
 		fmt.Fprintf(w, "attached to them (signatures, attestations, SBOMs, referrers): %d, %d present, %d missing; %d unique blobs, %s of the above\n",
 			n, present, n-present, rep.AttachmentBlobs, humanBytes(rep.AttachmentBytes))
 	}
+	writeVerifyPlan(w, rep, strings.HasPrefix(to, ociPrefix))
 	if rep.OmittedBlobs > 0 {
 		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", rep.OmittedBlobs, humanBytes(rep.OmittedBytes))
 	}

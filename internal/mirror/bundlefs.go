@@ -99,6 +99,9 @@ type bundleIndex struct {
 	// name, sorted by name (set only for a stowage bundle).
 	descs  []v1.Descriptor
 	images []Image
+	// trust is the descriptor of the trust material (AnnotationTrust),
+	// not among descs; nil when the bundle carries none.
+	trust *v1.Descriptor
 }
 
 // readBundleIndex reads the index.json of the layout at root (bounded,
@@ -130,7 +133,7 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 	if n := len(im.Manifests); n > MaxBundleImages {
 		return nil, where("lists %d manifests, more than the %d a bundle may hold", n, MaxBundleImages)
 	}
-	out := &bundleIndex{descs: im.Manifests}
+	out := &bundleIndex{}
 	switch v, ok := im.Annotations[AnnotationBundle]; {
 	case ok && v != BundleVersion:
 		return nil, where("%s is %q; this stowage reads bundles of format %q (a newer stowage wrote it?)", AnnotationBundle, v, BundleVersion)
@@ -139,7 +142,7 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 	default:
 		out.stowage = true
 		for i, d := range im.Manifests {
-			if d.Annotations[AnnotationReference] == "" {
+			if d.Annotations[AnnotationReference] == "" && d.Annotations[AnnotationTrust] == "" {
 				out.stowage = false
 				out.foreign = fmt.Sprintf("index.json has no %s annotation, and manifests[%d] (%s) no %s", AnnotationBundle, i, d.Digest, AnnotationReference)
 				return out, nil
@@ -151,6 +154,17 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 		at := func(format string, args ...any) error {
 			return where("manifests[%d] (%s): "+format, append([]any{i, d.Digest}, args...)...)
 		}
+		if _, ok := d.Annotations[AnnotationTrust]; ok {
+			if out.trust != nil {
+				return nil, at("a second %s descriptor; a bundle carries one", AnnotationTrust)
+			}
+			if err := checkTrustDescriptor(d); err != nil {
+				return nil, at("%v", err)
+			}
+			out.trust = &d
+			continue
+		}
+		out.descs = append(out.descs, d)
 		if d.Digest.Algorithm != "sha256" || len(d.Digest.Hex) != 64 {
 			return nil, at("digest: want sha256:<64 hex digits>")
 		}

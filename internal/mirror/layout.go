@@ -66,6 +66,9 @@ type layoutSink struct {
 	// run; heldLock its lock (nil when it has none).
 	held     []v1.Descriptor
 	heldLock *lock.Lock
+	// trust is this run's trust material (WithTrust), heldTrust the
+	// bundle's before this run (nil when none).
+	trust, heldTrust *Trust
 
 	mu       sync.Mutex
 	verified map[v1.Hash]bool
@@ -116,6 +119,11 @@ func openLayoutSink(path string, lockBytes []byte) (*layoutSink, error) {
 		}
 	}
 	s.held = idx.descs
+	if idx.trust != nil {
+		if s.heldTrust, err = readTrust(root, path, *idx.trust); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := confined.ReadInRoot(root, path, BundleLock, lockKind)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -507,6 +515,20 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 	}
 	var list []v1.Descriptor
 	keep := map[string]bool{}
+	// The trust material: this run's policies for its images, the held
+	// ones for the images only the bundle had.
+	ran := map[string]bool{}
+	for _, pi := range images {
+		ran[pi.Name] = true
+	}
+	trust := s.trust.merged(s.heldTrust, func(image string) bool { return !ran[image] && s.trust.For(image) == nil })
+	td, err := s.writeTrust(ctx, trust)
+	if err != nil {
+		return err
+	}
+	if td != nil {
+		descs["\x00trust"] = *td
+	}
 	for _, d := range descs {
 		list = append(list, d)
 		if err := s.referenced(d.Digest, keep, 0); err != nil {

@@ -44,7 +44,10 @@
 // leaves a partial file under a final name) whose index.json has one
 // descriptor per image, annotated with its original reference, plus the
 // lock it was made from (BundleLock). The same images give the same bytes,
-// file for file. WithFromLayout reads images from such a bundle.
+// file for file. WithFromLayout reads images from such a bundle. With
+// WithTrust a bundle also records the verify policies of its images and
+// the keys and trusted roots they read (BundleTrust), and WithVerify checks
+// the images' signatures at a registry destination after the copy.
 package mirror
 
 import (
@@ -57,6 +60,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/sigverify"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -168,6 +172,11 @@ type options struct {
 	attachments bool
 	// maxAttachments is MaxAttachmentsPerImage, lower in tests.
 	maxAttachments int
+	// trust is recorded in a bundle (WithTrust).
+	trust *Trust
+	// verify are the policies the destination's copy is verified under
+	// (WithVerify), by lock key.
+	verify map[string][]*sigverify.Policy
 }
 
 // WithResolver sets the registry client (required unless both ends are
@@ -233,6 +242,27 @@ func WithToLayout(path string, lock []byte) Option {
 	}
 }
 
+// WithTrust records t, the verify policies of the images and the files
+// they read, in the bundle (its index.json lists it under AnnotationTrust;
+// BundleTrust reads it back). The policies of an image the bundle held
+// before and this run does not write are kept. Only with WithToLayout.
+func WithTrust(t *Trust) Option {
+	return func(o *options) error { o.trust = t; return nil }
+}
+
+// WithVerify verifies, after the copy, the signatures of each image at the
+// destination registry under the policies pols gives for its name (the
+// lock key, Image.Name), with sigstore-go through internal/sigverify:
+// signatures read from the destination only, trust from the policies (no
+// Rekor, Fulcio or TUF request). The digest verified is the image's, the
+// one its site reference names. A failure under a required policy fails
+// the image (Report.Errors, naming the destination reference, the digest
+// and why); under an optional one it is reported in Report.Signatures
+// only. Only with a registry destination.
+func WithVerify(pols map[string][]*sigverify.Policy) Option {
+	return func(o *options) error { o.verify = pols; return nil }
+}
+
 // WithFromLayout reads images from the OCI image layout at path instead of
 // their registries.
 func WithFromLayout(path string) Option {
@@ -286,6 +316,12 @@ func New(opts ...Option) (*Mirror, error) {
 	case (toRegistry || o.fromLayout == "") && o.resolver == nil:
 		return nil, errors.New("a registry is involved but no Resolver was given")
 	}
+	if o.trust != nil && o.toLayout == "" {
+		return nil, errors.New("trust material (WithTrust) is recorded in a bundle: give an OCI layout destination")
+	}
+	if len(o.verify) > 0 && !toRegistry {
+		return nil, errors.New("signatures are verified (WithVerify) at a registry destination: a bundle is verified when it is pushed")
+	}
 	if len(o.have) > 0 && o.toLayout == "" {
 		return nil, errors.New("a site's images to leave out (WithHave) make a delta bundle: give an OCI layout destination")
 	}
@@ -305,6 +341,7 @@ func New(opts ...Option) (*Mirror, error) {
 		if err != nil {
 			return nil, err
 		}
+		dst.trust = o.trust
 		m.dst = dst
 	}
 	return m, nil

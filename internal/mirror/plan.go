@@ -46,12 +46,16 @@ type PlannedImage struct {
 	// Blobs and Bytes are the blobs of this image the copy uploads and
 	// their bytes; a blob shared with other images is counted in each
 	// (Plan.Bytes counts it once).
-	Blobs   int   `json:"blobs"`
-	Bytes   int64 `json:"bytes"`
-	repo    name.Repository
-	top     *node
-	uploads map[v1.Hash]int64
-	err     *ImageError
+	Blobs int   `json:"blobs"`
+	Bytes int64 `json:"bytes"`
+	// Policies are the fields of the verify policies its signatures are
+	// checked under at the destination after the copy (WithVerify);
+	// empty for none, and for an attachment.
+	Policies []string `json:"policies,omitempty"`
+	repo     name.Repository
+	top      *node
+	uploads  map[v1.Hash]int64
+	err      *ImageError
 	// relinked is a referrer stored at the destination but missing from
 	// its subject's referrers listing there: written again.
 	relinked bool
@@ -221,7 +225,13 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			continue
 		}
 		seen[id] = true
-		p.Images = append(p.Images, &PlannedImage{Image: img})
+		pi := &PlannedImage{Image: img}
+		if img.Attachment == nil {
+			for _, pol := range m.o.verify[img.Name] {
+				pi.Policies = append(pi.Policies, pol.At)
+			}
+		}
+		p.Images = append(p.Images, pi)
 	}
 	sortPlanned(p.Images)
 	if ls, ok := m.dst.(*layoutSink); ok {

@@ -6,7 +6,11 @@ import (
 	"io"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/stowage/stowage/internal/sigverify"
 )
 
 // Report is what a run did.
@@ -23,6 +27,25 @@ type Report struct {
 	// Errors are the failed images, sorted by name; the planning
 	// failures among them.
 	Errors Errors
+	// Signatures are the verifications of the images' signatures at the
+	// destination (WithVerify), one per image and policy, in plan order.
+	Signatures []Signature
+}
+
+// Signature is one image's signatures checked at the destination under
+// one of its verify policies.
+type Signature struct {
+	// Name and Written are the image's lock key and reference as
+	// written; Reference is the destination reference checked, Digest
+	// the digest verified.
+	Name, Written, Reference string
+	Digest                   v1.Hash
+	// Policy is the policy's field ("verify"); Required its mode.
+	Policy   string
+	Required bool
+	// Signer is what verified it; nil when Err says why nothing did.
+	Signer *sigverify.Signer
+	Err    error
 }
 
 // Run copies what plan says is missing, in the order the package
@@ -260,6 +283,7 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		}
 	})
 	m.verifyListed(ctx, plan.Images, errs)
+	rep.Signatures = m.verifySignatures(ctx, plan.Images, errs)
 	var done []*PlannedImage
 	for i, pi := range plan.Images {
 		if errs[i] != nil {
@@ -359,4 +383,48 @@ type OversizeBlobError struct {
 // Error names the blob and its declared size.
 func (e *OversizeBlobError) Error() string {
 	return fmt.Sprintf("blob %s: the source sent more than its declared %d bytes; stopped there", e.Digest, e.Size)
+}
+
+// verifySignatures checks, under WithVerify's policies, the signatures of
+// every image of images that got to the destination (errs[i] nil), read
+// from the destination registry; a failure under a required policy
+// becomes the image's error.
+func (m *Mirror) verifySignatures(ctx context.Context, images []*PlannedImage, errs []*ImageError) []Signature {
+	type job struct {
+		i   int
+		pol *sigverify.Policy
+	}
+	var jobs []job
+	for i, pi := range images {
+		if errs[i] != nil || pi.Attachment != nil {
+			continue
+		}
+		for _, pol := range m.o.verify[pi.Name] {
+			jobs = append(jobs, job{i, pol})
+		}
+	}
+	out := make([]Signature, len(jobs))
+	each(m.jobs, len(jobs), func(k int) {
+		j := jobs[k]
+		pi := images[j.i]
+		s := Signature{Name: pi.Name, Written: pi.written(), Reference: pi.Destination, Digest: pi.Digest, Policy: j.pol.At, Required: j.pol.Required}
+		err := checkCtx(ctx)
+		if err == nil {
+			var repo name.Repository
+			var p *remote.Puller
+			if repo, _, p, err = m.o.resolver.Destination(pi.repo); err == nil {
+				s.Signer, err = j.pol.Check(ctx, repo, p, pi.Digest)
+			}
+		}
+		s.Err = err
+		out[k] = s
+	})
+	for k, s := range out {
+		if s.Err == nil || !s.Required || errs[jobs[k].i] != nil {
+			continue
+		}
+		pi := images[jobs[k].i]
+		errs[jobs[k].i] = (&failure{where: pi.repo.RegistryStr(), op: "verify signatures of " + pi.Destination + " under " + s.Policy, err: s.Err}).imageError(pi.Image, m.o.resolver)
+	}
+	return out
 }

@@ -2,10 +2,7 @@ package sigverify
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -13,123 +10,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+
+	"github.com/stowage/stowage/internal/cosigntest"
 )
-
-// keylessBundle is a Sigstore bundle (v0.3 JSON) of an in-toto statement
-// naming subject, signed by sigstore-go's virtual sigstore for identity and
-// issuer: a Fulcio-style certificate, a Rekor entry with its inclusion
-// proof, and an RFC 3161 timestamp.
-func keylessBundle(t *testing.T, vs *ca.VirtualSigstore, identity, issuer string, subject v1.Hash) []byte {
-	t.Helper()
-	stmt := fmt.Sprintf(`{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"image","digest":{"sha256":%q}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{}}`, subject.Hex)
-	// The time Attest uses, inside the certificate's validity.
-	ent, err := vs.AttestAtTime(identity, issuer, []byte(stmt), time.Now().Add(5*time.Minute), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := ent.VerificationContent()
-	sc, _ := ent.SignatureContent()
-	env := sc.EnvelopeContent().RawEnvelope()
-	payload, err := base64.StdEncoding.DecodeString(env.Payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tss, _ := ent.Timestamps()
-	tles, _ := ent.TlogEntries()
-	vm := &protobundle.VerificationMaterial{
-		Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-		TimestampVerificationData: &protobundle.TimestampVerificationData{},
-	}
-	for _, e := range tles {
-		tle := e.TransparencyLogEntry()
-		// The virtual sigstore's entry leaves out the kind of a DSSE
-		// entry, which a bundle carries.
-		tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"}
-		vm.TlogEntries = append(vm.TlogEntries, tle)
-	}
-	for _, ts := range tss {
-		vm.TimestampVerificationData.Rfc3161Timestamps = append(vm.TimestampVerificationData.Rfc3161Timestamps, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
-	}
-	b, err := bundle.NewBundle(&protobundle.Bundle{
-		MediaType:            bundleType,
-		VerificationMaterial: vm,
-		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
-			Payload: payload, PayloadType: env.PayloadType, Signatures: []*protodsse.Signature{{Sig: sig}},
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := b.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
-// attach pushes raw as a Sigstore bundle referrer of subject in repo.
-func attach(t *testing.T, repo name.Repository, subject v1.Descriptor, raw []byte) {
-	t.Helper()
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), static.NewLayer(raw, bundleType))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img = mutate.ConfigMediaType(img, bundleType)
-	img = mutate.Subject(img, subject).(v1.Image)
-	d, _ := img.Digest()
-	if err := remote.Write(repo.Digest(d.String()), img); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // trustedRootFile writes vs's trusted root as a trusted_root.json and
 // reads it back with LoadTrustedRoot.
 func trustedRootFile(t *testing.T, vs *ca.VirtualSigstore) root.TrustedMaterial {
 	t.Helper()
-	// The virtual sigstore keeps a log's ID as its hex text; a trusted
-	// root holds the raw bytes (and keys its logs by their hex).
-	logs := map[string]*root.TransparencyLog{}
-	for k, l := range vs.RekorLogs() {
-		c := *l
-		id, err := hex.DecodeString(string(l.ID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ID = id
-		logs[k] = &c
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(), vs.TimestampingAuthorities(), logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "trusted_root.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := os.WriteFile(path, cosigntest.TrustedRootJSON(t, vs), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := LoadTrustedRoot(path)
@@ -137,6 +35,14 @@ func trustedRootFile(t *testing.T, vs *ca.VirtualSigstore) root.TrustedMaterial 
 		t.Fatal(err)
 	}
 	return m
+}
+
+func keylessBundle(t *testing.T, vs *ca.VirtualSigstore, identity, issuer string, subject v1.Hash) []byte {
+	return cosigntest.KeylessBundle(t, vs, identity, issuer, subject)
+}
+
+func attach(t *testing.T, repo name.Repository, subject v1.Descriptor, raw []byte) {
+	cosigntest.AttachBundle(t, repo, subject, raw)
 }
 
 // TestVerifyKeyless: a keyless Sigstore bundle made by sigstore-go's

@@ -25,6 +25,16 @@ var (
 
 // Policy is a config's verify policy with its files read.
 type Policy struct {
+	// At is the field the policy is written at ("verify",
+	// "images.NAME.verify"), for messages and reports.
+	At string
+	// Spec is the policy as written, its file paths as the config gives
+	// them.
+	Spec v1alpha1.Verify
+	// Files are the contents of the files Spec names (its keys and its
+	// trusted root), keyed by the path as written: what a bundle carries
+	// so that the site verifies with the same trust.
+	Files map[string][]byte
 	// Keys are the cosign public keys trusted.
 	Keys []*Key
 	// Identities are the keyless signers trusted, checked against Trusted.
@@ -41,12 +51,22 @@ type Policy struct {
 // and TrustedRootFile. nil v gives a nil Policy. Errors name the field
 // (at, "verify" or "images.NAME.verify", then ".keys[0]") and the file.
 func LoadPolicy(dir, at string, v *v1alpha1.Verify) (*Policy, error) {
+	return PolicyFrom(at, v, func(path string, k confined.Kind) ([]byte, error) {
+		return confined.ReadFile(dir, path, k)
+	})
+}
+
+// PolicyFrom is LoadPolicy with the files read by read (path as v writes
+// it, and the kind that bounds it): from a config directory, or from the
+// trust material a bundle carries. nil v gives a nil Policy. Errors name
+// the field (at, then ".keys[0]" or ".trustedRoot") and the file.
+func PolicyFrom(at string, v *v1alpha1.Verify, read func(path string, k confined.Kind) ([]byte, error)) (*Policy, error) {
 	if v == nil {
 		return nil, nil
 	}
-	p := &Policy{Required: v.Required()}
+	p := &Policy{At: at, Spec: *v, Files: map[string][]byte{}, Required: v.Required()}
 	for i, k := range v.Keys {
-		data, err := confined.ReadFile(dir, k, KeyFile)
+		data, err := read(k, KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s.keys[%d]: %w", at, i, err)
 		}
@@ -55,12 +75,13 @@ func LoadPolicy(dir, at string, v *v1alpha1.Verify) (*Policy, error) {
 			return nil, fmt.Errorf("%s.keys[%d]: %w", at, i, err)
 		}
 		p.Keys = append(p.Keys, key)
+		p.Files[k] = data
 	}
 	for _, id := range v.Identities {
 		p.Identities = append(p.Identities, Identity{Subject: id.Identity, SubjectRegexp: id.IdentityRegexp, Issuer: id.Issuer, IssuerRegexp: id.IssuerRegexp})
 	}
 	if v.TrustedRoot != "" {
-		data, err := confined.ReadFile(dir, v.TrustedRoot, TrustedRootFile)
+		data, err := read(v.TrustedRoot, TrustedRootFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s.trustedRoot: %w", at, err)
 		}
@@ -69,6 +90,7 @@ func LoadPolicy(dir, at string, v *v1alpha1.Verify) (*Policy, error) {
 			return nil, fmt.Errorf("%s.trustedRoot: trusted root %s: %w", at, v.TrustedRoot, err)
 		}
 		p.Trusted = tr
+		p.Files[v.TrustedRoot] = data
 	}
 	return p, nil
 }

@@ -9,9 +9,9 @@
 // `cosign verify --key --insecure-ignore-tlog` accepts); keyless, the
 // bundle's log entry and timestamp are checked against the trusted root.
 //
-// It is the verifier `lock` and `bump` are to call before pinning a digest
-// (issue 20); the config's verify policy and the lock's record of the
-// signer are not wired to it yet.
+// It is the verifier `lock` and `bump` call before pinning a digest, and
+// `mirror` after copying, against the site's copy; LoadPolicy reads a
+// config's verify policy, PolicyFrom one a bundle carries.
 package sigverify
 
 import (

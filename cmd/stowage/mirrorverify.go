@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/mirror"
+	"github.com/stowage/stowage/internal/sigverify"
+)
+
+// sitePolicies are the verify policies of a mirror run, by lock key, and
+// the trust material they make (what a bundle records).
+type sitePolicies struct {
+	pols  map[string][]*sigverify.Policy
+	trust *mirror.Trust
+}
+
+// trustOf is the trust material of pols: each image's policies as the
+// config wrote them, with the files they read.
+func trustOf(pols map[string][]*sigverify.Policy) *mirror.Trust {
+	if len(pols) == 0 {
+		return nil
+	}
+	t := &mirror.Trust{}
+	keys := make([]string, 0, len(pols))
+	for k := range pols {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, p := range pols[k] {
+			t.Add(k, mirror.TrustPolicy{At: p.At, Verify: p.Spec, Content: p.Files})
+		}
+	}
+	return t
+}
+
+// bundlePolicies reads the trust material of the bundle at path
+// (mirror.BundleTrust, every file checked against its digest) into
+// policies, and checks it against the bundle's lock: an entry that records
+// a signer a required policy of its image does not trust, or none, means
+// the two disagree (the bundle was put together from two configs' parts,
+// or edited), and is refused naming the image.
+func bundlePolicies(path string, lockBytes []byte) (sitePolicies, error) {
+	t, err := mirror.BundleTrust(path)
+	if err != nil || t == nil {
+		return sitePolicies{}, err
+	}
+	sp := sitePolicies{pols: map[string][]*sigverify.Policy{}, trust: t}
+	loaded := map[int]*sigverify.Policy{}
+	for image, idx := range t.Images {
+		for _, i := range idx {
+			pol, ok := loaded[i]
+			if !ok {
+				tp := t.Policies[i]
+				pol, err = sigverify.PolicyFrom(tp.At, &tp.Verify, func(file string, k confined.Kind) ([]byte, error) {
+					return tp.Content[file], nil
+				})
+				if err != nil {
+					return sitePolicies{}, fmt.Errorf("oci:%s: trust material: %w", path, err)
+				}
+				loaded[i] = pol
+			}
+			sp.pols[image] = append(sp.pols[image], pol)
+		}
+	}
+	var l *lock.Lock
+	if lockBytes != nil {
+		if l, err = lock.Parse(lockBytes, "oci:"+path+"/"+mirror.BundleLock); err != nil {
+			return sitePolicies{}, err
+		}
+	}
+	var problems []string
+	for _, image := range sortedKeys(sp.pols) {
+		e, ok := l.Lookup(image)
+		if !ok {
+			continue
+		}
+		for _, pol := range sp.pols[image] {
+			if pol.Required && !pol.Trusts(e.VerifiedBy) {
+				problems = append(problems, fmt.Sprintf("image %s: the lock records %s, which its policy %s does not trust", image, signerWords(e.VerifiedBy), pol.At))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return sitePolicies{}, fmt.Errorf("oci:%s: the bundle's lock and its trust material disagree; write the bundle again from one config and its lock:\n  %s", path, strings.Join(problems, "\n  "))
+	}
+	return sp, nil
+}
+
+func signerWords(s *lock.Signer) string {
+	switch {
+	case s == nil:
+		return "no signer"
+	case s.Key != "":
+		return "signer key " + s.Key
+	default:
+		return "signer " + s.Identity + " (" + s.Issuer + ")"
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withoutAttachments reconciles --no-attachments with the policies: the
+// site's copy of an image under a required policy cannot verify without
+// its signatures, so that is refused up front (a usage error naming the
+// images) unless --no-verify says not to verify; under optional ones
+// verification is left out with a note on stderr.
+func (sp *sitePolicies) withoutAttachments(stderr io.Writer, noVerify bool) error {
+	if noVerify {
+		sp.pols, sp.trust = nil, nil
+		return nil
+	}
+	var required, optional []string
+	for _, image := range sortedKeys(sp.pols) {
+		req := false
+		for _, pol := range sp.pols[image] {
+			req = req || pol.Required
+		}
+		if req {
+			required = append(required, image+" ("+policyFields(sp.pols[image])+")")
+		} else {
+			optional = append(optional, image)
+		}
+	}
+	if len(required) > 0 {
+		return usageError{fmt.Errorf("--no-attachments leaves the signatures out, so the destination's copy of these images, under a required verify policy, cannot verify: %s; carry them (leave out --no-attachments), or add --no-verify to copy without verifying", strings.Join(required, ", "))}
+	}
+	if len(optional) > 0 {
+		fmt.Fprintf(stderr, "stowage: note: --no-attachments: the signatures of %d images under optional verify policies are not carried, nor verified at the destination\n", len(optional))
+	}
+	sp.pols, sp.trust = nil, nil
+	return nil
+}
+
+func policyFields(pols []*sigverify.Policy) string {
+	var at []string
+	for _, p := range pols {
+		at = append(at, p.At)
+	}
+	return strings.Join(at, ", ")
+}
+
+// planVerify is an image of a -o json plan whose signatures are verified
+// at the destination after the copy.
+type planVerify struct {
+	Image       string   `json:"image"`
+	Digest      string   `json:"digest"`
+	Destination string   `json:"destination"`
+	Policies    []string `json:"policies"`
+}
+
+// planTrustFile is a file of the trust material (a key or a trusted root)
+// the run verifies with or a bundle records: its path as the config wrote
+// it, its policy and its digest.
+type planTrustFile struct {
+	Policy string `json:"policy"`
+	Path   string `json:"path"`
+	Digest string `json:"digest"`
+}
+
+// trustFiles lists t's files, sorted by policy and path.
+func trustFiles(t *mirror.Trust) []planTrustFile {
+	if t == nil {
+		return nil
+	}
+	var out []planTrustFile
+	seen := map[planTrustFile]bool{}
+	for _, p := range t.Policies {
+		for _, path := range sortedKeys(p.Files) {
+			f := planTrustFile{Policy: p.At, Path: path, Digest: p.Files[path]}
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Policy != out[j].Policy {
+			return out[i].Policy < out[j].Policy
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+// siteSignature is one verification of a run's -o json report.
+type siteSignature struct {
+	Image     string `json:"image"`
+	Reference string `json:"reference"`
+	Digest    string `json:"digest"`
+	Policy    string `json:"policy"`
+	// Mode is required or optional.
+	Mode     string       `json:"mode"`
+	Verified bool         `json:"verified"`
+	Signer   *lock.Signer `json:"signer,omitempty"`
+	Error    string       `json:"error,omitempty"`
+}
+
+func siteSignatures(rep *mirror.Report) []siteSignature {
+	var out []siteSignature
+	for _, s := range rep.Signatures {
+		ss := siteSignature{Image: s.Name, Reference: s.Reference, Digest: s.Digest.String(), Policy: s.Policy, Mode: "optional", Verified: s.Signer != nil}
+		if s.Required {
+			ss.Mode = "required"
+		}
+		if s.Signer != nil {
+			ss.Signer = &lock.Signer{Key: s.Signer.Key, Identity: s.Signer.Identity, Issuer: s.Signer.Issuer, Signature: s.Signer.Signature}
+		}
+		if s.Err != nil {
+			ss.Error = s.Err.Error()
+		}
+		out = append(out, ss)
+	}
+	return out
+}
+
+// writeSignatures prints, after a run, how many images' signatures
+// verified at the destination, and warns of each that did not under an
+// optional policy (a required one's failure is among the run's errors).
+func writeSignatures(stdout, stderr io.Writer, to string, rep *mirror.Report) {
+	if len(rep.Signatures) == 0 {
+		return
+	}
+	ok, images := 0, map[string]bool{}
+	for _, s := range rep.Signatures {
+		images[s.Reference] = true
+		switch {
+		case s.Signer != nil:
+			ok++
+		case !s.Required:
+			fmt.Fprintf(stderr, "stowage: warning: image %q: %s: %s (its policy %s is optional)\n", escape.Line(s.Written), escape.Line(s.Reference), escape.Line(s.Err.Error()), s.Policy)
+		}
+	}
+	fmt.Fprintf(stdout, "signatures: %d of %d checks verified at %s (%d images, under their verify policies, offline)\n", ok, len(rep.Signatures), to, len(images))
+}
+
+// writeVerifyPlan prints what the run will verify, or what the bundle
+// records, under the plan.
+func writeVerifyPlan(w io.Writer, rep planReport, bundle bool) {
+	if len(rep.Verify) == 0 && len(rep.TrustFiles) == 0 {
+		return
+	}
+	var files []string
+	for _, f := range rep.TrustFiles {
+		files = append(files, f.Path+" "+shortDigest(f.Digest))
+	}
+	if bundle {
+		fmt.Fprintf(w, "the bundle records the verify policies of %d images and their trust material (%s); the push from it verifies them at the site\n", rep.TrustImages, escape.Line(strings.Join(files, ", ")))
+		return
+	}
+	fmt.Fprintf(w, "after the copy, the signatures of %d images are verified at the destination under their verify policies, offline (%s)\n", len(rep.Verify), escape.Line(strings.Join(files, ", ")))
+}
