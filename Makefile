@@ -41,14 +41,22 @@ snapshot:
 # prints ONE line saying what is skipped, why and how to get it, and is not
 # compiled; with its STOWAGE_REQUIRE_* variable set (.ci/run sets them all)
 # an absent part fails instead.
+#
+# The tests that run stowage as a user does share one binary, built here
+# first into bin/test/stowage with the environment's build settings (so
+# its packages are the test binaries' own) and handed to them in
+# STOWAGE_BIN (internal/testbin); run alone, `go test` builds it once per
+# test process instead.
+TESTBIN = $(CURDIR)/bin/test/stowage
 test:
 	@bash hack/parts.sh registry kustomize cosign; test $$? -ne 1
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) build -o $(TESTBIN) ./cmd/stowage
+	STOWAGE_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory apitest
-	@$(MAKE) --no-print-directory e2e
-	@$(MAKE) --no-print-directory fluxoci
-	@$(MAKE) --no-print-directory node
+	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory e2e
+	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory fluxoci
+	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory node
 	@bash hack/parts.sh fuzz; rc=$$?; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory fuzz; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi

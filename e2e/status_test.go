@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,17 +31,11 @@ import (
 	"github.com/stowage/stowage/internal/status"
 )
 
-// buildStowage builds bin/stowage of the main module into a temporary
-// directory and returns its path.
+// buildStowage returns the stowage binary of the main module the tests
+// share (testbin.Stowage: make test's, or built once).
 func buildStowage(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "stowage")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/stowage")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/stowage: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.Stowage(t)
 }
 
 // runStowage runs the binary with args and a 2-minute limit, and returns

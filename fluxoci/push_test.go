@@ -1,6 +1,8 @@
 package fluxoci
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"bytes"
 	"context"
 	"errors"
@@ -24,16 +26,11 @@ import (
 // repoRoot is the main module's root, above this module.
 const repoRoot = ".."
 
-// buildStowage builds the stowage binary of the main module.
+// buildStowage returns the stowage binary of the main module the tests
+// share (testbin.Stowage: make test's, or built once).
 func buildStowage(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "stowage")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/stowage")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/stowage: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.Stowage(t)
 }
 
 // run runs the binary with a 2-minute limit and returns stdout, failing

@@ -15,16 +15,12 @@ import (
 
 var updateKustomize = flag.Bool("update-kustomize", false, "rewrite the expected kustomize build outputs")
 
-// stowagePath builds the stowage binary into a fresh directory and returns
-// a PATH with it first, as an Argo CD repo server with stowage installed
-// has it.
+// stowagePath returns a PATH with the folder of the shared stowage binary
+// (testbin.Stowage, the binary alone in it) first, as an Argo CD repo
+// server with stowage installed has it.
 func stowagePath(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "stowage"), "../cmd/stowage").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build stowage: %v\n%s", err, out)
-	}
+	dir := filepath.Dir(testbin.Stowage(t))
 	return dir + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"archive/tar"
 	"bytes"
 	"context"
@@ -40,15 +42,15 @@ type binaries struct {
 	stowage, pause string
 }
 
-// buildBinaries builds them into a temporary folder with the Go toolchain
-// that runs the test: stowage in the main module (with its own go.mod, as
-// a user builds it), pause in this one.
+// buildBinaries returns the stowage binary the tests share (testbin.Stowage:
+// make test's, or built once in the main module with its own go.mod, as a
+// user builds it) and builds pause from this module into a temporary
+// folder, static, with the Go toolchain that runs the test.
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	dir := t.TempDir()
-	b := binaries{stowage: filepath.Join(dir, "stowage"), pause: filepath.Join(dir, "pause")}
+	b := binaries{stowage: testbin.Stowage(t), pause: filepath.Join(dir, "pause")}
 	for _, x := range []struct{ out, dir, pkg string }{
-		{b.stowage, "..", "./cmd/stowage"},
 		{b.pause, ".", "./cmd/pause"},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", x.out, x.pkg)

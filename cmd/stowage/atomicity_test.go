@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,30 +31,10 @@ import (
 // file as it was and no temporary file behind. Signals go to the real
 // binary, run as a subprocess.
 
-var stowageBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// stowageBinary builds cmd/stowage once per test run and returns its path.
+// stowageBinary returns the stowage binary the tests share (testbin.Stowage).
 func stowageBinary(t *testing.T) string {
 	t.Helper()
-	stowageBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "stowage-bin-")
-		if err != nil {
-			stowageBin.err = err
-			return
-		}
-		stowageBin.path = filepath.Join(dir, "stowage")
-		if out, err := exec.Command("go", "build", "-o", stowageBin.path, ".").CombinedOutput(); err != nil {
-			stowageBin.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if stowageBin.err != nil {
-		t.Fatal(stowageBin.err)
-	}
-	return stowageBin.path
+	return testbin.Stowage(t)
 }
 
 // manyPullersDir is a config directory with its lock: n pullers in one

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -413,10 +415,7 @@ func treeFiles(t *testing.T, root string) map[string][]byte {
 // incomplete image, and a rerun completes with every digest verified.
 func TestMirrorKilledThenResumed(t *testing.T) {
 	s := newMirrorSetup(t, nil)
-	bin := filepath.Join(t.TempDir(), "stowage")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Stowage(t)
 	args := []string{"mirror", s.dir, "--to", s.proxy.Host + "/site", "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host, "--jobs", "2"}
 	s.proxy.slow.Store(true)
 	// SIGTERM first: the run stops, exit 1, saying what it leaves.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/stowage/stowage/internal/testbin"
+
 	"context"
 	"os"
 	"os/exec"
@@ -58,11 +60,7 @@ func TestQuickstart(t *testing.T) {
 	images := []string{"apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0"}
 	seedStandIns(t, h, images)
 
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "stowage"), ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(testbin.Stowage(t))
 
 	home := t.TempDir()
 	script := filepath.Join(t.TempDir(), "quickstart.sh")

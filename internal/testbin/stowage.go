@@ -1,0 +1,99 @@
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// BinEnv names the variable through which `make test` hands every test
+// package one stowage binary it built once (bin/test/stowage, from
+// cmd/stowage with the environment's build settings).
+const BinEnv = "STOWAGE_BIN"
+
+var built struct {
+	once sync.Once
+	dir  string // the temporary folder Main removes; "" when none was made
+	path string
+	err  error
+}
+
+// Stowage returns the absolute path of a stowage binary built from this
+// module's cmd/stowage, for the tests that run it as a user does. With
+// STOWAGE_BIN set (make test) it is that file, which must be an absolute
+// path to an executable regular file; otherwise the first call in a test
+// process runs `go build ./cmd/stowage` in the main module (with its own
+// go.mod, as a user builds it) into a temporary folder and later calls
+// share that binary. The folder is removed by Main: a package calling
+// Stowage without STOWAGE_BIN must run its tests through Main. A failed
+// build fails tb with go build's output.
+func Stowage(tb testing.TB) string {
+	tb.Helper()
+	built.once.Do(func() {
+		if p := os.Getenv(BinEnv); p != "" {
+			built.path, built.err = checkBinary(p)
+			return
+		}
+		built.path, built.err = build()
+	})
+	if built.err != nil {
+		tb.Fatal(built.err)
+	}
+	return built.path
+}
+
+// Main runs the tests of m and then removes the binary Stowage built, if
+// it built one, and exits with the tests' code. Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// checkBinary returns p if it is an absolute path to an executable regular
+// file, else an error naming STOWAGE_BIN.
+func checkBinary(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s=%q: want an absolute path", BinEnv, p)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", BinEnv, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s=%q: not an executable file", BinEnv, p)
+	}
+	return p, nil
+}
+
+// build builds cmd/stowage of the main module into a new temporary
+// folder, found with `go list -m` from the current directory: the module
+// itself, or the replaced main module of e2e/, fluxoci/ and node/.
+func build() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stowage/stowage").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m github.com/stowage/stowage: %v", err)
+	}
+	root := strings.TrimSpace(string(out))
+	if root == "" {
+		return "", fmt.Errorf("go list -m github.com/stowage/stowage: no directory")
+	}
+	dir, err := os.MkdirTemp("", "stowage-bin-")
+	if err != nil {
+		return "", err
+	}
+	built.dir = dir
+	bin := filepath.Join(dir, "stowage")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/stowage")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/stowage in %s: %v\n%s", root, err, out)
+	}
+	return bin, nil
+}
