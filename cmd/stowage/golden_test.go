@@ -133,7 +133,7 @@ func firstDiff(want, got []byte) string {
 
 // runCLI runs the stowage command line in-process with env as the
 // environment and returns stdout, stderr and the exit code.
-func runCLI(t *testing.T, environ map[string]string, args ...string) ([]byte, string, int) {
+func runCLI(t testing.TB, environ map[string]string, args ...string) ([]byte, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := run(args, strings.NewReader(""), &stdout, &stderr, envFrom(environ))

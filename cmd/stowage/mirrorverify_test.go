@@ -46,7 +46,7 @@ func pushRandom(t *testing.T, repo name.Repository, tag string) v1.Descriptor {
 	return v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: size}
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
