@@ -93,6 +93,10 @@ type Image struct {
 	// Verify replaces the top-level verify policy for this image; nil
 	// keeps it.
 	Verify *Verify `json:"verify,omitempty"`
+	// Artifact marks an OCI artifact without a runnable filesystem (model
+	// weights): the pre-pull pod mounts it as an image volume instead of
+	// running it.
+	Artifact bool `json:"artifact,omitempty"`
 }
 
 // Environment is an image environment in the sense of the Submarine

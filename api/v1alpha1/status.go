@@ -19,6 +19,13 @@ const (
 	// NotScheduled: no DaemonSet that pulls the image targets the node
 	// (nodeSelector, node affinity or a taint it does not tolerate).
 	NotScheduled NodeState = "not scheduled"
+	// Unverified: an artifact's image volume was mounted on the node (the
+	// pre-pull pod that mounts it started), but the cluster reports no
+	// digest stowage can check: pod status carries no image volume digest
+	// (the kubelet's ImageVolumeWithDigest feature gate, alpha and off by
+	// default in Kubernetes 1.35 to 1.37) and the node's status.images
+	// does not list the artifact. Not counted as present.
+	Unverified NodeState = "unverified"
 )
 
 // Summary states of an image, the Submarine design's success/failure/pulling.
@@ -74,6 +81,9 @@ type ImageStatus struct {
 	// without the registry, under the kubelet's rule (the kubelet's KubeletEnsureSecretPulledImages):
 	// any pod, or pods presenting credentials equal to a Secret's.
 	OfflineUse *ImageAccess `json:"offlineUse"`
+	// Artifact is true for an artifact the DaemonSets mount as an image
+	// volume instead of running it.
+	Artifact bool `json:"artifact,omitempty"`
 }
 
 // NodeImage is one image on one node.
@@ -90,7 +100,8 @@ type NodeImage struct {
 	// only the node's image list says so.
 	DaemonSet string `json:"daemonSet,omitempty"`
 	// Source is where a Present state was read: "container status",
-	// "container started" or "node status.images".
+	// "container started", "volume status" (an artifact's image volume
+	// digest in pod status) or "node status.images".
 	Source string `json:"source,omitempty"`
 }
 

@@ -57,16 +57,30 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 
 // validateVolumes follows upstream ValidateVolumes for the volumes stowage
 // renders: each name required, a DNS-1123 label (IsDNS1123Label) and unique,
-// and the source an emptyDir (the helper binary's copy). It returns the
-// declared names for validateVolumeMounts.
+// and the source exactly one of an emptyDir (the helper binary's copy)
+// or an image volume (an artifact), whose reference is required and whose
+// pullPolicy is Always, IfNotPresent, Never or empty (upstream
+// validateImageVolumeSource). It returns the declared names for
+// validateVolumeMounts.
 func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool, field.ErrorList) {
 	names := map[string]bool{}
 	var errs field.ErrorList
+	pullPolicies := []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
 	for i, v := range vols {
 		idxPath := fldPath.Index(i)
 		errs = append(errs, validateName(v.Name, names, idxPath.Child("name"))...)
-		if v.EmptyDir == nil {
-			errs = append(errs, field.Required(idxPath.Child("emptyDir"), "stowage renders only emptyDir volumes"))
+		switch {
+		case v.EmptyDir != nil && v.Image != nil:
+			errs = append(errs, field.Forbidden(idxPath.Child("image"), "may not specify more than 1 volume type"))
+		case v.Image != nil:
+			if v.Image.Reference == "" {
+				errs = append(errs, field.Required(idxPath.Child("image", "reference"), ""))
+			}
+			if pp := v.Image.PullPolicy; pp != "" && !slices.Contains(pullPolicies, pp) {
+				errs = append(errs, field.NotSupported(idxPath.Child("image", "pullPolicy"), pp, pullPolicies))
+			}
+		case v.EmptyDir == nil:
+			errs = append(errs, field.Required(idxPath.Child("emptyDir"), "stowage renders only emptyDir and image volumes"))
 		}
 	}
 	return names, errs

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/dnslabel"
@@ -137,15 +138,15 @@ func Access(p *Plan, daemonSets []*appsv1.DaemonSet) []ImageAccess {
 			}
 			presented = append(presented, c)
 		}
-		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-			ref, err := imageref.Parse(c.Image)
+		for _, image := range PodImages(&spec) {
+			ref, err := imageref.Parse(image)
 			if err != nil {
 				continue
 			}
-			a := byRef[c.Image]
+			a := byRef[image]
 			if a == nil {
 				a = &acc{secrets: map[string]*SecretAccess{}}
-				byRef[c.Image] = a
+				byRef[image] = a
 			}
 			cred := PulledWith(presented, ref)
 			if cred == nil {
@@ -180,6 +181,24 @@ func Access(p *Plan, daemonSets []*appsv1.DaemonSet) []ImageAccess {
 		ia.AnyPod = len(ia.Secrets) == 0
 		ia.Summary = summary(&ia)
 		out = append(out, ia)
+	}
+	return out
+}
+
+// PodImages are the references a pod spec makes the kubelet pull: each
+// init container's and container's image, then each image volume's
+// reference (an artifact), in that order, as written. The kubelet pulls
+// an image volume with the pod's pull Secrets, as it does a container's
+// image, so both fall under the same credential rule.
+func PodImages(spec *corev1.PodSpec) []string {
+	var out []string
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		out = append(out, c.Image)
+	}
+	for _, v := range spec.Volumes {
+		if v.Image != nil {
+			out = append(out, v.Image.Reference)
+		}
 	}
 	return out
 }

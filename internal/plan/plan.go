@@ -73,6 +73,10 @@ type Use struct {
 	// empty for the other kinds.
 	NodeSelector map[string]string
 	Tolerations  []v1alpha1.Toleration
+	// Artifact is set on a KindImage use of a catalogue image marked
+	// artifact (v1alpha1.Image.Artifact): render mounts it as an image
+	// volume of the pre-pull pod instead of running it.
+	Artifact bool
 	// Site is the reference the site registry serves this use under
 	// (SiteReference: the site repository with Ref's tag, no digest), or
 	// empty when the profile has no site. Render emits Site pinned to
@@ -354,7 +358,8 @@ func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 		}
 		for _, k := range sp.Images {
 			im := cfg.Images[k]
-			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth, PasswordAt: cfg.PasswordAt("images", k)}, im.Reference))
+			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth, PasswordAt: cfg.PasswordAt("images", k),
+				Artifact: im.Artifact}, im.Reference))
 		}
 		if p.OpenPAI != nil {
 			for _, role := range sp.OpenPAI {
@@ -372,6 +377,9 @@ func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 			}
 		}
 		for _, err := range authConflicts(pp.Uses) {
+			fail("puller %s/%s: %w", sp.Namespace, sp.Name, err)
+		}
+		for _, err := range artifactConflicts(pp.Uses) {
 			fail("puller %s/%s: %w", sp.Namespace, sp.Name, err)
 		}
 		all = append(all, pp.Uses...)
@@ -431,6 +439,33 @@ func authConflicts(uses []*Use) []error {
 		}
 		errs = append(errs, fmt.Errorf("%s (%s) and %s (%s) are the same image %s with different auth; the puller pulls it once with one credential: give both the same auth, or list the image once",
 			f.UsedBy(), f.Ref.Written, u.UsedBy(), u.Ref.Written, u.Key()))
+	}
+	return errs
+}
+
+// artifactConflicts refuses two uses of one puller that name the same
+// image (one lock key) where one is an artifact and the other is not: the
+// puller pulls the image once, either as an image volume or as a
+// container, so one of the two would be dropped silently. nil when there
+// is none.
+func artifactConflicts(uses []*Use) []error {
+	first := map[string]*Use{}
+	var errs []error
+	for _, u := range uses {
+		f, ok := first[u.Key()]
+		if !ok {
+			first[u.Key()] = u
+			continue
+		}
+		if f.Artifact == u.Artifact {
+			continue
+		}
+		art, img := f, u
+		if u.Artifact {
+			art, img = u, f
+		}
+		errs = append(errs, fmt.Errorf("%s (%s) is an artifact and %s (%s) runs the same image %s as a container; the puller pulls it once: mark both artifact, or list the image once",
+			art.UsedBy(), art.Ref.Written, img.UsedBy(), img.Ref.Written, u.Key()))
 	}
 	return errs
 }

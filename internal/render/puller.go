@@ -34,6 +34,9 @@ const (
 	HelperDir    = "/stowage"
 	HelperPath   = HelperDir + "/stowage-helper"
 	helperVolume = "stowage-helper"
+	// ArtifactDir is where an artifact's init container mounts the
+	// artifact's image volume, read-only.
+	ArtifactDir = "/artifact"
 )
 
 // Default container resources: the helper only copies a small file and
@@ -452,7 +455,7 @@ type daemonSetPart struct {
 // containers named d.names, on the nodes of d.group.
 func (r *renderer) daemonSet(d daemonSetPart) Object {
 	p, name := d.puller, d.name
-	inits, main, hash := r.podContainers(d)
+	inits, main, artifacts, hash := r.podContainers(d)
 	labels := r.labels(name, "image-puller")
 	selector := map[string]string{LabelName: labels[LabelName], LabelInstance: name}
 	annotations := map[string]string{}
@@ -495,9 +498,9 @@ func (r *renderer) daemonSet(d daemonSetPart) Object {
 				Spec: corev1.PodSpec{
 					InitContainers: inits,
 					Containers:     []corev1.Container{main},
-					Volumes: []corev1.Volume{{Name: helperVolume, VolumeSource: corev1.VolumeSource{
+					Volumes: append([]corev1.Volume{{Name: helperVolume, VolumeSource: corev1.VolumeSource{
 						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit},
-					}}},
+					}}}, artifacts...),
 					NodeSelector:                  nilIfEmpty(d.group.selector),
 					Tolerations:                   tols,
 					PriorityClassName:             p.PriorityClassName,
@@ -518,10 +521,20 @@ func (r *renderer) daemonSet(d daemonSetPart) Object {
 // podContainers returns the containers of d's pods: the init containers
 // (the helper's install, then one per item running "pulled" on its pinned
 // reference), the main container (the pause image, or the helper waiting),
-// all with the puller's resources and a locked-down security context, and
-// the images hash annotation's value: "sha256:" and the hex SHA-256 of
-// every pinned reference the pod runs, sorted, one per line.
-func (r *renderer) podContainers(d daemonSetPart) (inits []corev1.Container, main corev1.Container, hash string) {
+// all with the puller's resources and a locked-down security context; the
+// image volumes of the artifacts among the items; and the images hash
+// annotation's value: "sha256:" and the hex SHA-256 of every pinned
+// reference the pod runs or mounts, sorted, one per line.
+//
+// An artifact has no program to run, so it is not a container's image:
+// the pod gets an image volume of the pinned reference (pullPolicy
+// IfNotPresent; the kubelet pulls every image volume of a pod before it
+// starts the first container), named like the item's init container, and
+// that init container runs "pulled" from the helper image with the volume
+// mounted read-only at ArtifactDir, so the kubelet reports a failed pull
+// of the artifact on it, and the volume's digest in its status where the
+// cluster reports image volume digests.
+func (r *renderer) podContainers(d daemonSetPart) (inits []corev1.Container, main corev1.Container, artifacts []corev1.Volume, hash string) {
 	res := r.resources(d.puller)
 	nonRoot := true
 	noEscalation := false
@@ -558,6 +571,22 @@ func (r *renderer) podContainers(d daemonSetPart) (inits []corev1.Container, mai
 		}
 	}
 	for i, it := range d.items {
+		if it.use.Artifact {
+			artifacts = append(artifacts, corev1.Volume{Name: d.names[i], VolumeSource: corev1.VolumeSource{
+				Image: &corev1.ImageVolumeSource{Reference: it.pinned, PullPolicy: corev1.PullIfNotPresent},
+			}})
+			inits = append(inits, corev1.Container{
+				Name:            d.names[i],
+				Image:           d.helper,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{HelperBinary, "pulled", it.pinned},
+				Resources:       res,
+				SecurityContext: sec,
+				VolumeMounts:    []corev1.VolumeMount{{Name: d.names[i], MountPath: ArtifactDir, ReadOnly: true}},
+			})
+			pinned = append(pinned, it.pinned)
+			continue
+		}
 		inits = append(inits, corev1.Container{
 			Name:            d.names[i],
 			Image:           it.pinned,
@@ -571,7 +600,7 @@ func (r *renderer) podContainers(d daemonSetPart) (inits []corev1.Container, mai
 	}
 	sort.Strings(pinned)
 	sum := sha256.Sum256([]byte(strings.Join(pinned, "\n")))
-	return inits, main, "sha256:" + hex.EncodeToString(sum[:])
+	return inits, main, artifacts, "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {

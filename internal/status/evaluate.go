@@ -27,6 +27,7 @@ const (
 	Pulling      = v1alpha1.Pulling
 	Failed       = v1alpha1.Failed
 	NotScheduled = v1alpha1.NotScheduled
+	Unverified   = v1alpha1.Unverified
 )
 
 // Summary states of an image (v1alpha1.Success and the others).
@@ -190,6 +191,10 @@ func (ev *evaluator) daemonSet(g *grid, exp *Expected, ds *appsv1.DaemonSet, nod
 					g.notes[note] = true
 				}
 			}
+			if cell.State == Unverified {
+				g.notes[fmt.Sprintf("artifact %s on node %s: the cluster reports no image volume digest in pod status (the ImageVolumeWithDigest feature gate of the API server and the kubelet, alpha in Kubernetes 1.35 to 1.37, is off) and the node's status.images does not list it, so stowage cannot tell which digest is on the node",
+					img.Name, n.Name)] = true
+			}
 			if g.cells[img.Reference] == nil {
 				g.cells[img.Reference] = map[string]NodeImage{}
 			}
@@ -234,8 +239,8 @@ func (ev *evaluator) nodeCell(key string, n *corev1.Node, why string, live *apps
 // observed by its controller, since its targeted nodes are then unknown.
 func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved []string) ImageStatus {
 	st := ImageStatus{Name: img.Name, Digest: img.Digest, Reference: img.Reference, Source: img.Source, Nodes: []string{}, OnNodes: []NodeImage{},
-		OfflineUse: img.OfflineUse}
-	var targeted, present int
+		OfflineUse: img.OfflineUse, Artifact: img.Artifact}
+	var targeted, present, unverified int
 	var firstFail *NodeImage
 	for _, n := range nodes {
 		cell, ok := cells[n]
@@ -250,6 +255,8 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 		case Present:
 			present++
 			st.Nodes = append(st.Nodes, n)
+		case Unverified:
+			unverified++
 		case Failed:
 			if firstFail == nil {
 				firstFail = &cell
@@ -272,6 +279,10 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 		if targeted == 0 {
 			st.Message = "no node is targeted by the DaemonSets that pull this image"
 		}
+	case unverified > 0:
+		// Mounted, but no digest could be read back: not a success.
+		st.State = InProgress
+		st.Message = fmt.Sprintf("present on %d of %d targeted node(s); mounted on %d more, whose digest the cluster does not report", present, targeted, unverified)
 	default:
 		st.State = InProgress
 		st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
@@ -293,8 +304,10 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 func rank(s State) int {
 	switch s {
 	case Failed:
-		return 3
+		return 4
 	case Present:
+		return 3
+	case Unverified:
 		return 2
 	case Pulling:
 		return 1
@@ -498,6 +511,9 @@ const sourceNode = "node status.images"
 
 // cell decides one container's image on node n, given ds's pods there.
 func (ev *evaluator) cell(n *corev1.Node, ds *appsv1.DaemonSet, pods []*corev1.Pod, ct container, img *Image) NodeImage {
+	if ct.Volume {
+		return ev.volumeCell(n, pods, ct, img)
+	}
 	// The pod whose container runs this image; the newest when several
 	// (a rollout in progress).
 	var pod *corev1.Pod
@@ -553,6 +569,107 @@ func (ev *evaluator) cell(n *corev1.Node, ds *appsv1.DaemonSet, pods []*corev1.P
 		reason = cs.State.Waiting.Reason
 	}
 	return NodeImage{State: Pulling, Reason: reason, Message: "not pulled yet"}
+}
+
+// sourceVolume marks a Present state read from an image volume's digest
+// in pod status.
+const sourceVolume = "volume status"
+
+// volumeCell decides an artifact, image volume ct of ds's pods, on node n.
+// The kubelet pulls every image volume of a pod before it starts the
+// first container, and reports a failed pull on each container that
+// mounts the volume; where the ImageVolumeWithDigest feature gate is on,
+// the status of each container mounting it carries the digest mounted
+// (volumeMounts[].volumeStatus.image.imageRef). Present needs that digest,
+// or the node's status.images listing the artifact; a started container
+// that mounts it without either is Unverified, never Present.
+func (ev *evaluator) volumeCell(n *corev1.Node, pods []*corev1.Pod, ct container, img *Image) NodeImage {
+	var pod *corev1.Pod
+	for _, p := range pods {
+		if volumeImage(p, ct.Name) == img.Reference && (pod == nil || pod.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			pod = p
+		}
+	}
+	var mounted bool
+	var failed *corev1.ContainerStatus
+	if pod != nil {
+		for _, cs := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+			if !mounts(pod, cs.Name, ct.Name) {
+				continue
+			}
+			for _, vm := range cs.VolumeMounts {
+				if vm.Name == ct.Name && vm.VolumeStatus != nil && vm.VolumeStatus.Image != nil && ev.acceptsVolume(img, vm.VolumeStatus.Image.ImageRef) {
+					return NodeImage{State: Present, Source: sourceVolume}
+				}
+			}
+			if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
+				mounted = true
+			}
+			if w := cs.State.Waiting; w != nil && slices.Contains(pullFailures, w.Reason) && failed == nil {
+				failed = &cs
+			}
+		}
+	}
+	if ev.nodeHas(n.Name, img) {
+		return NodeImage{State: Present, Source: sourceNode}
+	}
+	switch {
+	case failed != nil:
+		return NodeImage{State: Failed, Reason: failed.State.Waiting.Reason, Message: failed.State.Waiting.Message}
+	case mounted:
+		return NodeImage{State: Unverified, Reason: "DigestNotReported",
+			Message: "the pod mounting the artifact started, but neither its status nor the node's status.images names the digest on the node"}
+	case pod == nil && len(pods) > 0:
+		return NodeImage{State: Pulling, Reason: "OldTemplate",
+			Message: "the DaemonSet's pod on this node pins other images; waiting for the rollout"}
+	case pod == nil:
+		return NodeImage{State: Pulling, Reason: "NoPod", Message: "no pod of the DaemonSet on this node yet"}
+	}
+	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		return NodeImage{State: Failed, Reason: c.Reason, Message: c.Message}
+	}
+	return NodeImage{State: Pulling, Reason: "Waiting", Message: "not mounted yet"}
+}
+
+// volumeImage is the reference of pod's image volume name, or "".
+func volumeImage(p *corev1.Pod, name string) string {
+	for _, v := range p.Spec.Volumes {
+		if v.Name == name && v.Image != nil {
+			return v.Image.Reference
+		}
+	}
+	return ""
+}
+
+// mounts says whether pod's container (or init container) named c mounts
+// volume v.
+func mounts(p *corev1.Pod, c, v string) bool {
+	for _, ct := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers) {
+		if ct.Name != c {
+			continue
+		}
+		for _, m := range ct.VolumeMounts {
+			if m.Name == v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// acceptsVolume says whether an image volume's imageRef names an accepted
+// digest of img: "repo@sha256:…" (the repository must match) or a bare
+// "sha256:…" equal to an accepted manifest digest. A bare digest that is
+// none of them (a runtime's image ID, the digest of the image's config)
+// proves nothing.
+func (ev *evaluator) acceptsVolume(img *Image, ref string) bool {
+	if _, rest, found := strings.Cut(ref, "://"); found {
+		ref = rest
+	}
+	if slices.Contains(img.Accept, ref) {
+		return true
+	}
+	return ev.accepts(img, ref)
 }
 
 // specImage is the image pod's container named like ct runs.

@@ -45,6 +45,9 @@ type Image struct {
 	// OfflineUse says which pods may use the pre-pulled copy on a node
 	// without the registry (plan.Access, plan.KubeletRule).
 	OfflineUse *plan.ImageAccess
+	// Artifact is set when the DaemonSets mount the image as an image
+	// volume (an artifact) rather than run it.
+	Artifact bool
 }
 
 // Expected is what a rendered profile should put on the nodes.
@@ -110,17 +113,17 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 			seen[c.Image] = true
 			ref, err := imageref.Parse(c.Image)
 			if err != nil || ref.Digest == "" {
-				errs = append(errs, fmt.Sprintf("DaemonSet %s/%s container %s: image %q is not pinned to a digest", ds.Namespace, ds.Name, c.Name, c.Image))
+				errs = append(errs, fmt.Sprintf("DaemonSet %s/%s %s: image %q is not pinned to a digest", ds.Namespace, ds.Name, c.what(), c.Image))
 				continue
 			}
 			pn, ok := byRef[c.Image]
 			if !ok {
-				errs = append(errs, fmt.Sprintf("DaemonSet %s/%s container %s: image %q is not in the profile's image plan", ds.Namespace, ds.Name, c.Name, c.Image))
+				errs = append(errs, fmt.Sprintf("DaemonSet %s/%s %s: image %q is not in the profile's image plan", ds.Namespace, ds.Name, c.what(), c.Image))
 				continue
 			}
 			name, _, _ := strings.Cut(c.Image, "@")
 			im := Image{Reference: c.Image, Name: name, Digest: ref.Digest, Accept: []string{ref.Digest},
-				Repository: imageref.RepositoryName(ref.Repository), Source: pn.use.Ref.Written}
+				Repository: imageref.RepositoryName(ref.Repository), Source: pn.use.Ref.Written, Artifact: c.Volume}
 			if e := pn.img.Entry; e != nil && e.Kind == lock.KindIndex && pn.use.Pin.Why == plan.PinIndex && e.Digest == ref.Digest {
 				for _, pl := range e.Platforms {
 					im.Accept = append(im.Accept, pl.Digest)
@@ -143,20 +146,38 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 	return exp, nil
 }
 
-// container is one container of a DaemonSet's pod template.
+// container is one container of a DaemonSet's pod template, or one of
+// its image volumes (Volume set; Name is the volume's, Image its
+// reference): an artifact the pod mounts instead of running.
 type container struct {
 	Name, Image string
 	Init        bool
+	Volume      bool
 }
 
-// containers lists ds's init containers, then its containers.
+// what names c in messages: "container NAME" or "image volume NAME".
+func (c container) what() string {
+	if c.Volume {
+		return "image volume " + c.Name
+	}
+	return "container " + c.Name
+}
+
+// containers lists ds's init containers, then its containers, then its
+// image volumes.
 func containers(ds *appsv1.DaemonSet) []container {
 	var out []container
-	for _, c := range ds.Spec.Template.Spec.InitContainers {
+	spec := &ds.Spec.Template.Spec
+	for _, c := range spec.InitContainers {
 		out = append(out, container{Name: c.Name, Image: c.Image, Init: true})
 	}
-	for _, c := range ds.Spec.Template.Spec.Containers {
+	for _, c := range spec.Containers {
 		out = append(out, container{Name: c.Name, Image: c.Image})
+	}
+	for _, v := range spec.Volumes {
+		if v.Image != nil {
+			out = append(out, container{Name: v.Name, Image: v.Image.Reference, Volume: true})
+		}
 	}
 	return out
 }
