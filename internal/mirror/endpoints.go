@@ -71,29 +71,6 @@ type rawManifest struct {
 func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
-// streamLayer is a blob to upload, opened from the source when
-// go-containerregistry reads it (again on a retry).
-type streamLayer struct {
-	d    v1.Descriptor
-	open func() (io.ReadCloser, error)
-}
-
-func (l *streamLayer) Digest() (v1.Hash, error) { return l.d.Digest, nil }
-func (l *streamLayer) DiffID() (v1.Hash, error) {
-	return v1.Hash{}, errors.New("diff ID not known for a streamed blob")
-}
-func (l *streamLayer) Compressed() (io.ReadCloser, error) { return l.open() }
-func (l *streamLayer) Uncompressed() (io.ReadCloser, error) {
-	return nil, errors.New("a streamed blob is copied as it is, never uncompressed")
-}
-func (l *streamLayer) Size() (int64, error) { return l.d.Size, nil }
-func (l *streamLayer) MediaType() (types.MediaType, error) {
-	if l.d.MediaType == "" {
-		return types.OCILayer, nil
-	}
-	return l.d.MediaType, nil
-}
-
 // registrySource reads images from their registries.
 type registrySource struct{ r *registry.Resolver }
 
@@ -354,21 +331,18 @@ func (s *registrySink) hasBlob(ctx context.Context, repo name.Repository, h v1.H
 }
 
 func (s *registrySink) upload(ctx context.Context, repo name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error {
-	_, push, _, err := s.r.Destination(repo)
-	if err != nil {
-		return err
-	}
-	return push.Upload(ctx, repo, &streamLayer{d: d, open: open})
+	// A POST and a PUT with the bytes (registry.PutBlob): the plan's
+	// HEAD already found the blob missing.
+	_, err := s.r.PutBlob(ctx, repo, d, open, nil)
+	return err
 }
 
 func (s *registrySink) mount(ctx context.Context, repo, from name.Repository, d v1.Descriptor, open func() (io.ReadCloser, error)) error {
-	_, push, _, err := s.r.Destination(repo)
-	if err != nil {
-		return err
-	}
-	// go-containerregistry asks the registry to mount the blob from
-	// the other repository; a registry that refuses gets the bytes.
-	return push.Upload(ctx, repo, &remote.MountableLayer{Layer: &streamLayer{d: d, open: open}, Reference: from.Digest(d.Digest.String())})
+	// One POST asking the registry to mount the blob from the other
+	// repository; a registry that declines opens an upload session,
+	// which gets the bytes (registry.PutBlob).
+	_, err := s.r.PutBlob(ctx, repo, d, open, &from)
+	return err
 }
 
 func (s *registrySink) putManifest(ctx context.Context, repo name.Repository, n *node) error {

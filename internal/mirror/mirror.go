@@ -14,11 +14,14 @@
 // tag pointing at a half-copied image:
 //
 //  1. the blobs no destination repository holds, each streamed once from
-//     the source (go-containerregistry's remote reads and writes; memory
-//     does not grow with the blob's size), on WithJobs goroutines;
+//     the source (go-containerregistry's remote reads; at a registry a
+//     POST and one PUT with the bytes, registry.PutBlob; memory does not
+//     grow with the blob's size), on WithJobs goroutines;
 //  2. cross-repository mounts of those blobs into every other repository
-//     that needs them;
-//  3. manifests by digest, children before their index;
+//     that needs them (one POST each);
+//  3. manifests by digest, children before their index (at a registry,
+//     an image's own manifest is stored by its tag's PUT in step 4: one
+//     request stores it and sets the tag);
 //  4. tags, last: the tags of the images' attachments (WithAttachments),
 //     then their referrers (one subject's after the other, each adding
 //     itself to the subject's referrers listing), then the images' own

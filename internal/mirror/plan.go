@@ -59,6 +59,9 @@ type PlannedImage struct {
 	// relinked is a referrer stored at the destination but missing from
 	// its subject's referrers listing there: written again.
 	relinked bool
+	// byTag is an image whose own manifest is stored by its tag's PUT
+	// (a registry destination), not by digest first.
+	byTag bool
 }
 
 // Plan is what a run will do: per image, present or missing, and the
@@ -323,12 +326,22 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 			level = append(level, job{pi, pi.top})
 		}
 	}
-	for len(level) > 0 {
+	_, toRegistry := m.dst.(*registrySink)
+	for top := true; len(level) > 0; top = false {
 		var todo []job
 		for _, j := range level {
 			k := repoNode{j.pi.repo.Name(), j.n.digest}
 			if !asked[k] {
 				asked[k] = true
+				if top && toRegistry {
+					// A missing image's own manifest at a registry: step
+					// 1's HEAD of its digest found it absent, or it is
+					// written by its tag's PUT whether it is there or
+					// not (its blobs are HEADed below either way): no
+					// second HEAD.
+					manifestAt[k] = false
+					continue
+				}
 				todo = append(todo, j)
 			}
 		}
@@ -372,6 +385,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 	needs := map[v1.Hash]*blobNeed{}
 	writes := map[repoNode]write{}
 	referrerAt := map[repoNode]bool{}
+	byTag := map[repoNode]bool{}
 	for _, pi := range p.Images {
 		if pi.top == nil || pi.err != nil {
 			continue
@@ -393,6 +407,11 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 					referrerAt[k] = true
 					p.referrers = append(p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
 				}
+			case toRegistry && n == pi.top && pi.Tag != "":
+				// Stored by its tag's PUT (step 4 of Run): a PUT by tag
+				// stores the manifest and sets the tag in one request.
+				pi.byTag = true
+				byTag[k] = true
 			default:
 				if _, ok := writes[k]; !ok {
 					writes[k] = write{repo: pi.repo, n: n}
@@ -582,6 +601,11 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		return a.n.digest.String() < b.n.digest.String()
 	})
 	p.Manifests = len(ws) + len(p.referrers)
+	for k := range byTag {
+		if _, ok := writes[k]; !ok {
+			p.Manifests++
+		}
+	}
 	p.countAttachments()
 	for _, pi := range p.Images {
 		if pi.err != nil {

@@ -164,7 +164,14 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			if (pi.Attachment != nil) != attachments || tagFailed[i] != nil {
 				return
 			}
-			if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
+			mk := key(pi.repo.Name(), pi.Digest)
+			if pi.byTag {
+				// The manifest is stored by this PUT: what it needs first.
+				if f := m.blobsFailed(write{repo: pi.repo, n: pi.top}, key, failed); f != nil {
+					fail(mk, f)
+				}
+			}
+			if f := failed(mk); f != nil {
 				tagFailed[i] = f
 				return
 			}
@@ -174,6 +181,9 @@ func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			}
 			if err != nil {
 				tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+				if pi.byTag {
+					fail(mk, tagFailed[i])
+				}
 			}
 		})
 	}

@@ -364,6 +364,8 @@ type Resolver struct {
 	pullers map[string]*remote.Puller
 	// pusher writes to destinations (Destination); made on first use.
 	pusher *remote.Pusher
+	// uploaders are PutBlob's clients, by repository (and mount source).
+	uploaders map[string]*uploader
 	// secrets are the credentials read or seen so far, removed from
 	// every message in every spelling (secretSet).
 	secrets *secretSet

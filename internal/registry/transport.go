@@ -43,6 +43,9 @@ type attemptTransport struct {
 
 	mu         sync.Mutex
 	registries map[string]bool // hosts that got a /v2/ request
+
+	// pings keeps each registry's ping answer for the run.
+	pings pingCache
 }
 
 // opState is the state of one registry operation (a HEAD or a GET and its
@@ -149,8 +152,17 @@ func (e *TimeoutError) Error() string { return fmt.Sprintf("no answer within %v"
 // Timeout reports true: net.Error's meaning.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// RoundTrip sends one attempt; see attemptTransport.
+// RoundTrip sends one attempt, a ping answered from pingCache when it
+// can be; see attemptTransport.
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isPing(req) && (req.URL.Scheme != "http" || t.insecure[req.URL.Host]) {
+		return t.pings.roundTrip(req, t.insecure[req.URL.Host], t.send)
+	}
+	return t.send(req)
+}
+
+// send sends one attempt.
+func (t *attemptTransport) send(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme == "http" && !t.insecure[req.URL.Host] {
 		if req.Body != nil {
 			req.Body.Close()
