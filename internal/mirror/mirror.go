@@ -10,7 +10,10 @@
 // each child manifest and each blob at the destination, and counts the
 // unique blobs to move and their bytes: a blob shared by several images is
 // counted once, and a blob already in another destination repository is
-// mounted (no bytes move). Run then copies in an order that never leaves a
+// mounted (no bytes move): a repository of the run, or, for a blob none of
+// them holds, another repository of the registry that its catalog lists
+// under the image's source path (a copy under another prefix of the
+// site; see elsewhere). Run then copies in an order that never leaves a
 // tag pointing at a half-copied image:
 //
 //  1. the blobs no destination repository holds, each streamed once from

@@ -462,12 +462,34 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		present[i] = ok
 	})
 	// Step 5: upload each blob once where no repository has it, mount it
-	// everywhere else it is needed.
+	// everywhere else it is needed. First, the blobs no repository of
+	// the run has: another repository of the registry may (elsewhere).
 	var (
 		omitted = map[v1.Hash]bool{}
 		checks  []omitCheck
 		ok      bool
+		nowhere = map[v1.Hash][]mount{}
 	)
+	for start := 0; start < len(pairs); {
+		end := start
+		for end < len(pairs) && pairs[end].h == pairs[start].h {
+			end++
+		}
+		b := needs[pairs[start].h]
+		held := false
+		for i := start; i < end; i++ {
+			held = held || present[i]
+		}
+		if !held && omit[b.d.Digest] == "" && !m.leftOut(b.d.Digest, pairs[start:end], b.imgs) {
+			for i := start; i < end; i++ {
+				if blobErr[i] == nil {
+					nowhere[b.d.Digest] = append(nowhere[b.d.Digest], mount{d: b.d, repo: b.repos[pairs[i].key], img: b.imgs[pairs[i].key]})
+				}
+			}
+		}
+		start = end
+	}
+	heldElsewhere := m.elsewhere(ctx, nowhere)
 	for start := 0; start < len(pairs); {
 		end := start
 		for end < len(pairs) && pairs[end].h == pairs[start].h {
@@ -501,6 +523,18 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 				pi := b.imgs[pairs[i].key]
 				if !present[i] && blobErr[i] == nil {
 					checks = append(checks, omitCheck{d: b.d, repo: b.repos[pairs[i].key], pi: pi})
+				}
+			}
+			start = end
+			continue
+		}
+		if from, ok := heldElsewhere[b.d.Digest]; have == nil && ok {
+			// Another repository of the registry holds it: mounted
+			// into each repository of the run that needs it.
+			for i := start; i < end; i++ {
+				if !present[i] && blobErr[i] == nil {
+					p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: from, img: b.imgs[pairs[i].key]})
+					p.Mounts++
 				}
 			}
 			start = end

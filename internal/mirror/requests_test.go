@@ -22,6 +22,13 @@ import (
 	"github.com/stowage/stowage/internal/site"
 )
 
+// bytesSent is the upload body bytes sent to host so far.
+func (c *wireCount) bytesSent(host string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent[host]
+}
+
 // wireCount is an http.RoundTripper under the Resolver that counts every
 // request (pings, retries and token requests included) by host and by
 // "METHOD kind", kind being ping, manifest, blob, upload or other.
@@ -30,6 +37,8 @@ type wireCount struct {
 
 	mu   sync.Mutex
 	byOp map[string]map[string]int // host → "METHOD kind" → requests
+	// sent are the bytes of the upload bodies, by host.
+	sent map[string]int64
 }
 
 func (c *wireCount) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -37,6 +46,8 @@ func (c *wireCount) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch p := req.URL.Path; {
 	case p == "/v2/" || p == "/v2":
 		kind = "ping"
+	case p == "/v2/_catalog":
+		kind = "catalog"
 	case strings.Contains(p, "/blobs/uploads"):
 		kind = "upload"
 	case strings.Contains(p, "/blobs/"):
@@ -52,16 +63,23 @@ func (c *wireCount) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.byOp[req.URL.Host] = map[string]int{}
 	}
 	c.byOp[req.URL.Host][req.Method+" "+kind]++
+	if kind == "upload" && req.ContentLength > 0 {
+		if c.sent == nil {
+			c.sent = map[string]int64{}
+		}
+		c.sent[req.URL.Host] += req.ContentLength
+	}
 	c.mu.Unlock()
 	return c.inner.RoundTrip(req)
 }
 
-// take returns the counts for host and forgets them.
+// take returns the counts for host and forgets them, the bytes sent too.
 func (c *wireCount) take(host string) map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	got := c.byOp[host]
 	delete(c.byOp, host)
+	delete(c.sent, host)
 	if got == nil {
 		got = map[string]int{}
 	}
@@ -128,6 +146,7 @@ func TestMirrorRequestCount(t *testing.T) {
 		images = append(images, Image{Name: ref.Context().Name() + ":" + s.tag, Source: ref.Context(), Tag: s.tag, Digest: h})
 	}
 	wc := &wireCount{inner: http.DefaultTransport.(*http.Transport).Clone()}
+	prefix := "site"
 	mirrorOnce := func() {
 		t.Helper()
 		// A Resolver per run, as a command has.
@@ -135,7 +154,7 @@ func TestMirrorRequestCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := New(WithResolver(r), WithToSite(site.Mapping{Default: dst.Host + "/site"}), WithJobs(4))
+		m, err := New(WithResolver(r), WithToSite(site.Mapping{Default: dst.Host + "/" + prefix}), WithJobs(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,9 +183,11 @@ func TestMirrorRequestCount(t *testing.T) {
 	// and 2 own layers for the images, the same for the children, the
 	// base once), per blob mounted a POST (the base into the two other
 	// repositories); the children's manifests by digest, each image's
-	// own by its tag only (5 PUTs); a HEAD per image to verify.
+	// own by its tag only (5 PUTs); a HEAD per image to verify; the
+	// catalog, once, to look for the blobs no repository of the run
+	// holds (the site is empty: none).
 	check("copy, site", dst.Host, map[string]int{
-		"GET ping": 2, "HEAD manifest": 3 + 2 + 3, "HEAD blob": 11,
+		"GET ping": 2, "GET catalog": 1, "HEAD manifest": 3 + 2 + 3, "HEAD blob": 11,
 		"POST upload": 9 + 2, "PUT upload": 9, "PUT manifest": 2 + 3,
 	})
 	// The source: each manifest and blob read once.
@@ -176,4 +197,21 @@ func TestMirrorRequestCount(t *testing.T) {
 	mirrorOnce()
 	check("rerun, site", dst.Host, map[string]int{"GET ping": 2, "HEAD manifest": 3})
 	check("rerun, source", src.Host, map[string]int{})
+
+	// Into another prefix of the same site: every blob is there under
+	// "site/…", told by the catalog: each mounted (one POST), no byte sent.
+	prefix = "other/prefix"
+	mirrorOnce()
+	if n := wc.bytesSent(dst.Host); n != 0 {
+		t.Errorf("into another prefix: %d blob bytes sent, want 0 (every blob mounted)", n)
+	}
+	// The tags HEADed (absent), the children HEADed by digest, the 11
+	// blobs HEADed in the run's repositories (absent), the 9 distinct
+	// blobs HEADed where the catalog shows them, 11 mounts, the manifests
+	// PUT, the images verified.
+	check("another prefix, site", dst.Host, map[string]int{
+		"GET ping": 2, "GET catalog": 1, "HEAD manifest": 3 + 2 + 3, "HEAD blob": 11 + 9,
+		"POST upload": 11, "PUT manifest": 2 + 3,
+	})
+	check("another prefix, source", src.Host, map[string]int{"GET ping": 2, "GET manifest": 5})
 }
