@@ -82,7 +82,7 @@ func TestRenderExample(t *testing.T) {
 // not have.
 func TestLoadRefusesUnknownField(t *testing.T) {
 	_, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/c.yaml", Data: []byte("images: {x: {reference: busybox:1, colour: red}}\nprofiles: {p: {namespace: n}}\n")}})
-	if want := "cfg/c.yaml:1:36: images.x.colour: field not allowed (allowed here: artifact, auth, platforms, reference, verify)"; err == nil || err.Error() != want {
+	if want := "cfg/c.yaml:1:36: images.x.colour: field not allowed (allowed here: artifact, auth, byNodeLabel, platforms, reference, verify)"; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

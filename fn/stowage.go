@@ -39,13 +39,25 @@ func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 		return fnConfig{}, false
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Images)) {
-		if hint := portAsPath(cfg.Images[k].Reference); hint != "" {
+		im := cfg.Images[k]
+		if hint := portAsPath(im.Reference); hint != "" {
 			s.warnf(fc, "spec.images."+k+".reference", "%s", hint)
+		}
+		for _, v := range im.ByNodeLabel.Values() {
+			if hint := portAsPath(im.ByNodeLabel.References[v]); hint != "" {
+				s.warnf(fc, "spec.images."+k+".byNodeLabel.references."+v, "%s", hint)
+			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Environments)) {
-		if hint := portAsPath(cfg.Environments[k].Image); hint != "" {
+		env := cfg.Environments[k]
+		if hint := portAsPath(env.Image); hint != "" {
 			s.warnf(fc, "spec.environments."+k+".image", "%s", hint)
+		}
+		for _, v := range env.ByNodeLabel.Values() {
+			if hint := portAsPath(env.ByNodeLabel.References[v]); hint != "" {
+				s.warnf(fc, "spec.environments."+k+".byNodeLabel.references."+v, "%s", hint)
+			}
 		}
 	}
 	fields := map[string]string{}

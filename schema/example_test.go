@@ -25,5 +25,5 @@ func ExampleLoadFiles() {
 	_, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/stowage.yaml", Data: []byte(
 		"images:\n  app: {reference: busybox:1.36, colour: red}\nprofiles:\n  lab:\n    namespace: prepull\n    pullers: [{name: tools, namespace: prepull, images: [app]}]\n")}})
 	fmt.Println(err)
-	// Output: cfg/stowage.yaml:2:34: images.app.colour: field not allowed (allowed here: artifact, auth, platforms, reference, verify)
+	// Output: cfg/stowage.yaml:2:34: images.app.colour: field not allowed (allowed here: artifact, auth, byNodeLabel, platforms, reference, verify)
 }

@@ -23,7 +23,7 @@ func TestMissingFieldNamed(t *testing.T) {
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{namespace: \"n\", images: [\"x\"]}]\n",
 			"cfg/c.cue:3:24: profiles.p.pullers[0].name: name is required and missing: write name: followed by a string"},
 		{"images: x: {}\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\n",
-			"cfg/c.cue:2:9: images.x.reference: reference is required and missing: write reference: followed by a non-empty string"},
+			"cfg/c.cue:2:9: images.x: reference or byNodeLabel is required"},
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: string, namespace: \"n\", images: [\"x\"]}]\n",
 			"cfg/c.cue:3:31: profiles.p.pullers[0].name: name has no concrete value: write a string (CUE: incomplete value string)"},
 	} {

@@ -105,9 +105,10 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 		im := c.Images[k]
 		p := path("images", k)
 		checkName(add, p, k)
-		checkRef(add, extend(p, "reference"), im.Reference)
+		checkOneReference(add, p, "reference", im.Reference, im.ByNodeLabel)
+		checkByNodeLabel(add, p, im.ByNodeLabel, nil, im.Platforms)
 		checkPlatforms(add, p, im.Platforms)
-		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", im.Reference), im.Reference)
+		checkAuth(add, c, extend(p, "auth"), im.Auth, fmt.Sprintf("image %q", firstNonEmpty(im.Reference, k)), firstNonEmpty(im.References()...))
 		checkVerify(add, extend(p, "verify"), im.Verify)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Environments)) {
@@ -117,9 +118,10 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 			add(p, "an environment needs a name")
 		}
 		checkName(add, p, k)
-		checkRef(add, extend(p, "image"), env.Image)
+		checkOneReference(add, p, "image", env.Image, env.ByNodeLabel)
+		checkByNodeLabel(add, p, env.ByNodeLabel, env.NodeSelector, env.Platforms)
 		checkPlatforms(add, p, env.Platforms)
-		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), env.Image)
+		checkAuth(add, c, extend(p, "auth"), env.Auth, fmt.Sprintf("environment %q", k), firstNonEmpty(env.References()...))
 		checkPlacement(add, p, env.NodeSelector, env.Tolerations)
 		checkVerify(add, extend(p, "verify"), env.Verify)
 	}
@@ -222,14 +224,18 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 		add(p, "puller %q has no images: list environments, images or openpai roles", pl.Name)
 	}
 	for j, e := range pl.Environments {
-		if _, ok := c.Environments[e]; !ok {
+		env, ok := c.Environments[e]
+		if !ok {
 			add(extend(p, "environments", j), "environment %q is not defined%s", e, suggest(e, slices.Sorted(maps.Keys(c.Environments))))
 		}
+		checkPullerLabel(add, p, pl.NodeSelector, fmt.Sprintf("environment %q", e), env.ByNodeLabel)
 	}
 	for j, e := range pl.Images {
-		if _, ok := c.Images[e]; !ok {
+		im, ok := c.Images[e]
+		if !ok {
 			add(extend(p, "images", j), "image %q is not in the images catalogue%s", e, suggest(e, slices.Sorted(maps.Keys(c.Images))))
 		}
+		checkPullerLabel(add, p, pl.NodeSelector, fmt.Sprintf("image %q", e), im.ByNodeLabel)
 	}
 	if len(pl.OpenPAI) > 0 && pc.prof.OpenPAI == nil {
 		add(extend(p, "openpai"), "puller %q pre-pulls OpenPAI images but profile %q has no openpai selection", pl.Name, pc.pn)
@@ -351,6 +357,79 @@ func checkName(add adder, p cue.Path, name string) {
 	}
 }
 
+// checkOneReference demands exactly one of the reference field (named
+// field: "reference" of an image, "image" of an environment) and
+// byNodeLabel at p, and checks the reference written there.
+func checkOneReference(add adder, p cue.Path, field, ref string, b *v1alpha1.ByNodeLabel) {
+	switch {
+	case ref != "" && b != nil:
+		add(extend(p, "byNodeLabel"), "give either %s or byNodeLabel, not both", field)
+	case ref == "" && b == nil:
+		add(p, "%s or byNodeLabel is required", field)
+	case ref != "":
+		checkRef(add, extend(p, field), ref)
+	}
+}
+
+// checkByNodeLabel checks a per node group choice at p.byNodeLabel (nil:
+// nothing to check): the label is a Kubernetes label key and every value a
+// label value (apimachinery util/validation), at least one value, every
+// reference parses; the entry's own nodeSelector (sel) does not set the
+// label too, and a single platform does not pin kubernetes.io/os or
+// kubernetes.io/arch when the label is one of those, since both would
+// decide the same node label.
+func checkByNodeLabel(add adder, p cue.Path, b *v1alpha1.ByNodeLabel, sel map[string]string, platforms []string) {
+	if b == nil {
+		return
+	}
+	bp := extend(p, "byNodeLabel")
+	// An empty label is CUE's to report (label: !="").
+	if msgs := validation.IsQualifiedName(b.Label); b.Label != "" && len(msgs) > 0 {
+		add(extend(bp, "label"), "byNodeLabel label %q is not a valid label key: %s", b.Label, strings.Join(msgs, "; "))
+	}
+	if len(b.References) == 0 {
+		add(extend(bp, "references"), "byNodeLabel needs at least one label value and its reference")
+	}
+	for _, v := range b.Values() {
+		vp := extend(bp, "references", v)
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			add(vp, "label value %q is not a valid label value: %s", v, strings.Join(msgs, "; "))
+			continue
+		}
+		checkRef(add, vp, b.References[v])
+	}
+	if v, ok := sel[b.Label]; ok {
+		add(extend(p, "nodeSelector", b.Label), "nodeSelector sets %s=%q, the label byNodeLabel chooses the reference by; leave it to byNodeLabel", b.Label, v)
+	}
+	if len(platforms) == 1 && (b.Label == "kubernetes.io/os" || b.Label == "kubernetes.io/arch") {
+		add(extend(p, "platforms"), "a single platform places the image by %s, the label byNodeLabel chooses the reference by; give the platform per reference or none", b.Label)
+	}
+}
+
+// checkPullerLabel refuses a puller nodeSelector (sel, of the puller at p)
+// that sets the label of the byNodeLabel choice b of what (`environment
+// "driver"`) to a value other than one of b's: that value's DaemonSet
+// would need both values on one node. nil b: nothing to check.
+func checkPullerLabel(add adder, p cue.Path, sel map[string]string, what string, b *v1alpha1.ByNodeLabel) {
+	if b == nil {
+		return
+	}
+	pv, ok := sel[b.Label]
+	if !ok {
+		return
+	}
+	var other []string
+	for _, v := range b.Values() {
+		if v != pv {
+			other = append(other, strconv.Quote(v))
+		}
+	}
+	if len(other) > 0 {
+		add(extend(p, "nodeSelector", b.Label), "nodeSelector %s=%q conflicts with %s, whose byNodeLabel pre-pulls a reference on the nodes labelled %s=%s each; leave the label out of the puller's nodeSelector",
+			b.Label, pv, what, b.Label, strings.Join(other, ", "))
+	}
+}
+
 func checkRef(add adder, p cue.Path, ref string) {
 	if _, err := imageref.Parse(ref); err != nil {
 		add(p, "%v", err)
@@ -419,10 +498,10 @@ func checkSiteCollisions(add adder, c *v1alpha1.Config, pn string, pp cue.Path) 
 	var written []string
 	for _, pl := range prof.Pullers {
 		for _, e := range pl.Environments {
-			written = append(written, c.Environments[e].Image)
+			written = append(written, c.Environments[e].References()...)
 		}
 		for _, k := range pl.Images {
-			written = append(written, c.Images[k].Reference)
+			written = append(written, c.Images[k].References()...)
 		}
 	}
 	if len(prof.Pullers) > 0 {

@@ -85,11 +85,17 @@ func (c *Config) Profile(name string) (string, *Profile, error) {
 	return name, &p, nil
 }
 
-// Image is one entry of the images catalogue.
+// Image is one entry of the images catalogue: one reference, or, with
+// ByNodeLabel, one reference per value of a node label (exactly one of the
+// two is set once loaded).
 type Image struct {
-	Reference string   `json:"reference"`
-	Platforms []string `json:"platforms,omitempty"`
-	Auth      *Auth    `json:"auth,omitempty"`
+	// Reference is the image reference; empty when ByNodeLabel is set.
+	Reference string `json:"reference,omitempty"`
+	// ByNodeLabel chooses the reference by a node label's value instead of
+	// Reference; nil when Reference is set.
+	ByNodeLabel *ByNodeLabel `json:"byNodeLabel,omitempty"`
+	Platforms   []string     `json:"platforms,omitempty"`
+	Auth        *Auth        `json:"auth,omitempty"`
 	// Verify replaces the top-level verify policy for this image; nil
 	// keeps it.
 	Verify *Verify `json:"verify,omitempty"`
@@ -101,8 +107,13 @@ type Image struct {
 
 // Environment is an image environment in the sense of the Submarine
 // JupyterImagePuller design: one image with its credentials and placement.
+// Exactly one of Image and ByNodeLabel is set once loaded.
 type Environment struct {
-	Image        string            `json:"image"`
+	// Image is the image reference; empty when ByNodeLabel is set.
+	Image string `json:"image,omitempty"`
+	// ByNodeLabel chooses the reference by a node label's value instead of
+	// Image; nil when Image is set.
+	ByNodeLabel  *ByNodeLabel      `json:"byNodeLabel,omitempty"`
 	Platforms    []string          `json:"platforms,omitempty"`
 	Auth         *Auth             `json:"auth,omitempty"`
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -110,6 +121,51 @@ type Environment struct {
 	// Verify replaces the top-level verify policy for this environment's
 	// image; nil keeps it.
 	Verify *Verify `json:"verify,omitempty"`
+}
+
+// ByNodeLabel is a per node group image choice: the nodes whose label
+// Label has value V pre-pull References[V], and no other node pulls it
+// (render gives each value a DaemonSet with nodeSelector {Label: V}).
+// Label is a Kubernetes label key and every value a label value
+// (apimachinery's IsQualifiedName and IsValidLabelValue), say Node Feature
+// Discovery's feature.node.kubernetes.io/kernel-version.full or GPU
+// Feature Discovery's nvidia.com/gpu.product.
+type ByNodeLabel struct {
+	// Label is the node label key.
+	Label string `json:"label"`
+	// References maps a label value to the image reference the nodes
+	// carrying it pre-pull.
+	References map[string]string `json:"references"`
+}
+
+// Values returns the label values of b, sorted; nil for a nil b.
+func (b *ByNodeLabel) Values() []string {
+	if b == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(b.References))
+}
+
+// References returns every reference im names, in the order pre-pulled:
+// Reference, or ByNodeLabel's by sorted label value.
+func (im Image) References() []string { return references(im.Reference, im.ByNodeLabel) }
+
+// References returns every reference env names: Image, or ByNodeLabel's
+// by sorted label value.
+func (env Environment) References() []string { return references(env.Image, env.ByNodeLabel) }
+
+func references(one string, b *ByNodeLabel) []string {
+	if b == nil {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	out := make([]string, 0, len(b.References))
+	for _, v := range b.Values() {
+		out = append(out, b.References[v])
+	}
+	return out
 }
 
 // The modes of a Verify policy.

@@ -84,6 +84,23 @@ type ImageStatus struct {
 	// Artifact is true for an artifact the DaemonSets mount as an image
 	// volume instead of running it.
 	Artifact bool `json:"artifact,omitempty"`
+	// NodeGroups are the node groups a node label chooses this image for
+	// (an environment's or image's byNodeLabel), sorted by label and
+	// value; empty for an image pulled on every node its DaemonSets
+	// target.
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
+}
+
+// NodeGroup is the nodes carrying one value of a node label that chooses
+// an image (byNodeLabel), and which of them hold it.
+type NodeGroup struct {
+	// Label and Value are the node label and its value.
+	Label string `json:"label"`
+	Value string `json:"value"`
+	// Nodes are the nodes read that carry Label=Value, sorted.
+	Nodes []string `json:"nodes"`
+	// Holding are those of Nodes where the image is present, sorted.
+	Holding []string `json:"holding"`
 }
 
 // NodeImage is one image on one node.

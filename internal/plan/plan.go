@@ -69,10 +69,17 @@ type Use struct {
 	// EveryNode is set on a KindOpenPAI use whose image OpenPAI runs on
 	// every node (its role "all" list holds it), not only on Name's role.
 	EveryNode bool
-	// NodeSelector and Tolerations are an environment's own placement;
-	// empty for the other kinds.
+	// NodeSelector and Tolerations are an environment's own placement,
+	// with {NodeLabel: NodeLabelValue} added to the selector for a per node
+	// group choice; an image's selector is that alone; empty for the other
+	// kinds.
 	NodeSelector map[string]string
 	Tolerations  []v1alpha1.Toleration
+	// NodeLabel and NodeLabelValue are the node label and its value whose
+	// nodes this use's reference is chosen for (the environment's or
+	// image's byNodeLabel, v1alpha1.ByNodeLabel); both empty for a use of
+	// one reference on every node.
+	NodeLabel, NodeLabelValue string
 	// Artifact is set on a KindImage use of a catalogue image marked
 	// artifact (v1alpha1.Image.Artifact): render mounts it as an image
 	// volume of the pre-pull pod instead of running it.
@@ -175,14 +182,21 @@ func (u *Use) PullerName() string {
 // `environment "jupyter"`, `image "tool"`, "OpenPAI images", "helper image",
 // "pause image"; for a KindWorkload use, the workload and field:
 // "Deployment submarine/web spec.template.spec.containers[0].image".
+//
+// A use chosen by a node label names its value too: `environment "driver"
+// for feature.node.kubernetes.io/kernel-version.full=5.15.0-91-generic`.
 func (u *Use) Item() string {
+	var group string
+	if u.NodeLabel != "" {
+		group = fmt.Sprintf(" for %s=%s", u.NodeLabel, u.NodeLabelValue)
+	}
 	switch u.Kind {
 	case KindWorkload:
 		return u.Name
 	case KindEnvironment:
-		return fmt.Sprintf("environment %q", u.Name)
+		return fmt.Sprintf("environment %q%s", u.Name, group)
 	case KindImage:
-		return fmt.Sprintf("image %q", u.Name)
+		return fmt.Sprintf("image %q%s", u.Name, group)
 	case KindOpenPAI:
 		return "OpenPAI images"
 	case KindHelper:
@@ -353,13 +367,17 @@ func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 		}
 		for _, e := range sp.Environments {
 			env := cfg.Environments[e]
-			add(parse(&Use{Kind: KindEnvironment, Name: e, Platforms: env.Platforms, Auth: env.Auth, PasswordAt: cfg.PasswordAt("environments", e),
-				NodeSelector: env.NodeSelector, Tolerations: env.Tolerations}, env.Image))
+			for _, c := range choices(env.Image, env.ByNodeLabel, env.NodeSelector) {
+				add(parse(&Use{Kind: KindEnvironment, Name: e, Platforms: env.Platforms, Auth: env.Auth, PasswordAt: cfg.PasswordAt("environments", e),
+					NodeSelector: c.selector, Tolerations: env.Tolerations, NodeLabel: c.label, NodeLabelValue: c.value}, c.ref))
+			}
 		}
 		for _, k := range sp.Images {
 			im := cfg.Images[k]
-			add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth, PasswordAt: cfg.PasswordAt("images", k),
-				Artifact: im.Artifact}, im.Reference))
+			for _, c := range choices(im.Reference, im.ByNodeLabel, nil) {
+				add(parse(&Use{Kind: KindImage, Name: k, Platforms: im.Platforms, Auth: im.Auth, PasswordAt: cfg.PasswordAt("images", k),
+					Artifact: im.Artifact, NodeSelector: c.selector, NodeLabel: c.label, NodeLabelValue: c.value}, c.ref))
+			}
 		}
 		if p.OpenPAI != nil {
 			for _, role := range sp.OpenPAI {
@@ -418,6 +436,33 @@ func Build(cfg *v1alpha1.Config, profile string, l *lock.Lock) (*Plan, error) {
 	}
 	p.Images, _ = images(all, l)
 	return p, nil
+}
+
+// choice is one reference of an environment or image, with the node
+// selector of the nodes that pre-pull it and the byNodeLabel label and
+// value it is chosen for ("" for the one reference of every node).
+type choice struct {
+	ref, label, value string
+	selector          map[string]string
+}
+
+// choices lists the references of an entry: ref alone with the entry's own
+// selector sel, or one per byNodeLabel value in sorted order, each with sel
+// plus {label: value}. schema's loader refuses a sel that sets the label.
+func choices(ref string, b *v1alpha1.ByNodeLabel, sel map[string]string) []choice {
+	if b == nil {
+		return []choice{{ref: ref, selector: sel}}
+	}
+	var out []choice
+	for _, v := range b.Values() {
+		s := make(map[string]string, len(sel)+1)
+		for k, x := range sel {
+			s[k] = x
+		}
+		s[b.Label] = v
+		out = append(out, choice{ref: b.References[v], label: b.Label, value: v, selector: s})
+	}
+	return out
 }
 
 // authConflicts refuses two uses of one puller that name the same image

@@ -264,7 +264,9 @@ func (r *renderer) items(pp *plan.Puller) []*item {
 	for _, u := range pp.Uses {
 		it := &item{use: u, name: u.Name}
 		switch u.Kind {
-		case plan.KindEnvironment:
+		case plan.KindEnvironment, plan.KindImage:
+			// An image has a selector only when a node label chooses
+			// its reference (plan.Use.NodeLabel).
 			it.selector, it.tols = u.NodeSelector, u.Tolerations
 		case plan.KindOpenPAI:
 			it.name = u.Ref.Base()
@@ -358,7 +360,7 @@ func groupItems(p *v1alpha1.Puller, items []*item) []*group {
 		}
 		g.items = uniq
 		if k != "" {
-			g.suffix = groupSuffix(g, used)
+			g.suffix = groupSuffix(p.Name, g, used)
 		}
 		used[g.suffix] = true
 		out = append(out, g)
@@ -366,9 +368,14 @@ func groupItems(p *v1alpha1.Puller, items []*item) []*group {
 	return out
 }
 
-// groupSuffix names a non-default node group: an OpenPAI role's name, else
-// the smallest item name, at most 12 characters, made unique with a hash.
-func groupSuffix(g *group, used map[string]bool) string {
+// groupSuffix names a non-default node group of puller: the value of the
+// node label that chooses its references (nodeLabelSuffix), else an
+// OpenPAI role's name, else the smallest item name, at most 12
+// characters, made unique with a hash.
+func groupSuffix(puller string, g *group, used map[string]bool) string {
+	if s := nodeLabelSuffix(puller, g, used); s != "" {
+		return s
+	}
 	var names []string
 	for _, it := range g.items {
 		names = append(names, it.name)
@@ -389,6 +396,41 @@ func groupSuffix(g *group, used map[string]bool) string {
 		base = strings.TrimPrefix(base, "-")
 	}
 	return base
+}
+
+// nodeLabelSuffix names a node group that a byNodeLabel value makes (an
+// item with plan.Use.NodeLabel; of several, the smallest label and value):
+// the value as a DNS-1123 label fragment ("5.15.0-91-generic" ->
+// "5-15-0-91-generic", "" -> "empty") that fits after puller and "-" in
+// 63 characters. A fragment that does not fit, or that another group of
+// the puller already has (values differing only in case or punctuation),
+// is cut and ends in 6 hex digits of sha256 of the group's placement key,
+// so distinct groups never share a name. "" when no item is chosen by a
+// node label.
+func nodeLabelSuffix(puller string, g *group, used map[string]bool) string {
+	var label, value string
+	found := false
+	for _, it := range g.items {
+		u := it.use
+		if u.NodeLabel == "" {
+			continue
+		}
+		if !found || u.NodeLabel < label || u.NodeLabel == label && u.NodeLabelValue < value {
+			label, value, found = u.NodeLabel, u.NodeLabelValue, true
+		}
+	}
+	if !found {
+		return ""
+	}
+	room := maxLabel - len(puller) - 1
+	s := "empty"
+	if value != "" {
+		s = sanitize(value, 1<<20)
+	}
+	if len(s) > room || used[s] {
+		s = shorten(s+"\x00"+g.key, room)
+	}
+	return s
 }
 
 func normTolerations(ts []v1alpha1.Toleration) []v1alpha1.Toleration {

@@ -119,6 +119,7 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 	}
 	for _, img := range exp.Images {
 		st := summarise(img, g.cells[img.Reference], rep.Nodes, g.unobserved[img.Reference])
+		st.NodeGroups = nodeGroups(img, st, nodes)
 		if st.State != Success {
 			rep.Ready = false
 		}
@@ -297,6 +298,27 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 			strings.Join(unobserved, ", "), present, targeted)
 	}
 	return st
+}
+
+// nodeGroups reports, for each node label value that chooses img, the
+// nodes (sorted by name) carrying it and those of them where st says the
+// image is present; nil when no node label chooses img.
+func nodeGroups(img Image, st ImageStatus, nodes []corev1.Node) []v1alpha1.NodeGroup {
+	var out []v1alpha1.NodeGroup
+	for _, lv := range img.NodeGroups {
+		ng := v1alpha1.NodeGroup{Label: lv.Label, Value: lv.Value, Nodes: []string{}, Holding: []string{}}
+		for _, n := range nodes {
+			if v, ok := n.Labels[lv.Label]; !ok || v != lv.Value {
+				continue
+			}
+			ng.Nodes = append(ng.Nodes, n.Name)
+			if slices.Contains(st.Nodes, n.Name) {
+				ng.Holding = append(ng.Holding, n.Name)
+			}
+		}
+		out = append(out, ng)
+	}
+	return out
 }
 
 // rank orders states for merging several DaemonSets' view of one image on

@@ -12,6 +12,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,7 +49,13 @@ type Image struct {
 	// Artifact is set when the DaemonSets mount the image as an image
 	// volume (an artifact) rather than run it.
 	Artifact bool
+	// NodeGroups are the node label values that choose this image
+	// (plan.Use.NodeLabel, NodeLabelValue), sorted; nil for none.
+	NodeGroups []LabelValue
 }
+
+// LabelValue is one value of a node label: a node group.
+type LabelValue struct{ Label, Value string }
 
 // Expected is what a rendered profile should put on the nodes.
 type Expected struct {
@@ -86,15 +93,22 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 		use *plan.Use
 	}
 	byRef := map[string]pinned{}
+	groups := map[string][]LabelValue{}
 	for _, img := range p.Images {
 		for _, u := range img.Uses {
 			if u.Pin.Digest == "" {
 				continue
 			}
-			byRef[u.Pinned()] = pinned{img, u}
+			refs := []string{u.Pinned()}
 			if u.Site != "" {
 				if ref, err := imageref.Parse(u.Site); err == nil {
-					byRef[ref.Pin(u.Pin.Digest)] = pinned{img, u}
+					refs = append(refs, ref.Pin(u.Pin.Digest))
+				}
+			}
+			for _, r := range refs {
+				byRef[r] = pinned{img, u}
+				if lv := (LabelValue{u.NodeLabel, u.NodeLabelValue}); u.NodeLabel != "" && !slices.Contains(groups[r], lv) {
+					groups[r] = append(groups[r], lv)
 				}
 			}
 		}
@@ -124,6 +138,11 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 			name, _, _ := strings.Cut(c.Image, "@")
 			im := Image{Reference: c.Image, Name: name, Digest: ref.Digest, Accept: []string{ref.Digest},
 				Repository: imageref.RepositoryName(ref.Repository), Source: pn.use.Ref.Written, Artifact: c.Volume}
+			if gs := groups[c.Image]; len(gs) > 0 {
+				im.NodeGroups = slices.SortedFunc(slices.Values(gs), func(a, b LabelValue) int {
+					return cmp.Or(strings.Compare(a.Label, b.Label), strings.Compare(a.Value, b.Value))
+				})
+			}
 			if e := pn.img.Entry; e != nil && e.Kind == lock.KindIndex && pn.use.Pin.Why == plan.PinIndex && e.Digest == ref.Digest {
 				for _, pl := range e.Platforms {
 					im.Accept = append(im.Accept, pl.Digest)

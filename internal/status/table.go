@@ -3,9 +3,11 @@ package status
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/plan"
 )
@@ -68,6 +70,23 @@ func WriteTable(w io.Writer, rep *Report) error {
 			fmt.Fprintln(tw, r)
 		}
 	}
+	// Per node group: the nodes carrying each value of a node label that
+	// chooses an image, and how many of them hold it.
+	var groups []string
+	for _, im := range rep.Images {
+		for _, g := range im.NodeGroups {
+			groups = append(groups, fmt.Sprintf("%s=%s\t%s\t%d/%d\t%s", escape.Line(g.Label), escape.Line(g.Value), escape.Line(im.Name),
+				len(g.Holding), len(g.Nodes), escape.Line(missingNodes(g))))
+		}
+	}
+	if len(groups) > 0 {
+		slices.Sort(groups)
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "NODE GROUP\tIMAGE\tHOLDING\tWITHOUT IT")
+		for _, r := range groups {
+			fmt.Fprintln(tw, r)
+		}
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "IMAGE\tOFFLINE USE")
 	for _, im := range rep.Images {
@@ -86,6 +105,24 @@ func WriteTable(w io.Writer, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// missingNodes names the nodes of g that do not hold its image, at most
+// three and then a count; "-" when every node holds it.
+func missingNodes(g v1alpha1.NodeGroup) string {
+	var miss []string
+	for _, n := range g.Nodes {
+		if !slices.Contains(g.Holding, n) {
+			miss = append(miss, n)
+		}
+	}
+	switch {
+	case len(miss) == 0:
+		return "-"
+	case len(miss) > 3:
+		return fmt.Sprintf("%s and %d more", strings.Join(miss[:3], ", "), len(miss)-3)
+	}
+	return strings.Join(miss, ", ")
 }
 
 // short is a digest's algorithm and first 12 hex digits.
