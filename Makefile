@@ -167,21 +167,26 @@ kbld:
 # skopeo) and kbld, counting registry requests per reference; hack/perf
 # times render against `cue export`, the scale series and the KRM function
 # in kustomize build, and writes the report with the registry section;
-# hack/mirrorbench copies a synthetic set of 200 images (about 1 GB of unique
+# hack/mirrorbench copies a synthetic set of 52 images (about 300 MB of unique
 # blobs, shared base layers) between two local docker-registry instances
-# with `stowage mirror`, a sequential `crane copy` loop and `skopeo sync`,
+# with `stowage mirror`, a minimal blob copy (the floor), `skopeo sync
+# --preserve-digests` (cache cold and warm) and a sequential `crane copy` loop,
 # and streams a 1 GB layer for stowage's peak memory (about 2 GB of disk in
 # a temporary directory, removed at the end; several minutes).
+# BENCH_PORTS=LO-HI and MIRROR_PORTS=LO-HI put the harnesses' registries
+# and proxies on fixed ports of 127.0.0.1 instead of free ones.
 bench: build crane kbld
 	@command -v skopeo >/dev/null || echo "bench: skopeo is not installed (apt-get install -y skopeo); it is left out"
-	$(GO) run ./hack/bench -stowage bin/stowage -crane bin/crane -kbld bin/kbld -n 1000 -md bin/bench-registry.md -json bin/bench-registry.json
-	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane -md bin/bench-mirror.md
+	$(GO) run ./hack/bench -stowage bin/stowage -crane bin/crane -kbld bin/kbld -n 1000 $(if $(BENCH_PORTS),-ports $(BENCH_PORTS)) -md bin/bench-registry.md -json bin/bench-registry.json
+	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane $(if $(MIRROR_PORTS),-ports $(MIRROR_PORTS)) -md bin/bench-mirror.md
 	$(GO) run ./hack/perf -stowage bin/stowage -lock-report bin/bench-registry.md -lock-json bin/bench-registry.json -mirror-report bin/bench-mirror.md -out docs/benchmarks.md
 
 # The mirror measurement alone; its section of docs/benchmarks.md is
 # replaced in place.
+# MIRROR_PORTS=LO-HI puts its registries and proxy on fixed ports.
 bench-mirror: build crane
-	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane -md bin/bench-mirror.md -splice docs/benchmarks.md
+	@command -v skopeo >/dev/null || echo "bench-mirror: skopeo is not installed (apt-get install -y skopeo); it is left out"
+	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane $(if $(MIRROR_PORTS),-ports $(MIRROR_PORTS)) -md bin/bench-mirror.md -splice docs/benchmarks.md
 
 # The static helper binary the pre-pull DaemonSets run.
 helper:

@@ -41,6 +41,9 @@ type Options struct {
 	// Users, when not empty, turns on htpasswd basic auth (bcrypt, written
 	// with apache2-utils' htpasswd) for these user → password pairs.
 	Users map[string]string
+	// Port is the TCP port of 127.0.0.1 to listen on (a benchmark beside
+	// services that hold fixed ranges); 0 picks a free one.
+	Port int
 }
 
 // Distribution is a running docker-registry on 127.0.0.1.
@@ -98,7 +101,7 @@ func Start(tb testing.TB, o Options) *Distribution {
 }
 
 // StartDistribution runs docker-registry with its configuration, storage
-// and certificates under dir (created if missing), listening on a free port of 127.0.0.1, and
+// and certificates under dir (created if missing), listening on o.Port of 127.0.0.1 (a free port when 0), and
 // waits until it answers. Stop ends it. Errors wrap ErrMissing when a binary
 // is not installed.
 func StartDistribution(dir string, o Options) (*Distribution, error) {
@@ -109,9 +112,11 @@ func StartDistribution(dir string, o Options) (*Distribution, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	d := &Distribution{Host: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, done: make(chan struct{}), log: &bytes.Buffer{}}
 	var cfg strings.Builder
