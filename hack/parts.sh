@@ -2,7 +2,7 @@
 # The optional heavy parts of `make test`, checked without compiling
 # anything, so that the Makefile decides before `go test` what runs:
 #
-#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, fuzz
+#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, image-volume, fuzz
 #
 # For each PART that is absent it prints ONE line on stdout: what is
 # skipped, why, and how to get it. It exits 0 when every PART named is
@@ -26,6 +26,10 @@
 #              other Kubernetes binaries, containerd, runc, CNI plugins,
 #              etcd, docker-registry), for the real-node suite (node/);
 #              STOWAGE_REQUIRE_NODE.
+#   image-volume containerd 2 (hack/containerd/build.sh; node/parts.sh
+#              image-volume), for the real-node suite's image-volume test
+#              alone (the rest of the suite runs on Debian's containerd);
+#              STOWAGE_REQUIRE_IMAGE_VOLUME.
 #   fuzz       running the fuzzers (make fuzz) for FUZZTIME each: nothing is
 #              missing, but it takes about 4 minutes on 2 cores, so it runs
 #              only when STOWAGE_REQUIRE_FUZZ is set (.ci/run sets it); the
@@ -85,6 +89,11 @@ for part in "$@"; do
         report node STOWAGE_REQUIRE_NODE "the real-node suite (node/, not compiled): $msg"
       fi
       ;;
+    image-volume)
+      if ! msg="$(bash "$(dirname "$0")/../node/parts.sh" image-volume)"; then
+        report image-volume STOWAGE_REQUIRE_IMAGE_VOLUME "the real-node image-volume test (TestImageVolume; the rest of node/ runs): $msg"
+      fi
+      ;;
     fuzz)
       if [[ -z ${STOWAGE_REQUIRE_FUZZ:-} ]]; then
         echo "fuzz: SKIPPED running the 6 fuzzers (about 4 minutes on 2 cores: 4 instrumented test builds, then 15 s each; their seed corpora ran as tests above): run make fuzz, or set STOWAGE_REQUIRE_FUZZ=1 as .ci/run does"
@@ -92,7 +101,7 @@ for part in "$@"; do
       fi
       ;;
     *)
-      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, fuzz)" >&2
+      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, image-volume, fuzz)" >&2
       exit 2
       ;;
   esac

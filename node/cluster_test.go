@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ type cluster struct {
 	kubeconfig string // the admin kubeconfig (for kubectl and stowage inside the namespace)
 	client     kubernetes.Interface
 	containerd *proc
+	ctr        string // the ctr matching the running containerd
 	// startToReady is the time from creating the namespace to the node's
 	// Ready condition.
 	startToReady time.Duration
@@ -88,8 +90,39 @@ func startCluster(t *testing.T, sandboxImage string, registries []string) *clust
 // call.
 func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries []string) *cluster {
 	t.Helper()
+	return startClusterWith(t, ns, sandboxImage, registries, clusterOptions{})
+}
+
+// clusterOptions are what a test may change in the cluster startClusterIn
+// starts. The zero value is the suite's usual cluster: Debian's containerd
+// 1.6 and no feature gates.
+type clusterOptions struct {
+	// containerd2 is the folder of containerd 2's containerd,
+	// containerd-shim-runc-v2 and ctr (hack/containerd/build.sh); empty
+	// for Debian's containerd on PATH.
+	containerd2 string
+	// featureGates are set on kube-apiserver and the kubelet.
+	featureGates map[string]bool
+}
+
+// gateFlag is the --feature-gates value of gates, sorted ("" for none).
+func gateFlag(gates map[string]bool) string {
+	var parts []string
+	for k, v := range gates {
+		parts = append(parts, fmt.Sprintf("%s=%t", k, v))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+// startClusterWith is startClusterIn with opts.
+func startClusterWith(t *testing.T, ns *namespace, sandboxImage string, registries []string, opts clusterOptions) *cluster {
+	t.Helper()
 	start := time.Now()
-	c := &cluster{ns: ns, kube: kubeDir()}
+	c := &cluster{ns: ns, kube: kubeDir(), ctr: "ctr"}
+	if opts.containerd2 != "" {
+		c.ctr = filepath.Join(opts.containerd2, "ctr")
+	}
 	p, err := newPKI(filepath.Join(ns.state, "pki"))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +168,11 @@ func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries
 		"--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
 		"--initial-cluster", "node=http://127.0.0.1:2380", "--logger", "zap")
 
-	apiserver := ns.start(t, "kube-apiserver", filepath.Join(c.kube, "kube-apiserver"),
+	var gates []string
+	if f := gateFlag(opts.featureGates); f != "" {
+		gates = []string{"--feature-gates", f}
+	}
+	apiserver := ns.start(t, "kube-apiserver", append([]string{filepath.Join(c.kube, "kube-apiserver"),
 		"--etcd-servers", "http://127.0.0.1:2379",
 		"--bind-address", "127.0.0.1", "--secure-port", "6443",
 		// A loopback advertise address needs the endpoint reconciler off.
@@ -151,7 +188,7 @@ func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries
 		// kubectl logs through the node's IP, no DNS needed.
 		"--kubelet-preferred-address-types", "InternalIP",
 		// Default /var/run/kubernetes (unused with the certificate above).
-		"--cert-dir", filepath.Join(ns.state, "apiserver-certs"))
+		"--cert-dir", filepath.Join(ns.state, "apiserver-certs")}, gates...)...)
 
 	cfg := &rest.Config{
 		Host:            apiServer,
@@ -192,8 +229,12 @@ func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries
 		"--authentication-skip-lookup",
 		"--leader-elect=false", "--bind-address", "127.0.0.1")
 
-	c.startContainerd(t, sandboxImage, registries)
-	c.startKubelet(t, kubeconfigs["kubelet"])
+	if opts.containerd2 != "" {
+		c.startContainerd2(t, opts.containerd2, sandboxImage, registries)
+	} else {
+		c.startContainerd(t, sandboxImage, registries)
+	}
+	c.startKubelet(t, kubeconfigs["kubelet"], opts.featureGates)
 
 	waitFor(t, 3*time.Minute, "node "+nodeName+" Ready", func() (bool, string) {
 		node, err := client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
@@ -218,42 +259,7 @@ func startClusterIn(t *testing.T, ns *namespace, sandboxImage string, registries
 func (c *cluster) startContainerd(t *testing.T, sandboxImage string, registries []string) {
 	t.Helper()
 	ns := c.ns
-	certsD := filepath.Join(ns.state, "certs.d")
-	for _, host := range registries {
-		dir := filepath.Join(certsD, host)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		hosts := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+host, "http://"+host)
-		if err := os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(hosts), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cniConf := filepath.Join(ns.state, "cni")
-	if err := os.MkdirAll(cniConf, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	conflist := fmt.Sprintf(`{
-  "cniVersion": "0.4.0",
-  "name": "stowage-node",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": false,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}
-    }
-  ]
-}
-`, podSubnet)
-	if err := os.WriteFile(filepath.Join(cniConf, "10-stowage-node.conflist"), []byte(conflist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cniBin := os.Getenv("STOWAGE_CNI_DIR")
-	if cniBin == "" {
-		cniBin = "/usr/lib/cni"
-	}
+	certsD, cniBin, cniConf := c.runtimeFiles(t, registries)
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = "/run/containerd"
@@ -281,18 +287,130 @@ state = "/run/containerd"
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %q
 `, filepath.Join(ns.state, "containerd"), filepath.Join(ns.state, "containerd-opt"), sandboxImage, cniBin, cniConf, certsD)
+	c.runContainerd(t, "containerd", config)
+}
+
+// startContainerd2 starts containerd 2 from dir (hack/containerd/build.sh)
+// with the same settings in its configuration version 3 (the CRI split
+// into the io.containerd.cri.v1.images and io.containerd.cri.v1.runtime
+// plugins; the sandbox image is a pinned image), its own runc shim named
+// by runtime_path (the shim is otherwise looked up on PATH first, where
+// Debian's containerd 1.6 has one) and Debian's runc from PATH. The host
+// paths containerd 2 adds to 1.6's stay off the host: NRI is off (it
+// would listen on /var/run/nri and read /etc/nri and /opt/nri), and the
+// image verifiers' folder (default /opt/containerd/image-verifier/bin) is
+// an empty one of the suite's. Image volumes are mounted under the CRI's
+// state folder, in /run.
+func (c *cluster) startContainerd2(t *testing.T, dir, sandboxImage string, registries []string) {
+	t.Helper()
+	ns := c.ns
+	certsD, cniBin, cniConf := c.runtimeFiles(t, registries)
+	config := fmt.Sprintf(`version = 3
+root = %q
+state = "/run/containerd"
+
+[grpc]
+  address = "/run/containerd/containerd.sock"
+
+[plugins.'io.containerd.internal.v1.opt']
+  path = %q
+
+[plugins.'io.containerd.image-verifier.v1.bindir']
+  bin_dir = %q
+
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = %q
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = %q
+
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = "runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = %q
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = [%q]
+    conf_dir = %q
+
+[plugins.'io.containerd.grpc.v1.cri']
+  stream_server_address = "127.0.0.1"
+`, filepath.Join(ns.state, "containerd"), filepath.Join(ns.state, "containerd-opt"), filepath.Join(ns.state, "image-verifiers"),
+		sandboxImage, certsD, filepath.Join(dir, "containerd-shim-runc-v2"), cniBin, cniConf)
+	c.runContainerd(t, filepath.Join(dir, "containerd"), config)
+}
+
+// runContainerd writes config and starts the containerd binary with it,
+// waiting (at most a minute) until ctr reaches it.
+func (c *cluster) runContainerd(t *testing.T, binary, config string) {
+	t.Helper()
+	ns := c.ns
 	path := filepath.Join(ns.state, "containerd.toml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c.containerd = ns.start(t, "containerd", "containerd", "--config", path)
+	c.containerd = ns.start(t, "containerd", binary, "--config", path)
 	waitFor(t, time.Minute, "containerd", func() (bool, string) {
 		if c.containerd.exited() {
 			t.Fatalf("containerd exited:\n%s", c.containerd.tail(20))
 		}
-		out, errOut, err := ns.output(nil, 10*time.Second, "ctr", "--address", "/run/containerd/containerd.sock", "version")
+		out, errOut, err := ns.output(nil, 10*time.Second, c.ctr, "--address", "/run/containerd/containerd.sock", "version")
 		return err == nil, out + errOut
 	})
+}
+
+// runtimeFiles writes what both containerd versions read: a certs.d
+// folder with a hosts.toml per plain-HTTP registry and the CNI bridge
+// network's conflist. It returns the certs.d folder, the CNI plugins'
+// folder and the conflist's folder.
+func (c *cluster) runtimeFiles(t *testing.T, registries []string) (certsD, cniBin, cniConf string) {
+	t.Helper()
+	ns := c.ns
+	certsD = filepath.Join(ns.state, "certs.d")
+	for _, host := range registries {
+		dir := filepath.Join(certsD, host)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		hosts := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+host, "http://"+host)
+		if err := os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(hosts), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cniConf = filepath.Join(ns.state, "cni")
+	if err := os.MkdirAll(cniConf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conflist := fmt.Sprintf(`{
+  "cniVersion": "0.4.0",
+  "name": "stowage-node",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": false,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}
+    }
+  ]
+}
+`, podSubnet)
+	if err := os.WriteFile(filepath.Join(cniConf, "10-stowage-node.conflist"), []byte(conflist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cniBin = os.Getenv("STOWAGE_CNI_DIR")
+	if cniBin == "" {
+		cniBin = "/usr/lib/cni"
+	}
+	return certsD, cniBin, cniConf
 }
 
 // startKubelet writes the KubeletConfiguration and starts the kubelet with
@@ -300,7 +418,7 @@ state = "/run/containerd"
 // (failCgroupV1: false), cgroupfs with the suite's cgroupRoot, image
 // garbage collection and disk eviction out of the way, so no image the test
 // counts on is removed behind its back.
-func (c *cluster) startKubelet(t *testing.T, kubeconfig string) {
+func (c *cluster) startKubelet(t *testing.T, kubeconfig string, gates map[string]bool) {
 	t.Helper()
 	ns := c.ns
 	root := filepath.Join(ns.state, "kubelet")
@@ -331,6 +449,7 @@ func (c *cluster) startKubelet(t *testing.T, kubeconfig string) {
 		ImageGCLowThresholdPercent:  &low,
 		EvictionHard:                map[string]string{"memory.available": "50Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
 		RegisterNode:                &tr,
+		FeatureGates:                gates,
 	}
 	b, err := yaml.Marshal(kc)
 	if err != nil {
@@ -356,7 +475,7 @@ func volumePluginDir(ns *namespace) string { return filepath.Join(ns.state, "vol
 // and by digest, and the sha256:… IDs of the CRI.
 func (c *cluster) ctrImages(t *testing.T) map[string]bool {
 	t.Helper()
-	out := c.ns.run(t, nil, "ctr", "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", "images", "ls", "-q")
+	out := c.ns.run(t, nil, c.ctr, "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", "images", "ls", "-q")
 	got := map[string]bool{}
 	for _, l := range strings.Fields(out) {
 		got[l] = true

@@ -12,7 +12,31 @@
 # iptables, docker-registry and apache2-utils; util-linux's unshare and
 # nsenter, iproute2's ip; cgroup v1 hierarchies (the kubelet runs with
 # failCgroupV1: false) or cgroup v2.
+#
+#   bash parts.sh image-volume
+#
+# checks instead the one part TestImageVolume needs besides those:
+# containerd 2's containerd, containerd-shim-runc-v2 and ctr v2.4.2 in
+# $STOWAGE_CONTAINERD2_DIR (default ~/.cache/stowage/containerd-v2.4.2,
+# built by hack/containerd/build.sh): Debian's containerd 1.6 has no CRI
+# image mounts. The test skips with that one line, or fails when
+# STOWAGE_REQUIRE_IMAGE_VOLUME is set (.ci/run sets it).
 set -u
+if [[ ${1:-} == image-volume ]]; then
+  dir="${STOWAGE_CONTAINERD2_DIR:-${STOWAGE_CACHE:-$HOME/.cache/stowage}/containerd-v2.4.2}"
+  need=()
+  for b in containerd containerd-shim-runc-v2 ctr; do
+    [[ -x "$dir/$b" ]] || need+=("$b")
+  done
+  if ((${#need[@]})); then
+    echo "missing containerd 2 (${need[*]}) in $dir, for image volumes: hack/containerd/build.sh (make containerd2; about 10 minutes cold on 2 cores)"
+    exit 3
+  fi
+  exit 0
+elif [[ -n ${1:-} ]]; then
+  echo "usage: $0 [image-volume]" >&2
+  exit 2
+fi
 kube="${STOWAGE_KUBE_DIR:-${STOWAGE_CACHE:-$HOME/.cache/stowage}/kube-v1.37.2}"
 missing=()
 debs=()

@@ -89,7 +89,7 @@ func TestPanicChild(t *testing.T) {
 	}
 	requireParts(t)
 	ns := newNamespace(t)
-	c := &cluster{ns: ns}
+	c := &cluster{ns: ns, ctr: "ctr"}
 	c.startContainerd(t, pauseRef, []string{plainHost})
 	startRegistry(t, ns, plainHost, "")
 	bins := buildBinaries(t)
