@@ -54,6 +54,15 @@ const (
 	HelperImageAnnotation  = "stowage.dev/helper-image"
 	HelperPauseAnnotation  = "stowage.dev/helper-pause"
 	SiteRegistryAnnotation = "stowage.dev/site-registry"
+
+	// VerifyAnnotation on a JupyterImagePuller is the verify policy of its
+	// profile (profiles.NAME.verify), written as a YAML or JSON mapping
+	// of the config's verify fields: `{keys: [keys/release.pub]}`, or
+	// `{identities: [{identity: …, issuer: …}], trustedRoot:
+	// trust/trusted_root.json}`, paths inside the config directory. `stowage
+	// lock` verifies the puller's images under it; the schema checks it,
+	// errors naming the annotation.
+	VerifyAnnotation = "stowage.dev/verify"
 )
 
 // Processor is the stowage KRM function. Getenv reads the password sources

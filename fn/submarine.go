@@ -145,9 +145,18 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 	if jip.Spec.RecordsName != "" {
 		puller["recordsName"] = jip.Spec.RecordsName
 	}
+	profile := map[string]any{"pullers": []any{puller}}
+	if v, ok := jip.Metadata.Annotations[VerifyAnnotation]; ok {
+		var pol any
+		if err := sigsyaml.Unmarshal([]byte(v), &pol); err != nil {
+			s.errorf(fc, "metadata.annotations."+VerifyAnnotation, "not a YAML mapping of verify fields ({keys: [keys/release.pub]}): %v", err)
+			return fnConfig{}, false
+		}
+		profile["verify"] = pol
+	}
 	conf := map[string]any{
 		"environments": envs,
-		"profiles":     map[string]any{jip.Metadata.Name: map[string]any{"pullers": []any{puller}}},
+		"profiles":     map[string]any{jip.Metadata.Name: profile},
 	}
 	// The design's spec has no helper or site: annotations set them.
 	helper := map[string]any{}
@@ -209,6 +218,8 @@ func submarineField(path string, first map[string]int) string {
 		return "metadata.annotations." + HelperImageAnnotation
 	case path == "helper.pause":
 		return "metadata.annotations." + HelperPauseAnnotation
+	case strings.HasPrefix(path, "profiles.") && (strings.HasSuffix(path, ".verify") || strings.Contains(path, ".verify.")):
+		return "metadata.annotations." + VerifyAnnotation
 	case path == "site.registry" || strings.HasPrefix(path, "profiles.") && strings.HasSuffix(path, ".site.registry"):
 		return "metadata.annotations." + SiteRegistryAnnotation
 	case strings.HasPrefix(path, "environments."):

@@ -164,6 +164,7 @@ func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	}
 	checkResources(add, extend(pp, "resources"), prof.Resources)
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
+	checkVerify(add, extend(pp, "verify"), prof.Verify)
 
 	pc := &profileCheck{add: add, c: c, pn: pn, prof: &prof, pp: pp, seen: map[string]int{}, records: map[string]int{}}
 	for i, pl := range prof.Pullers {

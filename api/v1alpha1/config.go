@@ -336,6 +336,11 @@ type Profile struct {
 	// (references are then emitted as written).
 	Site      *Site      `json:"site,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
+	// Verify is the profile's own verify policy as written: it replaces
+	// the top-level Config.Verify for every image of the profile whose
+	// catalogue entry or environment has none of its own (the precedence
+	// of plan.VerifyPolicy); nil keeps the top-level one.
+	Verify *Verify `json:"verify,omitempty"`
 }
 
 // Quantity is a Kubernetes quantity string; the files may write an integer

@@ -26,27 +26,18 @@ type policyAt struct {
 }
 
 // policiesOf returns the verify policies that apply to img, one per
-// distinct field, in the order of its uses: a use of a catalogue image or
-// an environment with a verify of its own takes that one, every other use
-// (the helper and pause images, workloads, OpenPAI) the top-level one.
-// Empty when none applies.
+// distinct field, in the order of its uses: each use's policy by
+// plan.VerifyPolicy (its image or environment, else its profile, else the
+// top level). An image used in several profiles, or by several images
+// or environments, is verified under each of them: the union. Empty when
+// none applies.
 func policiesOf(cfg *v1alpha1.Config, img *plan.Image) []policyAt {
 	var out []policyAt
 	seen := map[string]bool{}
-	add := func(at string, v *v1alpha1.Verify) {
-		if v != nil && !seen[at] {
+	for _, u := range img.Uses {
+		if at, v := plan.VerifyPolicy(cfg, u); v != nil && !seen[at] {
 			seen[at] = true
 			out = append(out, policyAt{at, v})
-		}
-	}
-	for _, u := range img.Uses {
-		switch {
-		case u.Kind == plan.KindImage && cfg.Images[u.Name].Verify != nil:
-			add("images."+u.Name+".verify", cfg.Images[u.Name].Verify)
-		case u.Kind == plan.KindEnvironment && cfg.Environments[u.Name].Verify != nil:
-			add("environments."+u.Name+".verify", cfg.Environments[u.Name].Verify)
-		default:
-			add("verify", cfg.Verify)
 		}
 	}
 	return out
@@ -98,6 +89,8 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 	}
 	type outcome struct {
 		refuse, warn *registry.ImageError
+		// warnAt is the field of the optional policy warn is under.
+		warnAt string
 	}
 	var (
 		mu    sync.Mutex
@@ -117,11 +110,11 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 				s, err := checkEntry(ctx, r, pol, img, e.Digest)
 				if err != nil {
 					ie := &registry.ImageError{Image: img.Ref.Written, Key: e.Name, UsedBy: img.UsedBy(),
-						Op: "verify", Answer: r.Scrub(err.Error()), Err: err}
+						Op: verifyOp(pol.At), Answer: r.Scrub(err.Error()), Err: err}
 					if pol.Required && o.refuse == nil {
 						o.refuse = ie
 					} else if !pol.Required && o.warn == nil {
-						o.warn = ie
+						o.warn, o.warnAt = ie, pol.At
 					}
 					continue
 				}
@@ -148,7 +141,7 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 		if o.refuse == nil {
 			switch {
 			case o.warn != nil && e.VerifiedBy == nil:
-				fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (verify.mode is optional)\n", escape.Line(o.warn.Error()))
+				fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (%s.mode is optional)\n", escape.Line(o.warn.Error()), o.warnAt)
 			case o.warn != nil:
 				fmt.Fprintf(stderr, "stowage: warning: %s; pinned, verified under another of its policies (this one's mode is optional)\n", escape.Line(o.warn.Error()))
 			}
@@ -164,6 +157,17 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 		return out, nil
 	}
 	return out, errs.Sorted()
+}
+
+// verifyOp is the operation a verify failure names: "verify" under the
+// top-level policy, "verify under FIELD" under any other (an image's, an
+// environment's or a profile's), so that the message says which policy
+// refused.
+func verifyOp(at string) string {
+	if at == "verify" {
+		return "verify"
+	}
+	return "verify under " + at
 }
 
 // loadPolicies reads, once each, the verify policies of images
