@@ -193,7 +193,7 @@ func (ev *evaluator) daemonSet(g *grid, exp *Expected, ds *appsv1.DaemonSet, nod
 				}
 			}
 			if cell.State == Unverified {
-				g.notes[fmt.Sprintf("artifact %s on node %s: the cluster reports no image volume digest in pod status (the ImageVolumeWithDigest feature gate of the API server and the kubelet, alpha in Kubernetes 1.35 to 1.37, is off) and the node's status.images does not list it, so stowage cannot tell which digest is on the node",
+				g.notes[fmt.Sprintf("artifact %s on node %s: the cluster reports no image volume digest in pod status (the kubelet sets one only with the ImageVolumeWithDigest feature gate of the API server and the kubelet, alpha in Kubernetes 1.35 to 1.37, and kubelet v1.37.2 set none even with it on) and the node's status.images does not list it, so stowage cannot tell which digest is on the node",
 					img.Name, n.Name)] = true
 			}
 			if g.cells[img.Reference] == nil {
