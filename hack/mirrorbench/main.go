@@ -320,7 +320,8 @@ type blobRef struct {
 
 // floorCopy is the minimal blob copy: every unique blob a GET from the
 // source streamed into a POST and one PUT (a monolithic upload) at the
-// site under prefix, jobs at once, no manifests, no HEADs, plain net/http.
+// site under prefix, jobs at once, the largest first, no manifests, no
+// HEADs, plain net/http.
 func floorCopy(src, site, prefix string, blobs []blobRef, jobs int) error {
 	client := &http.Client{Timeout: 10 * time.Minute}
 	var (
@@ -379,7 +380,11 @@ func floorCopy(src, site, prefix string, blobs []blobRef, jobs int) error {
 			}
 		})
 	}
-	for _, b := range blobs {
+	// The largest first, as stowage orders its uploads, so that neither
+	// copy ends with a few large blobs running alone.
+	sorted := append([]blobRef(nil), blobs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].d.Size > sorted[j].d.Size })
+	for _, b := range sorted {
 		next <- b
 	}
 	close(next)
@@ -601,7 +606,7 @@ func run(o options) error {
 	}
 	floor := median(floors)
 	floor.tool = "floor: minimal blob copy of the unique blobs" + floor.tool
-	floor.command = fmt.Sprintf("in-process: per unique blob GET SRC/v2/REPO/blobs/D → POST SITE/v2/floor/REPO/blobs/uploads/ + PUT ?digest=D with the body; %d at once; no manifests", o.jobs)
+	floor.command = fmt.Sprintf("in-process: per unique blob, the largest first, GET SRC/v2/REPO/blobs/D → POST SITE/v2/floor/REPO/blobs/uploads/ + PUT ?digest=D with the body; %d at once; no manifests", o.jobs)
 	stow := median(stows)
 	stow.tool = "stowage mirror, empty site" + stow.tool
 	stow.command = fmt.Sprintf("stowage mirror DIR --to SITE/stowage --insecure-registry SRC --insecure-registry SITE --quiet --jobs %d", o.jobs)

@@ -566,6 +566,14 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
 		start = end
 	}
 	m.checkLeftOut(ctx, p, checks)
+	// The largest blobs first (then by digest): the workers then finish
+	// together instead of a few large uploads running alone at the end.
+	sort.SliceStable(p.uploads, func(i, j int) bool {
+		if p.uploads[i].d.Size != p.uploads[j].d.Size {
+			return p.uploads[i].d.Size > p.uploads[j].d.Size
+		}
+		return p.uploads[i].d.Digest.String() < p.uploads[j].d.Digest.String()
+	})
 	uploaded := map[v1.Hash]bool{}
 	for _, u := range p.uploads {
 		uploaded[u.d.Digest] = true
