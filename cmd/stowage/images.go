@@ -39,20 +39,25 @@ See docs/imagesets.md.`,
 type imageSetOutput struct {
 	format string
 	file   string
+	as     string
 }
 
 func (o *imageSetOutput) flags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.format, "output", "o", "yaml", "the config language: yaml, or cue")
 	c.Flags().StringVar(&o.file, "output-file", "", "file to write (atomically) instead of stdout, e.g. config/images.yaml; - is stdout")
+	c.Flags().StringVar(&o.as, "as", "images", "write an images catalogue (images.NAME.reference), or environments (environments.NAME.image)")
 }
 
 func (o *imageSetOutput) check() error {
+	if err := checkFormat("--as", o.as, imageset.Kinds...); err != nil {
+		return err
+	}
 	return checkFormat("-o", o.format, imageset.Formats...)
 }
 
 // write encodes set and writes it to stdout or, atomically, to the file.
 func (o *imageSetOutput) write(cmd *cobra.Command, set imageset.Set, source string) error {
-	data, err := imageset.Encode(set, o.format, source)
+	data, err := imageset.EncodeAs(set, o.format, o.as, source)
 	if err != nil {
 		return err
 	}
@@ -106,8 +111,9 @@ order (docs/imagesets.md#names).`,
 
 func newImagesFromChart() *cobra.Command {
 	var (
-		out imageSetOutput
-		o   imageset.ChartOptions
+		out     imageSetOutput
+		o       imageset.ChartOptions
+		perNode []string
 	)
 	c := &cobra.Command{
 		Use:   "from-chart CHART",
@@ -125,6 +131,18 @@ use: the composed reference appears as a string in them, or an object carries
 the same fields (the GPU Operator's ClusterPolicy). A map with enabled: false is
 left out. --values and --set work as helm's; values files are local.
 
+--per-node-label LABEL=VALUE:FILE (repeatable, one LABEL) is for images built
+per node group, as the GPU Operator's driver per kernel: the chart is rendered
+once per VALUE with its values file FILE last, and an image whose reference
+differs between the values is written as byNodeLabel {label: LABEL,
+references: {VALUE: reference}}, so that render pre-pulls each reference only
+on the nodes labelled LABEL=VALUE; an image the same in every render is
+written as usual. LABEL is a label key and VALUE a label value (Kubernetes'
+rules), at most 64 values.
+
+--as environments writes environments (environments.NAME.image) instead of
+an images catalogue, for pullers that list environments.
+
 Bounds: the chart 20 MiB (10,000 files), each values file 4 MiB, the rendered
 manifests 64 MiB, rendering one minute. Names and output as from-list
 (docs/imagesets.md).`,
@@ -133,7 +151,12 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 
   # with a site's values and a per-kernel driver tag, as CUE
   stowage images from-chart gpu-operator-v24.3.0.tgz --values site.yaml \
-    --set driver.version=550.54.15-ubuntu22.04 -o cue --output-file site/gpu-images.cue`,
+    --set driver.version=550.54.15-ubuntu22.04 -o cue --output-file site/gpu-images.cue
+
+  # the precompiled driver per kernel (Node Feature Discovery's label), as environments
+  stowage images from-chart ./gpu-operator --as environments \
+    --per-node-label feature.node.kubernetes.io/kernel-version.full=5.15.0-91-generic:kernel-5.15.yaml \
+    --per-node-label feature.node.kubernetes.io/kernel-version.full=6.8.0-1015-aws:kernel-6.8-aws.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -144,7 +167,32 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 					return err
 				}
 			}
-			set, source, err := imageset.FromChart(args[0], o)
+			var label string
+			var values []imageset.NodeValue
+			for _, arg := range perNode {
+				l, v, err := imageset.ParseNodeValue(arg)
+				if err != nil {
+					return usageError{fmt.Errorf("--per-node-label %w", err)}
+				}
+				if label != "" && l != label {
+					return usageError{fmt.Errorf("--per-node-label %q: label %s, but an earlier one names %s; give one label", arg, l, label)}
+				}
+				if err := refuseStdout("--per-node-label", v.File, "give a values file; stowage reads no values from stdin"); err != nil {
+					return err
+				}
+				label = l
+				values = append(values, v)
+			}
+			var (
+				set    imageset.Set
+				source string
+				err    error
+			)
+			if len(values) > 0 {
+				set, source, err = imageset.FromChartByNodeLabel(args[0], o, label, values)
+			} else {
+				set, source, err = imageset.FromChart(args[0], o)
+			}
 			if err != nil {
 				return err
 			}
@@ -152,6 +200,7 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 		},
 	}
 	out.flags(c)
+	c.Flags().StringArrayVar(&perNode, "per-node-label", nil, "LABEL=VALUE:FILE: render once per node label value with its values file; images that differ become byNodeLabel (repeatable, one label)")
 	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win), as helm's --values")
 	c.Flags().StringArrayVar(&o.Set, "set", nil, "key=value, as helm's --set (repeatable; applied after --values)")
 	return c

@@ -107,3 +107,82 @@ func TestImagesFromChart(t *testing.T) {
 		t.Errorf("--values -: exit %d, %s", code, stderr)
 	}
 }
+
+// TestImagesFromChartPerNodeLabel: from-chart --per-node-label renders the
+// GPU-operator-shaped chart per kernel and --as environments writes the
+// golden environments, the driver as byNodeLabel; the file vets beside a
+// puller listing every environment and a stand-in lock of every
+// reference, and renders one DaemonSet per kernel. A malformed or mixed
+// --per-node-label and an unknown --as are usage errors.
+func TestImagesFromChartPerNodeLabel(t *testing.T) {
+	td := filepath.Join(repoRoot, "internal", "imageset", "testdata")
+	chart := filepath.Join(td, "gpu-operator")
+	const kernel = "feature.node.kubernetes.io/kernel-version.full"
+	args := []string{"images", "from-chart", chart, "--as", "environments",
+		"--per-node-label", kernel + "=6.8.0-1015-aws:" + filepath.Join(td, "kernel-6.8.0-1015-aws.yaml"),
+		"--per-node-label", kernel + "=5.15.0-91-generic:" + filepath.Join(td, "kernel-5.15.0-91-generic.yaml")}
+	stdout, stderr, code := runCLI(t, nil, args...)
+	if want := readFile(t, filepath.Join(td, "gpu-operator-by-kernel-environments.yaml")); code != 0 || string(stdout) != string(want) {
+		t.Fatalf("from-chart --per-node-label: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "environments.yaml"), stdout, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, _, err := imageset.FromChartByNodeLabel(chart, imageset.ChartOptions{}, kernel, []imageset.NodeValue{
+		{Value: "6.8.0-1015-aws", File: filepath.Join(td, "kernel-6.8.0-1015-aws.yaml")},
+		{Value: "5.15.0-91-generic", File: filepath.Join(td, "kernel-5.15.0-91-generic.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	l := &lock.Lock{}
+	refs := []string{"ghcr.io/stowage/stowage-helper:v0.1.0"}
+	for _, im := range set {
+		keys = append(keys, `"`+im.Name+`"`)
+		if im.ByNodeLabel != nil {
+			for _, r := range im.ByNodeLabel.References {
+				refs = append(refs, r)
+			}
+			continue
+		}
+		refs = append(refs, im.Reference)
+	}
+	for _, r := range refs {
+		e, err := standin.Entry(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Put(e)
+	}
+	writeTree(t, dir, map[string]string{
+		"profile.cue": `profiles: gpu: pullers: [{name: "gpu", namespace: "gpu-operator", environments: [` + strings.Join(keys, ", ") + `]}]` + "\n",
+		lock.FileName: string(l.Marshal()),
+	})
+	if stdout, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Fatalf("vet: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := t.TempDir()
+	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out); code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, stderr)
+	}
+	for _, f := range []string{"daemonset-gpu-operator-gpu-5-15-0-91-generic.yaml", "daemonset-gpu-operator-gpu-6-8-0-1015-aws.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("render: %v", err)
+		}
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--per-node-label", kernel + "=5.15.0-91-generic"}, "want LABEL=VALUE:FILE"},
+		{[]string{"--per-node-label", kernel + "=a:x.yaml", "--per-node-label", "nvidia.com/gpu.product=b:y.yaml"}, "give one label"},
+		{[]string{"--per-node-label", kernel + "=a:-"}, "--per-node-label -:"},
+		{[]string{"--as", "catalogue"}, `--as "catalogue": want images or environments`},
+	} {
+		if _, stderr, code := runCLI(t, nil, append([]string{"images", "from-chart", chart}, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

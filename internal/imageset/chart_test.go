@@ -78,7 +78,7 @@ func TestFromChartValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(set, Image{"k8s-mig-manager", "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.7.0-ubuntu20.04"}) {
+	if !slices.Contains(set, Image{Name: "k8s-mig-manager", Reference: "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.7.0-ubuntu20.04"}) {
 		t.Errorf("migManager.enabled=true: %v", set)
 	}
 }

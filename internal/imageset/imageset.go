@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -35,8 +36,12 @@ const maxNameLen = 63
 type Image struct {
 	// Name is the catalogue key, derived from the repository (see Build).
 	Name string
-	// Reference is the reference as the source spelled it.
+	// Reference is the reference as the source spelled it; empty when
+	// ByNodeLabel is set.
 	Reference string
+	// ByNodeLabel is set for an image a node label's value chooses
+	// (FromChartByNodeLabel); nil otherwise.
+	ByNodeLabel *NodeLabelChoice
 }
 
 // Set is an image set, sorted by Name, names unique.
@@ -186,29 +191,52 @@ func Build(refs []imageref.Ref) (Set, error) {
 // Formats are the output formats of Encode.
 var Formats = []string{"yaml", "cue"}
 
-// Encode writes the set as a stowage config file in format ("yaml" or
-// "cue"): an images catalogue, one entry per image with its reference, in
-// name order, after a comment that says where the set came from (source,
-// one line of the caller's words).
+// Kinds are what EncodeAs writes the set as: the images catalogue, or
+// environments (one image each).
+var Kinds = []string{"images", "environments"}
+
+// Encode is EncodeAs(set, formatName, "images", source).
 func Encode(set Set, formatName, source string) ([]byte, error) {
+	return EncodeAs(set, formatName, "images", source)
+}
+
+// EncodeAs writes the set as a stowage config file in format ("yaml" or
+// "cue"): under kind "images" a catalogue, one entry per image with its
+// reference; under kind "environments" one environment per image with its
+// image; an image a node label chooses as byNodeLabel {label, references}
+// (label values sorted). Entries in name order, after a comment that says
+// where the set came from (source, one line of the caller's words).
+func EncodeAs(set Set, formatName, kind, source string) ([]byte, error) {
+	field := map[string]string{"images": "reference", "environments": "image"}[kind]
+	if field == "" {
+		return nil, fmt.Errorf("kind %q: want %s", kind, strings.Join(Kinds, " or "))
+	}
 	switch formatName {
 	case "yaml":
-		return encodeYAML(set, source)
+		return encodeYAML(set, kind, field, source)
 	case "cue":
-		return encodeCUE(set, source)
+		return encodeCUE(set, kind, field, source)
 	}
 	return nil, fmt.Errorf("format %q: want %s", formatName, strings.Join(Formats, " or "))
 }
 
-func encodeYAML(set Set, source string) ([]byte, error) {
+func encodeYAML(set Set, kind, field, source string) ([]byte, error) {
 	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
 	images := &yaml.Node{Kind: yaml.MappingNode}
 	for _, im := range set {
-		images.Content = append(images.Content, str(im.Name),
-			&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("reference"), str(im.Reference)}})
+		entry := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str(field), str(im.Reference)}}
+		if c := im.ByNodeLabel; c != nil {
+			refs := &yaml.Node{Kind: yaml.MappingNode}
+			for _, v := range slices.Sorted(maps.Keys(c.References)) {
+				refs.Content = append(refs.Content, str(v), str(c.References[v]))
+			}
+			entry.Content = []*yaml.Node{str("byNodeLabel"), {Kind: yaml.MappingNode, Content: []*yaml.Node{
+				str("label"), str(c.Label), str("references"), refs}}}
+		}
+		images.Content = append(images.Content, str(im.Name), entry)
 	}
-	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: headComment(source), Content: []*yaml.Node{{
-		Kind: yaml.MappingNode, Content: []*yaml.Node{str("images"), images},
+	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: headComment(source, kind), Content: []*yaml.Node{{
+		Kind: yaml.MappingNode, Content: []*yaml.Node{str(kind), images},
 	}}}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -222,16 +250,25 @@ func encodeYAML(set Set, source string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func encodeCUE(set Set, source string) ([]byte, error) {
+func encodeCUE(set Set, kind, field, source string) ([]byte, error) {
 	var fields []any
 	for _, im := range set {
-		fields = append(fields, ast.NewStringLabel(im.Name), ast.NewStruct(ast.NewIdent("reference"), ast.NewString(im.Reference)))
+		entry := ast.NewStruct(ast.NewIdent(field), ast.NewString(im.Reference))
+		if c := im.ByNodeLabel; c != nil {
+			var refs []any
+			for _, v := range slices.Sorted(maps.Keys(c.References)) {
+				refs = append(refs, ast.NewStringLabel(v), ast.NewString(c.References[v]))
+			}
+			entry = ast.NewStruct(ast.NewIdent("byNodeLabel"), ast.NewStruct(
+				ast.NewIdent("label"), ast.NewString(c.Label), ast.NewIdent("references"), ast.NewStruct(refs...)))
+		}
+		fields = append(fields, ast.NewStringLabel(im.Name), entry)
 	}
 	pkg := &ast.Package{Name: ast.NewIdent("stowage")}
-	ast.AddComment(pkg, &ast.CommentGroup{Doc: true, List: commentLines(source)})
+	ast.AddComment(pkg, &ast.CommentGroup{Doc: true, List: commentLines(source, kind)})
 	f := &ast.File{Decls: []ast.Decl{
 		pkg,
-		&ast.Field{Label: ast.NewIdent("images"), Value: ast.NewStruct(fields...)},
+		&ast.Field{Label: ast.NewIdent(kind), Value: ast.NewStruct(fields...)},
 	}}
 	b, err := format.Node(f)
 	if err != nil {
@@ -241,18 +278,18 @@ func encodeCUE(set Set, source string) ([]byte, error) {
 }
 
 // headComment is the YAML comment that leads the file.
-func headComment(source string) string {
+func headComment(source, kind string) string {
 	var lines []string
-	for _, c := range commentLines(source) {
+	for _, c := range commentLines(source, kind) {
 		lines = append(lines, "#"+strings.TrimPrefix(c.Text, "//"))
 	}
 	return strings.Join(lines, "\n")
 }
 
-func commentLines(source string) []*ast.Comment {
+func commentLines(source, kind string) []*ast.Comment {
 	return []*ast.Comment{
 		{Text: "// Images from " + oneLine(source) + ", written by stowage images."},
-		{Text: "// Review each tag, list the keys in a puller's images, then run stowage lock."},
+		{Text: "// Review each tag, list the keys in a puller's " + kind + ", then run stowage lock."},
 	}
 }
 

@@ -83,13 +83,13 @@ registry.example:5000/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcde
 		t.Fatal(err)
 	}
 	want := Set{
-		{"b", "registry.example:5000/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-		{"example-com-pause-3-9", "example.com/pause:3.9"},
-		{"ingress-nginx-controller", "registry.k8s.io/ingress-nginx/controller:v1.10.1"},
-		{"metallb-controller", "quay.io/metallb/controller:v0.13.9"},
-		{"nginx", "docker.io/library/nginx:1.27"},
-		{"registry-k8s-io-pause-3-8", "registry.k8s.io/pause:3.8"},
-		{"registry-k8s-io-pause-3-9", "registry.k8s.io/pause:3.9"},
+		{Name: "b", Reference: "registry.example:5000/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		{Name: "example-com-pause-3-9", Reference: "example.com/pause:3.9"},
+		{Name: "ingress-nginx-controller", Reference: "registry.k8s.io/ingress-nginx/controller:v1.10.1"},
+		{Name: "metallb-controller", Reference: "quay.io/metallb/controller:v0.13.9"},
+		{Name: "nginx", Reference: "docker.io/library/nginx:1.27"},
+		{Name: "registry-k8s-io-pause-3-8", Reference: "registry.k8s.io/pause:3.8"},
+		{Name: "registry-k8s-io-pause-3-9", Reference: "registry.k8s.io/pause:3.9"},
 	}
 	if !slices.Equal(set, want) {
 		t.Errorf("got\n%v\nwant\n%v", set, want)
@@ -147,7 +147,7 @@ func TestEmptyAndOversizedLists(t *testing.T) {
 }
 
 func TestCommentKeepsOneLine(t *testing.T) {
-	set := Set{{"a", "busybox:1"}}
+	set := Set{{Name: "a", Reference: "busybox:1"}}
 	b, err := Encode(set, "yaml", "evil\n\x1b[31mname")
 	if err != nil {
 		t.Fatal(err)
