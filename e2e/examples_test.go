@@ -15,9 +15,9 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/pipeline"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -33,11 +33,11 @@ var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-
 var examples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"}
 
 // renderProfile renders a profile the way `stowage render DIR --profile P`
-// does: pipeline.Render, which reads the password sources, renders with the
+// does: source.Render, which reads the password sources, renders with the
 // lock and checks every object against the k8s.io/api types.
 func renderProfile(t *testing.T, cfg *v1alpha1.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
 	t.Helper()
-	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("render %s --profile %s: %v", dir, profile, err)
 	}
@@ -169,7 +169,7 @@ func bumpOne(t *testing.T, l *lock.Lock, objs []render.Object) (*lock.Lock, lock
 	e := l.Entries[best]
 	old := e.Digest
 	for i := 0; ; i++ {
-		next, err := standin.Entry(fmt.Sprintf("stowage.test/e2e/bumped:%d", i))
+		next, err := offlineimage.Entry(fmt.Sprintf("stowage.test/e2e/bumped:%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stowage/stowage/internal/configgen"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/synth"
 )
 
-// TestApplyLargeConfigs applies generated configs (internal/synth, stand-in
+// TestApplyLargeConfigs applies generated configs (internal/configgen, stand-in
 // lock) to a real API server: 2,000 images across 50 pullers in 20
 // namespaces, and a single puller of 60 images, which stowage splits into
 // DaemonSets of at most render.MaxImagesPerDaemonSet images. The rendered
@@ -31,7 +31,7 @@ func TestApplyLargeConfigs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "config")
-			if err := synth.Generate(tc.images, tc.per, dir); err != nil {
+			if err := configgen.Generate(tc.images, tc.per, dir); err != nil {
 				t.Fatal(err)
 			}
 			if tc.namespace != "" {

@@ -64,7 +64,7 @@ func TestFluxPullsArtifactAtSite(t *testing.T) {
 
 	// The images, as the committed lock pins them (deterministic
 	// stand-ins), at the source registry under --mirror paths.
-	p, err := registrytest.PlanFor(ex.Config, src.Host)
+	p, err := registrytest.SeedFor(ex.Config, src.Host)
 	if err != nil {
 		t.Fatal(err)
 	}

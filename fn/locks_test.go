@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/internal/offlineimage"
 )
 
 // TestLocksAreStandIns: the locks of the KRM examples and test inputs hold
 // exactly the digests of the deterministic stand-in images
-// (internal/standin) of their references — the digests `stowage lock`
+// (internal/offlineimage) of their references — the digests `stowage lock`
 // resolves against a registry seeded with them — so no digest in them is
 // typed by hand or invented.
 func TestLocksAreStandIns(t *testing.T) {
@@ -57,7 +57,7 @@ func TestLocksAreStandIns(t *testing.T) {
 	}
 	for i, l := range locks {
 		for _, e := range l.Entries {
-			want, err := standin.Entry(e.Reference)
+			want, err := offlineimage.Entry(e.Reference)
 			if err != nil {
 				t.Fatal(err)
 			}

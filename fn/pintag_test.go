@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/internal/offlineimage"
 )
 
 // TestPinsEachTagToItsOwnEntry: in pin mode, two tags of one repository
@@ -20,7 +20,7 @@ func TestPinsEachTagToItsOwnEntry(t *testing.T) {
 	l := &lock.Lock{}
 	digests := map[string]string{}
 	for _, ref := range []string{"nginx:1.26", "nginx:1.27", "quay.io/example/tool"} {
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -102,7 +102,7 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 	}
 }
 
-// render renders profile of cfg with l through pipeline.Render and
+// render renders profile of cfg with l through source.Render and
 // returns the objects as nodes.
 //
 // Each line of a render error led by a password's place in the config
@@ -110,7 +110,7 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // so that it is located in the functionConfig's file and line.
 func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
 	cfg, profile := c.cfg, c.profile
-	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
+	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
 		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
 		var rest []string

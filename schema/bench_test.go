@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/internal/configgen"
 )
 
-// BenchmarkLoad is Load of each example and of internal/synth's configs:
+// BenchmarkLoad is Load of each example and of internal/configgen's configs:
 // reading the files, unifying them with the schema, validating and
 // decoding. Compare with benchstat (docs/benchmarks.md).
 func BenchmarkLoad(b *testing.B) {
@@ -18,7 +18,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	for _, n := range []int{100, 2000} {
 		dir := filepath.Join(b.TempDir(), "scale")
-		if err := synth.Generate(n, 40, dir); err != nil {
+		if err := configgen.Generate(n, 40, dir); err != nil {
 			b.Fatal(err)
 		}
 		dirs[fmt.Sprintf("images=%d", n)] = dir

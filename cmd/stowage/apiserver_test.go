@@ -265,7 +265,7 @@ func TestStatusHostileAPIServer(t *testing.T) {
 			}
 		}
 	}
-	for _, format := range []string{"table", "json"} {
+	for _, format := range []string{"text", "json"} {
 		t.Run("report contents scrubbed and escaped, "+format, func(t *testing.T) {
 			out, stderr, code, _ := runTLS(t, true, hostile, "-o", format)
 			noToken(t, out+stderr)

@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // The atomicity suite (issue 5, item 4): a render into -o DIR, a lock and a
@@ -253,7 +253,7 @@ func (f *lockFixture) moveTags(t *testing.T) {
 			t.Fatal(err)
 		}
 		other, _ := name.ParseReference(s + "-moved")
-		img, idx, err := standin.For(other)
+		img, idx, err := offlineimage.For(other)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/internal/configgen"
 )
 
 // BenchmarkRenderScale renders synthetic configs of 100 to 8,000 images
@@ -16,7 +16,7 @@ import (
 func BenchmarkRenderScale(b *testing.B) {
 	for _, n := range []int{100, 500, 2000, 8000} {
 		dir := filepath.Join(b.TempDir(), "scale")
-		if err := synth.Generate(n, 40, dir); err != nil {
+		if err := configgen.Generate(n, 40, dir); err != nil {
 			b.Fatal(err)
 		}
 		b.Run("images="+strconv.Itoa(n), func(b *testing.B) {

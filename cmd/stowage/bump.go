@@ -10,10 +10,10 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/output"
-	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 )
 
 func newBump(getenv env) *cobra.Command {
@@ -93,7 +93,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			var files map[string][]byte
 			renderChanged := false
 			if renderOut != "" {
-				objs, err := pipeline.Render(cfg, o.profile, next, pipeline.Options{Dir: dir, Getenv: getenv})
+				objs, err := source.Render(cfg, o.profile, next, source.RenderOptions{Dir: dir, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("--render %s: %w", renderOut, err)
 				}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -34,7 +34,7 @@ func cliConfigDir(t *testing.T, lockRefs []string, pairs ...string) string {
 	}
 	l := &lock.Lock{}
 	for _, r := range lockRefs {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestExitCodes(t *testing.T) {
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
 		{"--check needs --output-dir", []string{"render", valid, "--check"}, 2, "--check needs --output-dir"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
-		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want table or text or json`},
+		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want text or json`},
 		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},
 		{"status invalid config", []string{"status", invalid, "--kubeconfig", "/nonexistent"}, 1, "Tenant_A"},
 		{"status without a cluster", []string{"status", valid, "--kubeconfig", filepath.Join(valid, "no-kubeconfig")}, 1,
@@ -513,7 +513,7 @@ func TestOpenPAIServices(t *testing.T) {
 		}
 	}
 
-	for _, format := range []string{"table", "markdown"} {
+	for _, format := range []string{"text", "table", "markdown"} {
 		stdout, stderr, code := runCLI(t, nil, "openpai", "services", dir, "-o", format)
 		if code != 0 {
 			t.Fatalf("-o %s: exit %d: %s", format, code, stderr)

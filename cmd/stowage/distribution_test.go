@@ -18,9 +18,9 @@ import (
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // These tests run stowage against Debian's docker-registry (CNCF
@@ -42,7 +42,7 @@ func refOfKind(t *testing.T, repo string, index bool) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if standin.IsIndex(ref) == index {
+		if offlineimage.IsIndex(ref) == index {
 			return s
 		}
 	}
@@ -52,7 +52,7 @@ func refOfKind(t *testing.T, repo string, index bool) string {
 
 func standinEntry(t *testing.T, written string) lock.Entry {
 	t.Helper()
-	e, err := standin.Entry(written)
+	e, err := offlineimage.Entry(written)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	// kind change, and writes the lock; the same change gives the same
 	// branch name.
 	otherRef, _ := name.ParseReference(other)
-	img, idx, err := standin.For(otherRef)
+	img, idx, err := offlineimage.For(otherRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestDistributionBasicAuth(t *testing.T) {
 
 	// Move app's tag; bump writes a PR body that names it, and nothing
 	// secret.
-	img, idx, err := standin.For(mustParse(t, refOfKind(t, h+"/team/elsewhere", false)))
+	img, idx, err := offlineimage.For(mustParse(t, refOfKind(t, h+"/team/elsewhere", false)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gitops-
 
 // TestExampleLocksFromRegistry produces each example's lock the way
 // `make lock-examples` does: a real docker-registry is seeded with the
-// deterministic stand-in of every image (internal/standin), each of the
+// deterministic stand-in of every image (internal/offlineimage), each of the
 // example's registries mirrored under its own path, and `stowage lock`
 // resolves a copy of the example without its lock. The result must equal
 // the committed lock byte for byte.
@@ -38,7 +38,7 @@ func TestExampleLocksFromRegistry(t *testing.T) {
 			if err := e.Write(work); err != nil {
 				t.Fatal(err)
 			}
-			plan, err := registrytest.PlanFor(e.Config, d.Host, e.Workloads...)
+			plan, err := registrytest.SeedFor(e.Config, d.Host, e.Workloads...)
 			if err != nil {
 				t.Fatal(err)
 			}

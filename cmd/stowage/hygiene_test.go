@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // The secret hygiene suite (issue 5, item 5): every command and every
@@ -271,7 +271,7 @@ profiles:
 	if lockIt {
 		l := &lock.Lock{}
 		for _, ref := range r.refs {
-			e, err := standin.Entry(ref)
+			e, err := offlineimage.Entry(ref)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +294,7 @@ func (r *hygieneRegistries) moveApp(t *testing.T) {
 	}
 	ref, _ := name.ParseReference(r.refs[0])
 	other, _ := name.ParseReference(r.refs[0] + "-moved")
-	img, idx, err := standin.For(other)
+	img, idx, err := offlineimage.For(other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestSecretHygiene(t *testing.T) {
 		lockYAML := func() string {
 			l := &lock.Lock{}
 			for _, ref := range append(regs.refs, "apache/submarine:jupyter-notebook-0.7.0", "ghcr.io/stowage/stowage-helper:v0.1.0") {
-				e, err := standin.Entry(ref)
+				e, err := offlineimage.Entry(ref)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -610,7 +610,7 @@ func TestSecretHygiene(t *testing.T) {
 				}
 				l := &lock.Lock{}
 				for _, ref := range []string{strings.Replace(regs.refs[0], regs.private.Host, wrong.Host, 1), strings.Replace(regs.refs[1], regs.private.Host, wrong.Host, 1), regs.refs[2], regs.refs[3]} {
-					e, err := standin.Entry(ref)
+					e, err := offlineimage.Entry(ref)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/internal/offlineimage"
 )
 
 // TestImagesFromListVets: the catalogue from-list writes for the
@@ -31,7 +31,7 @@ func TestImagesFromListVets(t *testing.T) {
 		refs = append(refs, im.Reference)
 	}
 	for _, r := range refs {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -80,7 +80,7 @@ func TestInit(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
-	want, err := standin.Entry(images[0])
+	want, err := offlineimage.Entry(images[0])
 	if err != nil {
 		t.Fatal(err)
 	}

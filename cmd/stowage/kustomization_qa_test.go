@@ -201,7 +201,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := registrytest.PlanFor(ex.Config, d.Host, ex.Workloads...)
+	p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 	if got := strings.Join(workloads, "\n"); got != wantWorkloads {
 		t.Fatalf("workloads:\n%s\nwant:\n%s", got, wantWorkloads)
 	}
-	p, err := registrytest.PlanFor(ex.Config, d.Host, ex.Workloads...)
+	p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,14 +94,14 @@ func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*pla
 // directory, or a kustomization with the stowage transformer), its images
 // (plan.All, with the workloads the function pins), and the old lock
 // (empty when the file does not exist) with its bytes.
-func lockInputs(stderr io.Writer, dir string, o loadOptions) (*source, []*plan.Image, *lock.Lock, []byte, error) {
+func lockInputs(stderr io.Writer, dir string, o loadOptions) (*dirSource, []*plan.Image, *lock.Lock, []byte, error) {
 	return lockInputsRepair(stderr, dir, o, nil)
 }
 
 // lockInputsRepair is lockInputs that, with warn set (the lock command),
 // drops the lock entries that do not validate, saying so on warn, so that
 // lock resolves them again instead of refusing the file.
-func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source, []*plan.Image, *lock.Lock, []byte, error) {
+func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*dirSource, []*plan.Image, *lock.Lock, []byte, error) {
 	src, err := loadSource(stderr, dir, o)
 	if err != nil {
 		return nil, nil, nil, nil, err

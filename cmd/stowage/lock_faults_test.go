@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // canary is a password that must never be printed, logged or written. It
@@ -223,7 +223,7 @@ func runLockFault(t *testing.T, reg *inProcess, tc lockFaultCase) {
 	}
 	l := &lock.Lock{}
 	for _, r := range have {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func runLockFault(t *testing.T, reg *inProcess, tc lockFaultCase) {
 	case tc.code != 0 && !bytes.Equal(after, before):
 		t.Errorf("the lock changed although the run failed")
 	case tc.code == 0 && tc.cmd == "lock":
-		want, _ := standin.Entry(app)
+		want, _ := offlineimage.Entry(app)
 		got, err := lock.Parse(after, lockPath)
 		if err != nil {
 			t.Fatal(err)
@@ -359,7 +359,7 @@ func TestLockReportsEveryFailure(t *testing.T) {
 	var names []string
 	for _, e := range l.Entries {
 		names = append(names, e.Reference)
-		if want, _ := standin.Entry(e.Reference); e.Digest != want.Digest {
+		if want, _ := offlineimage.Entry(e.Reference); e.Digest != want.Digest {
 			t.Errorf("%s: digest %s, want %s", e.Reference, e.Digest, want.Digest)
 		}
 	}
@@ -398,12 +398,12 @@ func TestBumpKeepGoing(t *testing.T) {
 	l := &lock.Lock{}
 	olds := map[string]lock.Entry{}
 	for _, r := range []string{app, tool, helper, pause} {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r == app || r == tool {
-			o, err := standin.Entry(r + "-old")
+			o, err := offlineimage.Entry(r + "-old")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,7 +439,7 @@ func TestBumpKeepGoing(t *testing.T) {
 	if e, _ := got.Lookup(appKey); e.Digest != olds[app].Digest {
 		t.Errorf("the failed app has digest %s, want its old %s", e.Digest, olds[app].Digest)
 	}
-	want, _ := standin.Entry(tool)
+	want, _ := offlineimage.Entry(tool)
 	if e, _ := got.Lookup(toolKey); e.Digest != want.Digest || e.Digest == olds[tool].Digest {
 		t.Errorf("tool has digest %s, want the bumped %s", e.Digest, want.Digest)
 	}
@@ -465,20 +465,20 @@ func TestDigestHeaderMismatchRefused(t *testing.T) {
 				dir := writeConfig(t, map[string]configImage{"app": {Ref: app}}, helper, pause)
 				l := &lock.Lock{}
 				for _, r := range []string{helper, pause} {
-					e, err := standin.Entry(r)
+					e, err := offlineimage.Entry(r)
 					if err != nil {
 						t.Fatal(err)
 					}
 					l.Put(e)
 				}
-				real, err := standin.Entry(app)
+				real, err := offlineimage.Entry(app)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if cmd == "bump" {
 					// An older digest for the app, so that bump reads
 					// the manifest again.
-					old, err := standin.Entry(h + "/team/app:0.9")
+					old, err := offlineimage.Entry(h + "/team/app:0.9")
 					if err != nil {
 						t.Fatal(err)
 					}

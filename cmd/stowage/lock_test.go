@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // TestLockThenBump locks a config against the in-process registry, checks
@@ -42,7 +42,7 @@ func TestLockThenBump(t *testing.T) {
 	}
 	want := &lock.Lock{}
 	for _, r := range refs {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestBumpOutputs(t *testing.T) {
 	old := standinEntry(t, app)
 
 	other := h + "/team/other:9"
-	img, idx, err := standin.For(mustParse(t, other))
+	img, idx, err := offlineimage.For(mustParse(t, other))
 	if err != nil {
 		t.Fatal(err)
 	}

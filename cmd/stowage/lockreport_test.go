@@ -13,9 +13,9 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // decodeLockReport decodes lock -o json's stdout: exactly one object, with
@@ -51,7 +51,7 @@ func TestLockJSON(t *testing.T) {
 	env := map[string]string{"TOOL_PASSWORD": password, "STOWAGE_ALLOW_ENV": "TOOL_PASSWORD"}
 	lockPath := filepath.Join(dir, lock.FileName)
 	entry := func(ref string) lock.Entry {
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			t.Fatal(err)
 		}

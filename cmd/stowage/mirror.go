@@ -118,7 +118,8 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
   stowage mirror --from oci:/media/usb/bundle -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat("-o", o.format, "table", "text", "json"); err != nil {
+			o.format = formatAlias(o.format)
+			if err := checkFormat("-o", o.format, "text", "json"); err != nil {
 				return err
 			}
 			if o.from != "" && !strings.HasPrefix(o.from, ociPrefix) {
@@ -147,7 +148,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
-	fs.StringVarP(&o.format, "output", "o", "table", "table (text) or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
+	fs.StringVarP(&o.format, "output", "o", "text", "text or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
 	o.reg.addFlags(fs)
@@ -687,7 +688,7 @@ type runReport struct {
 
 // runReportOf is the run report of plan p, run report rep (nil when the
 // run did not start) and the run's error.
-func runReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, rep *mirror.Report, err error) runReport {
+func runReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, rep *mirror.Report, err error) runReport {
 	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles, trust), Errors: []string{}}
 	if rep != nil {
 		out.Signatures = siteSignatures(rep)
@@ -724,7 +725,7 @@ type planRoleBytes struct {
 	Bytes int64        `json:"bytes"`
 }
 
-func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) planReport {
+func planReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) planReport {
 	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
 		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes, AttachmentBlobs: p.AttachmentBlobs, AttachmentBytes: p.AttachmentBytes}
 	failed := map[string]bool{}
@@ -764,7 +765,7 @@ func planReportOf(to string, p *mirror.Plan, roles map[openpai.Role]map[string]b
 	return rep
 }
 
-func writePlan(w io.Writer, format, to string, p *mirror.Plan, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) error {
+func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) error {
 	rep := planReportOf(to, p, roles, trust)
 	if format == "json" {
 		return writeReport(w, rep)

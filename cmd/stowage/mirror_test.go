@@ -564,7 +564,7 @@ func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := registrytest.PlanFor(cfg, d.Host)
+	plan, err := registrytest.SeedFor(cfg, d.Host)
 	if err != nil {
 		t.Fatal(err)
 	}

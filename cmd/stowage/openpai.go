@@ -18,7 +18,7 @@ import (
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
-	imageplan "github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -176,11 +176,12 @@ ConfigMap lists them: at the site registry when one applies, pinned when DIR
 has a lock), and the bytes per role of a full install versus the reduced one,
 from the unpacked image sizes observed in OpenPAI issue #5381, and, when DIR
 has a lock, the reduced set's bytes to mirror per role from the lock's recorded sizes (config plus
-compressed layers, every platform). Formats: table (default), json, markdown.`,
+compressed layers, every platform). Formats: text (default), json, markdown.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "table" && format != "json" && format != "markdown" {
-				return usageError{fmt.Errorf("-o %q: want table, json or markdown", format)}
+			format = formatAlias(format)
+			if format != "text" && format != "json" && format != "markdown" {
+				return usageError{fmt.Errorf("-o %q: want text, json or markdown", format)}
 			}
 			cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
 			if err != nil {
@@ -192,22 +193,22 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 			}
 			// The profile's image plan reduces the selection, decides the
 			// site and pins what the lock has.
-			pl, err := imageplan.Build(cfg, profile, l)
+			pl, err := plan.Build(cfg, profile, l)
 			if err != nil {
 				return err
 			}
-			plan := pl.OpenPAI
-			if plan == nil {
+			red := pl.OpenPAI
+			if red == nil {
 				return fmt.Errorf("profile %q has no openpai selection", pl.Profiles[0])
 			}
-			rep := report(plan)
+			rep := report(red)
 			for r := range rep.Images {
 				if rep.Images[r], err = pl.OpenPAIList(r, l); err != nil {
 					return err
 				}
 			}
 			if l != nil {
-				rep.Locked = lockedBytes(plan, l)
+				rep.Locked = lockedBytes(red, l)
 			}
 			w := cmd.OutOrStdout()
 			switch format {
@@ -221,25 +222,25 @@ compressed layers, every platform). Formats: table (default), json, markdown.`,
 		},
 	}
 	c.Flags().StringVarP(&profile, "profile", "p", "", "profile whose openpai selection to use (optional when the config has one)")
-	c.Flags().StringVarP(&format, "output", "o", "table", "output format: table, json or markdown")
+	c.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or markdown")
 	return c
 }
 
-func report(plan *openpai.Plan) servicesReport {
+func report(red *openpai.Reduction) servicesReport {
 	rep := servicesReport{
-		Version: plan.Version, Kept: plan.Kept, Dropped: plan.Dropped, StartOrder: plan.StartOrder,
-		Paictl: "./paictl.py " + strings.Join(plan.PaictlArgs, " "),
+		Version: red.Version, Kept: red.Kept, Dropped: red.Dropped, StartOrder: red.StartOrder,
+		Paictl: "./paictl.py " + strings.Join(red.PaictlArgs, " "),
 		Images: map[openpai.Role][]string{}, SourceImages: map[openpai.Role][]string{},
 		KeptBy: map[string]keptReason{},
 	}
-	for k, r := range plan.KeptBy {
+	for k, r := range red.KeptBy {
 		rep.KeptBy[k] = keptReason{Feature: r.Feature, Chain: r.Chain}
 	}
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
-		rep.Images[r] = append([]string{}, plan.Images[r]...)
-		rep.SourceImages[r] = append([]string{}, plan.Images[r]...)
+		rep.Images[r] = append([]string{}, red.Images[r]...)
+		rep.SourceImages[r] = append([]string{}, red.Images[r]...)
 	}
-	for _, b := range plan.Bytes() {
+	for _, b := range red.Bytes() {
 		rep.Bytes = append(rep.Bytes, roleBytes{b.Role, b.Full, b.Reduced, b.Saved, b.UnknownFull, b.UnknownReduced,
 			b.UnknownFull - b.UnknownReduced})
 	}
@@ -366,11 +367,11 @@ func readLockIfAny(dir string) (*lock.Lock, error) {
 // lockedBytes sums, per role, the lock's recorded size of each reduced-set
 // image: a manifest's size, or the sizes of every child of an index (what
 // `stowage mirror` copies).
-func lockedBytes(plan *openpai.Plan, l *lock.Lock) []roleLocked {
+func lockedBytes(red *openpai.Reduction, l *lock.Lock) []roleLocked {
 	var out []roleLocked
 	for _, r := range []openpai.Role{openpai.RoleMaster, openpai.RoleWorker, openpai.RoleAll} {
-		rl := roleLocked{Role: r, Images: len(plan.Images[r])}
-		for _, s := range plan.Images[r] {
+		rl := roleLocked{Role: r, Images: len(red.Images[r])}
+		for _, s := range red.Images[r] {
 			ref, err := imageref.Parse(s)
 			if err != nil {
 				rl.Unlocked++

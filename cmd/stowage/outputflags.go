@@ -9,7 +9,7 @@ import (
 
 // The output conventions of every command (docs/conventions.md):
 //
-//   - -o/--output is a format: text (or table) and json on every command
+//   - -o/--output is a format: text and json on every command
 //     that prints a report, yaml for the manifests render prints;
 //   - a destination has a flag of its own: render --output-dir (-d),
 //     openpai package-cache --output-file, bump --pr-body and --render;
@@ -20,6 +20,17 @@ import (
 // Before these conventions, render -o and package-cache -o named the
 // destination; a value of -o that is no format is still read so, with a
 // note on stderr (pathAlias).
+
+// formatAlias reads -o table, the spelling mirror, status and openpai
+// services had before every command named its human-readable format text,
+// as text; it is accepted for the scripts that say it and documented
+// nowhere else. Every other value is returned unchanged.
+func formatAlias(format string) string {
+	if format == "table" {
+		return "text"
+	}
+	return format
+}
 
 // stdoutName is the path that means stdout.
 const stdoutName = "-"

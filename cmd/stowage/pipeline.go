@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -35,7 +35,7 @@ func readLock(dir string) (*lock.Lock, error) {
 }
 
 // renderDir loads dir, reads its lock and renders the profile through
-// pipeline.Render, reading the passwords through getenv.
+// source.Render, reading the passwords through getenv.
 func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
 	cfg, err := schema.Load(dir, schemaOptions(schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})...)
 	if err != nil {
@@ -45,5 +45,5 @@ func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Render(cfg, o.profile, l, pipeline.Options{Dir: dir, Getenv: getenv})
+	return source.Render(cfg, o.profile, l, source.RenderOptions{Dir: dir, Getenv: getenv})
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // quickstartBlock returns the first ```sh block after the README heading
@@ -92,7 +92,7 @@ func TestQuickstart(t *testing.T) {
 	}
 	ds := string(readFile(t, filepath.Join(home, "gitops", "clusters", "prod", "prepull", "daemonset-submarine-images.yaml")))
 	for _, s := range images {
-		want, err := standin.Entry(s)
+		want, err := offlineimage.Entry(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
-// seedStandIns writes the stand-in of each image (internal/standin) to the
+// seedStandIns writes the stand-in of each image (internal/offlineimage) to the
 // registry at host under its source registry's name, as the README's
 // local registry holds them: host/docker.io/apache/submarine:…,
 // host/ghcr.io/stowage/stowage-helper:….
@@ -123,7 +123,7 @@ func seedStandIns(t *testing.T, host string, images []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, idx, err := standin.For(src)
+		img, idx, err := offlineimage.For(src)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,7 +141,7 @@ func TestLockViaSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := registrytest.PlanFor(cfg, d.Host)
+	p, err := registrytest.SeedFor(cfg, d.Host)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,9 @@ keep some. The kustomization is built with kustomize's API up to the
 stowage transformer, from files beneath --root only (default DIR; --root .
 lets an overlay reach ../base).`
 
-// source is what a command's DIR holds: a config directory, or a
+// dirSource is what a command's DIR holds: a config directory, or a
 // kustomization whose transformers run stowage as a KRM function.
-type source struct {
+type dirSource struct {
 	// dir is DIR; file: password sources are relative to it.
 	dir string
 	// cfg is the config: the directory's, or the functionConfig's with
@@ -82,7 +82,7 @@ type passwords struct {
 }
 
 // passwords returns the rule of s's password reads.
-func (s *source) passwords() passwords {
+func (s *dirSource) passwords() passwords {
 	return passwords{dir: s.dir, function: s.kust != nil, allowEnv: s.fnAllowEnv}
 }
 
@@ -135,7 +135,7 @@ func (o *loadOptions) addRootFlag(fs *pflag.FlagSet) {
 // a functionConfig are written to stderr as `stowage: file:line: warning:
 // field: message` lines, as the function writes them; its errors are
 // returned as a *fnConfigError.
-func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
+func loadSource(stderr io.Writer, dir string, o loadOptions) (*dirSource, error) {
 	if kustomization.Find(dir) == "" {
 		if o.root != "" {
 			return nil, usageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
@@ -144,7 +144,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &source{dir: dir, cfg: cfg, lockPath: filepath.Join(dir, lock.FileName)}, nil
+		return &dirSource{dir: dir, cfg: cfg, lockPath: filepath.Join(dir, lock.FileName)}, nil
 	}
 	if o.allowLiteralPasswords {
 		return nil, usageError{fmt.Errorf("--allow-literal-passwords is for a config directory; in a kustomization the functionConfig decides (%s on a %s)", fn.AllowInlinePasswordsAnnotation, fn.SubmarineKind)}
@@ -177,7 +177,7 @@ func loadSource(stderr io.Writer, dir string, o loadOptions) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: workload.Pinned(b.Items), fnAllowEnv: allowEnv, fnMaxInput: maxInput}
+	src := &dirSource{dir: dir, cfg: cfg, lockPath: b.LockFile, kust: b, fn: c, workloads: workload.Pinned(b.Items), fnAllowEnv: allowEnv, fnMaxInput: maxInput}
 	return src, nil
 }
 
@@ -202,7 +202,7 @@ func renderedProfile(c fn.Config) (*v1alpha1.Config, error) {
 
 // needLock refuses a kustomization whose resources list no lock: the
 // function reads the digests from there.
-func (s *source) needLock() error {
+func (s *dirSource) needLock() error {
 	if s.lockPath != "" {
 		return nil
 	}
@@ -217,7 +217,7 @@ func (s *source) needLock() error {
 // may still read such a lock. It also refuses a lock listed in a
 // directory that does not exist (resources: [locks/stowage.lock.yaml]
 // before locks/ is made), naming the directory.
-func (s *source) ownLock() error {
+func (s *dirSource) ownLock() error {
 	if s.kust == nil {
 		return nil
 	}
@@ -245,7 +245,7 @@ func (s *source) ownLock() error {
 
 // profiles are the profiles a command covers: the function's one for a
 // kustomization (none when it only pins), else only, or every profile.
-func (s *source) profiles(only string) ([]string, error) {
+func (s *dirSource) profiles(only string) ([]string, error) {
 	if s.kust == nil {
 		if only != "" {
 			return []string{only}, nil

@@ -21,9 +21,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/secret"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
 )
@@ -82,7 +82,8 @@ Exit 0 when every image is present on every node its DaemonSets target,
 gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat("-o", o.output, "table", "text", "json"); err != nil {
+			o.output = formatAlias(o.output)
+			if err := checkFormat("-o", o.output, "text", "json"); err != nil {
 				return err
 			}
 			if o.timeout <= 0 || o.deadline <= 0 {
@@ -144,7 +145,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 	f.StringVarP(&o.profile, "profile", "p", "", "profile to check (optional when the config has one)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then the pod's ServiceAccount)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default its current-context)")
-	f.StringVarP(&o.output, "output", "o", "table", "table (text) or json")
+	f.StringVarP(&o.output, "output", "o", "text", "text or json")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
 	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run (with --wait, of each reading)")
 	f.DurationVar(&o.wait, "wait", 0, "read the cluster again every 5s until every image is present on every targeted node, for at most this long (0: read once)")
@@ -242,7 +243,7 @@ func expectProfile(stderr io.Writer, dir string, o loadOptions) (*status.Expecte
 	} else if l, err = readLock(dir); err != nil {
 		return nil, err
 	}
-	objs, err := pipeline.Render(cfg, profile, l, pipeline.Options{Dir: dir, NoPasswords: true})
+	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: dir, NoPasswords: true})
 	if err != nil {
 		return nil, err
 	}

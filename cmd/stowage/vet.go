@@ -15,10 +15,10 @@ import (
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/pipeline"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -101,7 +101,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			var external []string
 			rep.Profiles = profiles
 			for _, p := range profiles {
-				objs, err := pipeline.Render(cfg, p, l, pipeline.Options{Dir: dir, NoPasswords: true, CheckPasswords: true, Getenv: getenv})
+				objs, err := source.Render(cfg, p, l, source.RenderOptions{Dir: dir, NoPasswords: true, CheckPasswords: true, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("profile %q: %w", p, err)
 				}
@@ -188,7 +188,7 @@ type vetRun struct {
 // --allow-env names, reading no password; its error results fail vet as
 // they would fail kustomize build. With --remote, every digest the
 // function pins (pre-pulled and pin-only) is checked in its registry.
-func vetKustomization(cmd *cobra.Command, src *source, v vetRun) error {
+func vetKustomization(cmd *cobra.Command, src *dirSource, v vetRun) error {
 	if err := src.needLock(); err != nil {
 		return err
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // standinOf returns repo:tN for the first N whose stand-in is an index
@@ -29,7 +29,7 @@ func standinOf(t *testing.T, repo string, index bool) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if standin.IsIndex(ref) == index {
+		if offlineimage.IsIndex(ref) == index {
 			return s
 		}
 	}
@@ -167,7 +167,7 @@ profiles: p: {namespace: "p", pullers: [{name: "pre", namespace: "p", images: ["
 	}
 	env := map[string]string{"STOWAGE_QA_PW": canary}
 	// The lock the connected side wrote for the image.
-	e, err := standin.Entry(private)
+	e, err := offlineimage.Entry(private)
 	if err != nil {
 		t.Fatal(err)
 	}

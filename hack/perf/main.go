@@ -40,7 +40,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/internal/configgen"
 )
 
 func main() {
@@ -228,7 +228,7 @@ func perf(o options) error {
 	var lastGrowth float64
 	for i, n := range scaleSizes {
 		dir := filepath.Join(tmp, fmt.Sprintf("scale-%d", n))
-		if err := synth.Generate(n, 40, dir); err != nil {
+		if err := configgen.Generate(n, 40, dir); err != nil {
 			return err
 		}
 		s, err := measure(o.runs, nil, root, "", stowage, "render", dir)

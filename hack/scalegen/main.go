@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/internal/configgen"
 )
 
 func main() {
@@ -23,7 +23,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: scalegen -n N [-per-puller K] -o DIR")
 		os.Exit(2)
 	}
-	if err := synth.Generate(*n, *per, *out); err != nil {
+	if err := configgen.Generate(*n, *per, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "scalegen:", err)
 		os.Exit(1)
 	}

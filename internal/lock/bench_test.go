@@ -6,16 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stowage/stowage/internal/configgen"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/synth"
 )
 
-// benchLock returns the bytes of internal/synth's lock of n images (about
+// benchLock returns the bytes of internal/configgen's lock of n images (about
 // half of them multi-arch indexes).
 func benchLock(b *testing.B, n int) []byte {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "scale")
-	if err := synth.Generate(n, 40, dir); err != nil {
+	if err := configgen.Generate(n, 40, dir); err != nil {
 		b.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, lock.FileName))

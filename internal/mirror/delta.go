@@ -102,7 +102,7 @@ var errLeftOutMissing = errors.New("the delta bundle left it out (the site lock 
 // checkLeftOut HEADs each left-out blob where the bundle says the site
 // holds it and plans a mount from there; an image whose blob is not there
 // fails, named with the blob and the repository.
-func (m *Mirror) checkLeftOut(ctx context.Context, p *Plan, checks []omitCheck) {
+func (m *Mirror) checkLeftOut(ctx context.Context, p *Transfer, checks []omitCheck) {
 	rs, ok := m.dst.(*registrySink)
 	if !ok || len(checks) == 0 {
 		return

@@ -45,7 +45,7 @@ type PlannedImage struct {
 	Manifests int `json:"manifests"`
 	// Blobs and Bytes are the blobs of this image the copy uploads and
 	// their bytes; a blob shared with other images is counted in each
-	// (Plan.Bytes counts it once).
+	// (Transfer.Bytes counts it once).
 	Blobs int   `json:"blobs"`
 	Bytes int64 `json:"bytes"`
 	// Policies are the fields of the verify policies its signatures are
@@ -64,9 +64,9 @@ type PlannedImage struct {
 	byTag bool
 }
 
-// Plan is what a run will do: per image, present or missing, and the
+// Transfer is what a run will do: per image, present or missing, and the
 // unique blobs to move.
-type Plan struct {
+type Transfer struct {
 	// Images are every image asked for, sorted by name and digest.
 	Images []*PlannedImage
 	// Blobs and Bytes are the unique blobs to upload and their bytes
@@ -110,7 +110,7 @@ type referrerWrite struct {
 }
 
 // countAttachments fills the plan's attachment counts.
-func (p *Plan) countAttachments() {
+func (p *Transfer) countAttachments() {
 	seen := map[v1.Hash]bool{}
 	for _, pi := range p.Images {
 		if pi.Attachment == nil || pi.err != nil {
@@ -179,7 +179,7 @@ type write struct {
 }
 
 // Missing counts the images the destination lacks (failed ones apart).
-func (p *Plan) Missing() int {
+func (p *Transfer) Missing() int {
 	n := 0
 	for _, pi := range p.Images {
 		if !pi.Present && pi.err == nil {
@@ -192,7 +192,7 @@ func (p *Plan) Missing() int {
 // UniqueBytes is the number of unique blobs and their bytes to upload for
 // the images whose names are in names: a blob shared by several of them
 // counts once.
-func (p *Plan) UniqueBytes(names map[string]bool) (int, int64) {
+func (p *Transfer) UniqueBytes(names map[string]bool) (int, int64) {
 	seen := map[v1.Hash]bool{}
 	var bytes int64
 	for _, pi := range p.Images {
@@ -211,10 +211,10 @@ func (p *Plan) UniqueBytes(names map[string]bool) (int, int64) {
 
 // Plan HEADs every image at the destination and reads what is missing from
 // the source, as the package documentation says. An image that cannot be
-// planned is in Plan.Errors and left out of the copy; the error returned is
+// planned is in Transfer.Errors and left out of the copy; the error returned is
 // only for a run that cannot start (a canceled context).
-func (m *Mirror) Plan(ctx context.Context, images []Image) (*Plan, error) {
-	p := &Plan{}
+func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
+	p := &Transfer{}
 	seen := map[string]bool{}
 	for _, img := range images {
 		if img.Attachment != nil && !m.o.attachments {

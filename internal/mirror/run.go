@@ -53,7 +53,7 @@ type Signature struct {
 // destination. The report lists every failed image; the error is
 // Report.Errors when it is not empty (a canceled context fails the images
 // not done).
-func (m *Mirror) Run(ctx context.Context, plan *Plan) (*Report, error) {
+func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 	rep := &Report{}
 	var (
 		mu       sync.Mutex

@@ -66,7 +66,7 @@ type Service struct {
 	// pods. Job pods require pai-worker=true, so they count for RoleWorker.
 	JobImages []string
 	// DeleteImages are images only used by the service's delete script; they
-	// are not pulled by "paictl service start" and are not counted in Plan.
+	// are not pulled by "paictl service start" and are not counted in Reduction.
 	DeleteImages []string
 	// Optional reports whether the facts name the service as not needed for
 	// job submission (monitoring, alerting, marketplace, dshuttle, ...).

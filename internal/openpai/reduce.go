@@ -26,9 +26,9 @@ type Selection struct {
 	Registry Registry
 }
 
-// Plan is the reduced OpenPAI service list for one Selection.
-type Plan struct {
-	// Version is the OpenPAI release the plan is for.
+// Reduction is the reduced OpenPAI service list for one Selection.
+type Reduction struct {
+	// Version is the OpenPAI release the reduction is for.
 	Version string
 	// Registry is the registry used for OpenPAI images, defaults applied.
 	Registry Registry
@@ -87,7 +87,7 @@ func (r Reason) String() string {
 //     occurrence of a name per field; repeating a valid name is fine);
 //   - *RequiredError for each dropped service the kept set needs;
 //   - *RegistryError for a bad registry field.
-func Reduce(sel Selection) (*Plan, error) {
+func Reduce(sel Selection) (*Reduction, error) {
 	var errs []error
 	g, err := Load(sel.Version)
 	if err != nil {
@@ -206,7 +206,7 @@ func Reduce(sel Selection) (*Plan, error) {
 		chain := shortestChain(g, roots, k)
 		keptBy[k] = Reason{Feature: origin[chain[0]], Chain: chain}
 	}
-	return &Plan{
+	return &Reduction{
 		Version:    g.Version,
 		Registry:   reg,
 		Kept:       kept,

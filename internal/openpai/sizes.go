@@ -186,7 +186,7 @@ type RoleBytes struct {
 // matched by their base name as "openpai/<name>", so the sizes still apply
 // when p.Registry has another domain or namespace; third-party images are
 // matched by their fixed reference.
-func (p *Plan) Bytes() []RoleBytes {
+func (p *Reduction) Bytes() []RoleBytes {
 	g, err := Load(p.Version)
 	if err != nil {
 		return nil

@@ -125,7 +125,7 @@ func TestPlanBytesUnknownReduced(t *testing.T) {
 }
 
 func TestPlanBytesUnsupportedVersion(t *testing.T) {
-	if got := (&Plan{Version: "v9"}).Bytes(); got != nil {
+	if got := (&Reduction{Version: "v9"}).Bytes(); got != nil {
 		t.Errorf("Bytes() = %v, want nil", got)
 	}
 }

@@ -303,7 +303,7 @@ type Plan struct {
 	Pullers []Puller
 	// OpenPAI is the profile's reduced OpenPAI selection, nil when it has
 	// none (Build only).
-	OpenPAI *openpai.Plan
+	OpenPAI *openpai.Reduction
 	// Site is the site registry that applies to the profile (Site's rule),
 	// nil for none (Build only).
 	Site *v1alpha1.Site

@@ -24,10 +24,10 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // server is the in-process registry behind a fault injector.
@@ -70,7 +70,7 @@ func kindOf(t *testing.T, repo string, index bool) string {
 	t.Helper()
 	for i := 1; i < 100; i++ {
 		s := repo + ":v" + string(rune('0'+i/10)) + string(rune('0'+i%10))
-		if standin.IsIndex(mustRef(t, s)) == index {
+		if offlineimage.IsIndex(mustRef(t, s)) == index {
 			return s
 		}
 	}
@@ -89,7 +89,7 @@ func mustRef(t *testing.T, s string) name.Reference {
 
 func standinEntry(t *testing.T, s string) lock.Entry {
 	t.Helper()
-	e, err := standin.Entry(s)
+	e, err := offlineimage.Entry(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ var allAccept = []string{
 }
 
 // TestFillMatchesStandIns resolves a single manifest and an index: the
-// entries equal internal/standin's, a new entry costs one GET with the full
+// entries equal internal/offlineimage's, a new entry costs one GET with the full
 // Accept list, and an index one more GET per child.
 func TestFillMatchesStandIns(t *testing.T) {
 	h, f := server(t)
@@ -180,7 +180,7 @@ func TestRefresh(t *testing.T) {
 
 	// Move the single tag to what another reference's stand-in is.
 	other := kindOf(t, h+"/a/other", true)
-	img, idx, err := standin.For(mustRef(t, other))
+	img, idx, err := offlineimage.For(mustRef(t, other))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stowage/stowage/internal/configgen"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/synth"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -17,14 +17,14 @@ import (
 //	go test -run '^$' -bench . -count 10 ./render > new.txt
 //	benchstat old.txt new.txt
 //
-// (docs/benchmarks.md). The inputs are internal/synth's configs: N
+// (docs/benchmarks.md). The inputs are internal/configgen's configs: N
 // catalogue images over N/40 pullers, with their stand-in lock.
 
 // benchInput loads a synthetic config of n images and its lock.
 func benchInput(b *testing.B, n int) Input {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "scale")
-	if err := synth.Generate(n, 40, dir); err != nil {
+	if err := configgen.Generate(n, 40, dir); err != nil {
 		b.Fatal(err)
 	}
 	cfg, err := schema.Load(dir, schema.Options{})

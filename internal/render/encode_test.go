@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/configgen"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/synth"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -96,7 +96,7 @@ func checkUnstructured(t *testing.T, o Object) {
 // render: split node groups, records ConfigMaps).
 func TestUnstructuredIsToUnstructured(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "scale")
-	if err := synth.Generate(100, 40, dir); err != nil {
+	if err := configgen.Generate(100, 40, dir); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := schema.Load(dir, schema.Options{})

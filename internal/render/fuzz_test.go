@@ -22,8 +22,8 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -168,7 +168,7 @@ func checkName(t *testing.T, name, image string) {
 }
 
 // standinLock returns a lock for every image profile renders: the stand-in
-// entry of each (internal/standin), widened to an index holding every
+// entry of each (internal/offlineimage), widened to an index holding every
 // platform the config asks for, so that any platform pin resolves.
 func standinLock(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock {
 	t.Helper()
@@ -195,7 +195,7 @@ func standinLock(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock 
 		if _, done := l.Lookup(ref.Key()); done || ref.Digest != "" {
 			continue
 		}
-		e, err := standin.Entry(ref.Written)
+		e, err := offlineimage.Entry(ref.Written)
 		if err != nil {
 			t.Fatalf("stand-in for %s: %v", ref.Written, err)
 		}

@@ -34,7 +34,7 @@ const (
 // when the profile has one), and bytes.csv (per
 // role: full, reduced and saved bytes from the sizes observed in OpenPAI
 // issue #5381, and how many images have no observed size).
-func (r *renderer) openpaiConfigMap(plan *openpai.Plan) Object {
+func (r *renderer) openpaiConfigMap(plan *openpai.Reduction) Object {
 	data := map[string]string{
 		"services.list":  lines(plan.Kept),
 		"dropped.list":   lines(plan.Dropped),
@@ -72,7 +72,7 @@ func (r *renderer) openpaiList(role openpai.Role) []string {
 // BytesTable renders plan's per-role sizes as comma-separated lines with a
 // header: role, full_bytes, reduced_bytes, saved_bytes, unsized_full,
 // unsized_reduced (images without an observed size).
-func BytesTable(plan *openpai.Plan) string {
+func BytesTable(plan *openpai.Reduction) string {
 	var b strings.Builder
 	b.WriteString("role,full_bytes,reduced_bytes,saved_bytes,unsized_full,unsized_reduced\n")
 	for _, rb := range plan.Bytes() {

@@ -23,8 +23,8 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -98,7 +98,7 @@ func lockFor(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock {
 // putStandIn adds the stand-in entry of the reference written to l.
 func putStandIn(t *testing.T, l *lock.Lock, written string) lock.Entry {
 	t.Helper()
-	e, err := standin.Entry(written)
+	e, err := offlineimage.Entry(written)
 	if err != nil {
 		t.Fatalf("stand-in for %s: %v", written, err)
 	}
@@ -535,7 +535,7 @@ environments: notebook: image: "`+written+`"
 			putStandIn(t, l, s)
 		}
 		for _, s := range spellings[1:] {
-			if got, _ := standin.Entry(s); got.Name != e.Name || got.Digest != e.Digest {
+			if got, _ := offlineimage.Entry(s); got.Name != e.Name || got.Digest != e.Digest {
 				t.Errorf("%s: lock entry %s %s, want %s %s", s, got.Name, got.Digest, e.Name, e.Digest)
 			}
 		}
@@ -882,7 +882,7 @@ profiles: lab: pullers: [
 	bumped := &lock.Lock{Entries: slices.Clone(l.Entries)}
 	e, _ := bumped.Lookup("docker.io/apache/submarine:jupyter-notebook-gpu-0.7.0")
 	oldDigest := e.Digest
-	next, err := standin.Entry("apache/submarine:jupyter-notebook-gpu-0.7.1")
+	next, err := offlineimage.Entry("apache/submarine:jupyter-notebook-gpu-0.7.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -942,7 +942,7 @@ func TestPlatformPin(t *testing.T) {
 	for i := range 50 {
 		s := fmt.Sprintf("ghcr.io/example-org/multi-%d:1", i)
 		r, _ := imageref.Parse(s)
-		if standin.IsIndex(r.Reference()) {
+		if offlineimage.IsIndex(r.Reference()) {
 			image = s
 			break
 		}

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/configgen"
 	"github.com/stowage/stowage/internal/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
-	"github.com/stowage/stowage/internal/synth"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -153,7 +153,7 @@ func TestSplitBumpTouchesOnePart(t *testing.T) {
 	if !ok {
 		t.Fatal("no lock entry for app-045")
 	}
-	next, err := standin.Entry("registry.lab.internal:5000/team/app-045:v2")
+	next, err := offlineimage.Entry("registry.lab.internal:5000/team/app-045:v2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,12 +250,12 @@ profiles: p: pullers: [{environments: ["2"]}]
 }
 
 // TestLargeConfig renders the large-input case: 2,000 images across 50
-// pullers in 20 namespaces (internal/synth). Every object passes the
+// pullers in 20 namespaces (internal/configgen). Every object passes the
 // strict Kubernetes checks, each image is pulled by exactly one part of its
 // puller, and no DaemonSet exceeds the limit.
 func TestLargeConfig(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "large")
-	if err := synth.Generate(2000, 40, dir); err != nil {
+	if err := configgen.Generate(2000, 40, dir); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := schema.Load(dir, schema.Options{})

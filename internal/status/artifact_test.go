@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -31,7 +31,7 @@ profiles: gpu: pullers: [{name: "models", namespace: "serving", images: ["model"
 	}
 	l := &lock.Lock{}
 	for _, ref := range []string{modelRef, "ghcr.io/stowage/stowage-helper:v0.1.0"} {
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			t.Fatal(err)
 		}

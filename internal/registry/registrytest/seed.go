@@ -9,11 +9,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/standin"
 )
 
-// SeedStandIns pushes the deterministic stand-in (internal/standin) of every
+// SeedStandIns pushes the deterministic stand-in (internal/offlineimage) of every
 // reference through r, so r's mirrors and insecure marks decide where each
 // lands, on up to jobs goroutines. auth, when not nil, is sent as basic
 // auth. Every failure is reported.
@@ -52,7 +52,7 @@ func seedOne(ctx context.Context, r *registry.Resolver, auth *authn.AuthConfig, 
 	if err != nil {
 		return err
 	}
-	img, idx, err := standin.For(ref)
+	img, idx, err := offlineimage.For(ref)
 	if err != nil {
 		return err
 	}

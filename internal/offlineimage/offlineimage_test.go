@@ -1,4 +1,4 @@
-package standin
+package offlineimage
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func harborPassword(t *testing.T, objs []render.Object) string {
 // environment.
 func TestRenderExample(t *testing.T) {
 	cfg, l := load(t)
-	objs, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
+	objs, err := Render(cfg, "", l, RenderOptions{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestRenderExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("pipeline output differs from golden/submarine-notebooks/notebooks.yaml")
+		t.Errorf("Render output differs from golden/submarine-notebooks/notebooks.yaml")
 	}
 	if pw := harborPassword(t, objs); !strings.Contains(pw, `"password":"example-harbor-robot-password"`) {
 		t.Errorf("Harbor Secret %s, want the variable's password", pw)
@@ -80,11 +80,11 @@ func TestRenderExample(t *testing.T) {
 // the operator names it.
 func TestRenderPasswords(t *testing.T) {
 	cfg, l := load(t)
-	_, err := Render(cfg, "", l, Options{Dir: example, Getenv: env(map[string]string{"STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
+	_, err := Render(cfg, "", l, RenderOptions{Dir: example, Getenv: env(map[string]string{"STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD is not set") {
 		t.Errorf("unset variable: %v", err)
 	}
-	objs, err := Render(cfg, "", l, Options{Dir: example, NoPasswords: true})
+	objs, err := Render(cfg, "", l, RenderOptions{Dir: example, NoPasswords: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +94,14 @@ func TestRenderPasswords(t *testing.T) {
 	// Not named by the operator: refused for a config directory and for
 	// the function, whatever the exec declaration's --allow-env says.
 	vars := env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw"})
-	for _, o := range []Options{{Dir: example, Getenv: vars}, {Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}}} {
+	for _, o := range []RenderOptions{{Dir: example, Getenv: vars}, {Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}}} {
 		_, err = Render(cfg, "", l, o)
 		if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD may not be read (needed by environment \"jupyter-gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV") {
 			t.Errorf("function %v without STOWAGE_ALLOW_ENV: %v", o.Function, err)
 		}
 	}
 	vars = env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})
-	objs, err = Render(cfg, "", l, Options{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
+	objs, err = Render(cfg, "", l, RenderOptions{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRenderMissingEntry(t *testing.T) {
 			kept.Put(e)
 		}
 	}
-	objs, err := Render(cfg, "", &kept, Options{Dir: example, NoPasswords: true})
+	objs, err := Render(cfg, "", &kept, RenderOptions{Dir: example, NoPasswords: true})
 	if objs != nil || err == nil || !strings.Contains(err.Error(), `docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`) {
 		t.Errorf("objs %d, err %v", len(objs), err)
 	}

@@ -1,6 +1,6 @@
-// Package synth generates synthetic stowage config directories, with their
+// Package configgen generates synthetic stowage config directories, with their
 // locks, for benchmarks and large-input tests.
-package synth
+package configgen
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/standin"
+	"github.com/stowage/stowage/internal/offlineimage"
 )
 
 // Generate writes a synthetic config directory for benchmarks and
@@ -29,14 +29,14 @@ func Generate(n, per int, dir string) error {
 	for i := range n {
 		ref := fmt.Sprintf("registry.bench.internal:5000/team-%02d/app-%05d:v%d", i%20, i, i%7)
 		fmt.Fprintf(&b, "  img-%05d: {reference: %q}\n", i, ref)
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			return err
 		}
 		l.Put(e)
 	}
 	for _, ref := range []string{"ghcr.io/stowage/stowage-helper:v0.1.0", "registry.k8s.io/pause:3.10"} {
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			return err
 		}

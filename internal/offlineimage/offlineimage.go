@@ -1,7 +1,7 @@
-// Package standin builds deterministic stand-in images for references whose
-// registries cannot be reached (offline examples, tests): the same reference
-// gives the same bytes, hence the same digests, on every machine and in every
-// run.
+// Package offlineimage builds deterministic stand-in images for references
+// whose registries cannot be reached (offline examples, tests): the same
+// reference gives the same bytes, hence the same digests, on every machine
+// and in every run.
 //
 // A stand-in is derived from the lock key of the reference (imageref.Ref.Key), so
 // every spelling of one image ("busybox:1.31.1",
@@ -18,7 +18,7 @@
 // (config os/architecture/variant and layer text); otherwise it is a single
 // linux/amd64 manifest. A stand-in never matches a digest written in
 // the reference ("repo@sha256:…").
-package standin
+package offlineimage
 
 import (
 	"archive/tar"

@@ -1,8 +1,8 @@
-// Package pipeline is the one way a config becomes Kubernetes objects,
+// Package source is the one way a config becomes Kubernetes objects,
 // shared by the CLI (render, vet, bump --render) and the KRM function:
 // plan the profile against the lock, read the password sources the plan
 // names, render.
-package pipeline
+package source
 
 import (
 	"github.com/stowage/stowage/api/v1alpha1"
@@ -12,8 +12,8 @@ import (
 	"github.com/stowage/stowage/internal/render"
 )
 
-// Options say where password sources are read.
-type Options struct {
+// RenderOptions say where password sources are read.
+type RenderOptions struct {
 	// Dir is the config directory "file:" sources are relative to.
 	Dir string
 	// Getenv reads "env:" sources: the value and whether it is set.
@@ -42,7 +42,7 @@ type Options struct {
 // Kubernetes validity is the tests' job (internal/kubecheck and the real
 // API server in e2e/). Errors are those of each step, all of a step's
 // problems at once; nothing is rendered when any step fails.
-func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) ([]render.Object, error) {
+func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o RenderOptions) ([]render.Object, error) {
 	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err

@@ -8,11 +8,11 @@ import (
 	"github.com/stowage/stowage/internal/registry"
 )
 
-// Plan is what one test registry must hold, and how stowage must be told to
+// Seed is what one test registry must hold, and how stowage must be told to
 // use it, for `stowage lock` to lock a config from stand-ins while the lock
 // keeps the images' real names: each registry the config names is mirrored
 // at Host/MirrorPath(registry).
-type Plan struct {
+type Seed struct {
 	// Refs are the references to seed, as written, one per lock key;
 	// references with a written digest are left out (no stand-in matches
 	// them).
@@ -22,14 +22,14 @@ type Plan struct {
 	Mirrors map[string]string
 }
 
-// PlanFor is the Plan of cfg and the images the KRM function pins in
+// SeedFor is the Seed of cfg and the images the KRM function pins in
 // workloads, for a registry at host ("127.0.0.1:5000").
-func PlanFor(cfg *v1alpha1.Config, host string, workloads ...plan.Workload) (Plan, error) {
+func SeedFor(cfg *v1alpha1.Config, host string, workloads ...plan.Workload) (Seed, error) {
 	all, err := plan.All(cfg, nil, workloads...)
 	if err != nil {
-		return Plan{}, err
+		return Seed{}, err
 	}
-	p := Plan{Mirrors: map[string]string{}}
+	p := Seed{Mirrors: map[string]string{}}
 	for _, img := range all.Images {
 		reg := img.Ref.Registry()
 		p.Mirrors[reg] = host + "/" + MirrorPath(reg)
@@ -41,7 +41,7 @@ func PlanFor(cfg *v1alpha1.Config, host string, workloads ...plan.Workload) (Pla
 }
 
 // Flags are the --mirror flags of the plan, sorted.
-func (p Plan) Flags() []string {
+func (p Seed) Flags() []string {
 	var regs []string
 	for r := range p.Mirrors {
 		regs = append(regs, r)
@@ -55,7 +55,7 @@ func (p Plan) Flags() []string {
 }
 
 // Options are the plan's mirrors as resolver options, for seeding.
-func (p Plan) Options() []registry.Option {
+func (p Seed) Options() []registry.Option {
 	var out []registry.Option
 	for from, to := range p.Mirrors {
 		out = append(out, registry.WithMirror(from, to))
