@@ -149,7 +149,7 @@ func TestImagesFromChartPerNodeLabel(t *testing.T) {
 		refs = append(refs, im.Reference)
 	}
 	for _, r := range refs {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/standin"
 )
 
 // TestNodeLabelLockMirrorVetSite: a driver image chosen per kernel label
@@ -51,7 +51,7 @@ profiles: gpu: pullers: [{name: "gpu", namespace: "gpu-operator", environments: 
 	}
 	want := &lock.Lock{}
 	for _, r := range refs {
-		e, err := standin.Entry(r)
+		e, err := offlineimage.Entry(r)
 		if err != nil {
 			t.Fatal(err)
 		}

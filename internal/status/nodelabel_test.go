@@ -11,9 +11,9 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/standin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -44,7 +44,7 @@ profiles: gpu: pullers: [{name: "drivers", namespace: "gpu-operator", environmen
 	}
 	l := &lock.Lock{}
 	for _, ref := range []string{drivers["5.15.0-91-generic"], drivers["6.8.0-1015-aws"], "ghcr.io/stowage/stowage-helper:v0.1.0"} {
-		e, err := standin.Entry(ref)
+		e, err := offlineimage.Entry(ref)
 		if err != nil {
 			t.Fatal(err)
 		}
