@@ -157,7 +157,7 @@ golden:
 # docker-registry seeded with the deterministic stand-in images
 # (apt-get install docker-registry); TestExampleLocksFromRegistry checks them.
 lock-examples: build
-	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks examples/gitops-flux/config examples/gitops-argo/prepull
+	$(GO) run ./hack/lockexamples -stowage bin/stowage examples/openpai-offline examples/submarine-notebooks examples/gpu-platform examples/gitops-flux/config examples/gitops-argo/prepull
 
 # crane from the go-containerregistry version stowage uses, for the benchmark.
 crane:

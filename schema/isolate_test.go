@@ -35,7 +35,7 @@ func child(t *testing.T) Option {
 // test config and an embedded functionConfig give the same config, or the
 // same errors, evaluated in a child process as in this one.
 func TestIsolatedSameResult(t *testing.T) {
-	dirs := []string{"../examples/openpai-offline", "../examples/submarine-notebooks", "../examples/gitops-flux/config", "testdata/valid/mixed"}
+	dirs := []string{"../examples/openpai-offline", "../examples/submarine-notebooks", "../examples/gpu-platform", "../examples/gitops-flux/config", "testdata/valid/mixed"}
 	invalid, _ := filepath.Glob("testdata/invalid/*")
 	dirs = append(dirs, invalid...)
 	type result struct {

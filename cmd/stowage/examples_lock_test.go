@@ -16,7 +16,7 @@ import (
 // lock-examples` writes (the Makefile lists the same): config directories,
 // and the Argo CD kustomization, whose functionConfig is the config and
 // whose Deployment has an image only the function pins.
-var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config", "gitops-argo/prepull"}
+var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config", "gitops-argo/prepull"}
 
 // TestExampleLocksFromRegistry produces each example's lock the way
 // `make lock-examples` does: a real docker-registry is seeded with the

@@ -86,7 +86,7 @@ func TestCheckValidFixtures(t *testing.T) {
 	}
 	// What stowage renders for the examples: every DaemonSet, Secret and
 	// ConfigMap kind it emits.
-	for _, g := range []string{"openpai-offline/offline.yaml", "submarine-notebooks/notebooks.yaml"} {
+	for _, g := range []string{"openpai-offline/offline.yaml", "submarine-notebooks/notebooks.yaml", "gpu-platform/gpu.yaml"} {
 		if err := CheckAll(readFixture(t, "../../../golden/"+g)); err != nil {
 			t.Errorf("CheckAll(golden/%s) = %v, want nil", g, err)
 		}

@@ -219,7 +219,7 @@ type exampleSeed struct {
 func exampleSeeds(tb testing.TB) []exampleSeed {
 	tb.Helper()
 	var out []exampleSeed
-	for _, dir := range []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"} {
+	for _, dir := range []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"} {
 		files, err := schema.ReadDir(filepath.Join("..", "..", "examples", dir))
 		if err != nil {
 			tb.Fatal(err)

@@ -634,7 +634,7 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 // DaemonSets is an image of its plan, so status can judge it (render and
 // plan must agree on every pinned reference).
 func TestExpectExamples(t *testing.T) {
-	for _, ex := range []string{"openpai-offline", "submarine-notebooks", "gitops-flux/config"} {
+	for _, ex := range []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"} {
 		dir := filepath.Join("..", "..", "examples", ex)
 		cfg, err := schema.Load(dir, schema.Options{})
 		if err != nil {
@@ -656,6 +656,12 @@ func TestExpectExamples(t *testing.T) {
 					dss = append(dss, ds)
 					for _, c := range append(ds.Spec.Template.Spec.InitContainers, ds.Spec.Template.Spec.Containers...) {
 						containers[c.Image] = true
+					}
+					// An artifact is an image volume, not a container.
+					for _, v := range ds.Spec.Template.Spec.Volumes {
+						if v.Image != nil {
+							containers[v.Image.Reference] = true
+						}
 					}
 				}
 			}
