@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -40,10 +39,16 @@ type Input struct {
 	// ("env:HARBOR_PASSWORD", "file:secrets/hub") to its bytes; needed
 	// only for the Secrets a profile with secrets: render renders.
 	Passwords map[string][]byte
+	// Trust maps the key and trusted-root files of the profile's verify
+	// policies (paths as the config writes them) to their bytes; needed
+	// only for the admission policies of a profile with a policy field.
+	Trust map[string][]byte
 }
 
 // Object is one rendered Kubernetes object: a *corev1.Secret,
-// *corev1.ConfigMap or *appsv1.DaemonSet.
+// *corev1.ConfigMap or *appsv1.DaemonSet, or an admission policy (a
+// Kyverno ClusterPolicy, a policy-controller ClusterImagePolicy or
+// TrustRoot) as an *unstructured.Unstructured.
 type Object struct {
 	Kind      string
 	Namespace string
@@ -52,9 +57,10 @@ type Object struct {
 }
 
 // FileName is the object's file name in a WriteDir directory:
-// <kind>-<namespace>-<name>.yaml, lower case.
+// <kind>-<namespace>-<name>.yaml, lower case; <kind>-<name>.yaml for a
+// cluster-scoped object.
 func (o Object) FileName() string {
-	return strings.ToLower(o.Kind) + "-" + o.Namespace + "-" + o.Name + ".yaml"
+	return engine.Object{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.FileName()
 }
 
 // Render renders the profile of in.Config with the digests of in.Lock,
@@ -72,7 +78,7 @@ func Render(in Input) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := engine.Render(engine.Input{Config: in.Config, Profile: in.Profile, Lock: l, Passwords: in.Passwords})
+	objs, err := engine.Render(engine.Input{Config: in.Config, Profile: in.Profile, Lock: l, Passwords: in.Passwords, Trust: in.Trust})
 	if err != nil {
 		return nil, err
 	}

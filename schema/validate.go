@@ -165,6 +165,7 @@ func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	checkResources(add, extend(pp, "resources"), prof.Resources)
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 	checkVerify(add, extend(pp, "verify"), prof.Verify)
+	checkAdmission(add, extend(pp, "policy"), prof.Policy)
 
 	pc := &profileCheck{add: add, c: c, pn: pn, prof: &prof, pp: pp, seen: map[string]int{}, records: map[string]int{}}
 	for i, pl := range prof.Pullers {
@@ -780,5 +781,32 @@ func checkExactOrRegexp(add adder, p cue.Path, f, exact, re string) {
 		if _, err := regexp.Compile(re); err != nil {
 			add(extend(p, f+"Regexp"), "%q is not a regular expression: %v", re, err)
 		}
+	}
+}
+
+// checkAdmission checks a profile's policy field: each kind once, a name
+// that is a DNS label of at most 40 characters (suffixes are appended),
+// and no audit mode with crio.
+func checkAdmission(add adder, p cue.Path, a *v1alpha1.AdmissionPolicy) {
+	if a == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for i, k := range a.Kinds {
+		if seen[k] {
+			add(extend(p, "kinds"), "kind %q is listed twice (kinds[%d])", k, i)
+		}
+		seen[k] = true
+	}
+	if a.Name != "" {
+		if msgs := validation.IsDNS1123Label(a.Name); len(msgs) > 0 || len(a.Name) > 40 {
+			if len(a.Name) > 40 {
+				msgs = append(msgs, "it has more than 40 characters (suffixes are appended)")
+			}
+			add(extend(p, "name"), "policy name %q must be a DNS label of at most 40 characters: %s", a.Name, strings.Join(msgs, "; "))
+		}
+	}
+	if a.Mode == v1alpha1.AdmissionAudit && seen[v1alpha1.AdmissionCRIO] {
+		add(extend(p, "mode"), "mode audit with kind crio: CRI-O's policy.json has no audit mode; use mode enforce, or leave crio out")
 	}
 }

@@ -341,6 +341,45 @@ type Profile struct {
 	// catalogue entry or environment has none of its own (the precedence
 	// of plan.VerifyPolicy); nil keeps the top-level one.
 	Verify *Verify `json:"verify,omitempty"`
+	// Policy asks render for the site's admission policies of the
+	// profile's images (internal/admission); nil renders none.
+	Policy *AdmissionPolicy `json:"policy,omitempty"`
+}
+
+// The kinds and modes of an AdmissionPolicy.
+const (
+	// AdmissionKyverno is a Kyverno ClusterPolicy (kyverno.io/v1) with
+	// verifyImages.
+	AdmissionKyverno = "kyverno"
+	// AdmissionPolicyController is a sigstore policy-controller
+	// ClusterImagePolicy (policy.sigstore.dev/v1beta1), with a TrustRoot
+	// for keyless policies.
+	AdmissionPolicyController = "policy-controller"
+	// AdmissionCRIO is a ConfigMap holding a containers-policy.json
+	// fragment for CRI-O (and Podman), with remapIdentity.
+	AdmissionCRIO = "crio"
+	// AdmissionEnforce refuses a pod whose image does not verify (the
+	// default).
+	AdmissionEnforce = "enforce"
+	// AdmissionAudit admits it and reports (Kyverno's Audit,
+	// policy-controller's warn); CRI-O has no such mode.
+	AdmissionAudit = "audit"
+)
+
+// AdmissionPolicy is a profile's policy field: the admission controllers
+// the site runs, for which render emits a policy that verifies, under the
+// verify policies the lock used, exactly the references it writes (the
+// site repositories when the profile has a site).
+type AdmissionPolicy struct {
+	// Kinds are AdmissionKyverno, AdmissionPolicyController and
+	// AdmissionCRIO, each at most once.
+	Kinds []string `json:"kinds"`
+	// Name is the name of the rendered objects (a DNS label of at most 40
+	// characters; policy-controller's and CRI-O's get suffixes); "" means
+	// stowage-<profile>.
+	Name string `json:"name,omitempty"`
+	// Mode is AdmissionEnforce (when empty) or AdmissionAudit.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Quantity is a Kubernetes quantity string; the files may write an integer

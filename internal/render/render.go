@@ -54,6 +54,11 @@ type Input struct {
 	// reads them; render never does. Needed only when the profile renders
 	// Secrets.
 	Passwords map[string][]byte
+	// Trust maps the key and trusted-root files of the profile's verify
+	// policies (plan.Plan.AdmissionFiles, paths as written) to their
+	// bytes, for the admission policies of a profile with a policy field.
+	// The caller reads them; render never does.
+	Trust map[string][]byte
 }
 
 // Object is one rendered Kubernetes object.
@@ -65,13 +70,17 @@ type Object struct {
 }
 
 // FileName is the object's file name in an output directory:
-// <kind>-<namespace>-<name>.yaml, lower case.
+// <kind>-<namespace>-<name>.yaml, lower case; <kind>-<name>.yaml for a
+// cluster-scoped object (an admission policy).
 func (o Object) FileName() string {
+	if o.Namespace == "" {
+		return strings.ToLower(o.Kind) + "-" + o.Name + ".yaml"
+	}
 	return strings.ToLower(o.Kind) + "-" + o.Namespace + "-" + o.Name + ".yaml"
 }
 
 // kindOrder puts objects a DaemonSet depends on first.
-var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2}
+var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2, "ClusterPolicy": 3, "TrustRoot": 3, "ClusterImagePolicy": 4}
 
 // MissingError lists every image the lock has no entry for.
 type MissingError struct {
@@ -177,7 +186,7 @@ func (r *renderer) run() []Object {
 	if len(r.prof.PackageCache) > 0 {
 		objs = append(objs, r.packageCacheConfigMap())
 	}
-	return objs
+	return append(objs, r.admissionObjects()...)
 }
 
 func uniqueSorted(ss []string) []string {

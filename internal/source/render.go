@@ -5,7 +5,11 @@
 package source
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -71,5 +75,46 @@ func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o RenderOptions)
 	} else if pw, err = creds.Read(o.Dir, sources, o.Getenv); err != nil {
 		return nil, err
 	}
-	return render.Render(render.Input{Plan: p, Config: cfg, Profile: profile, Lock: l, Passwords: pw})
+	trust := map[string][]byte{}
+	for _, f := range p.AdmissionFiles(cfg) {
+		k := KeyFile
+		if !slices.Contains(keysOf(cfg), f) {
+			k = TrustedRootFile
+		}
+		b, err := confined.ReadFile(o.Dir, f, k)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q policy: %w", p.Profiles[0], err)
+		}
+		trust[f] = b
+	}
+	return render.Render(render.Input{Plan: p, Config: cfg, Profile: profile, Lock: l, Passwords: pw, Trust: trust})
+}
+
+// The bounds of the files an admission policy carries inline: those of
+// sigverify.KeyFile and sigverify.TrustedRootFile, which lock reads the
+// same files under (TestTrustBounds holds them equal).
+var (
+	KeyFile         = confined.Kind{What: "verify key file", Max: 64 << 10}
+	TrustedRootFile = confined.Kind{What: "trusted root file", Max: 1 << 20}
+)
+
+// keysOf lists every key path the config's verify policies write.
+func keysOf(cfg *v1alpha1.Config) []string {
+	var out []string
+	add := func(v *v1alpha1.Verify) {
+		if v != nil {
+			out = append(out, v.Keys...)
+		}
+	}
+	add(cfg.Verify)
+	for _, im := range cfg.Images {
+		add(im.Verify)
+	}
+	for _, e := range cfg.Environments {
+		add(e.Verify)
+	}
+	for _, pr := range cfg.Profiles {
+		add(pr.Verify)
+	}
+	return out
 }

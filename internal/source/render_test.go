@@ -12,6 +12,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/sigverify"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -123,5 +124,75 @@ func TestRenderMissingEntry(t *testing.T) {
 	objs, err := Render(cfg, "", &kept, RenderOptions{Dir: example, NoPasswords: true})
 	if objs != nil || err == nil || !strings.Contains(err.Error(), `docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`) {
 		t.Errorf("objs %d, err %v", len(objs), err)
+	}
+}
+
+// TestTrustBounds: render reads an admission policy's files under the
+// bounds lock reads them under.
+func TestTrustBounds(t *testing.T) {
+	if KeyFile != sigverify.KeyFile || TrustedRootFile != sigverify.TrustedRootFile {
+		t.Errorf("pipeline bounds %+v %+v, sigverify's %+v %+v", KeyFile, TrustedRootFile, sigverify.KeyFile, sigverify.TrustedRootFile)
+	}
+}
+
+// TestRenderAdmission: a profile with a policy field renders the Kyverno
+// ClusterPolicy whose image globs are the site repositories render
+// writes, with the key read from the config directory, after the
+// DaemonSets.
+func TestRenderAdmission(t *testing.T) {
+	dir := t.TempDir()
+	pem, err := os.ReadFile("../admission/testdata/keys/release.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys", "release.pub"), pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := `images: {app: {reference: "busybox:1.36"}}
+helper: {image: "ghcr.io/stowage/stowage-helper:v0.1.0"}
+site: {registry: "registry.site:5000/mirror"}
+verify: {keys: [keys/release.pub]}
+profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{name: pre, namespace: prepull, images: [app]}]}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schema.Load(dir, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lock.Lock{}
+	for _, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/stowage/stowage-helper:v0.1.0"} {
+		l.Put(lock.Entry{Name: ref, Reference: ref, Digest: "sha256:" + strings.Repeat("a", 64), Kind: "manifest", Size: 100})
+	}
+	objs, err := Render(cfg, "", l, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := objs[len(objs)-1]
+	if last.Kind != "ClusterPolicy" || last.Name != "stowage-edge" || last.FileName() != "clusterpolicy-stowage-edge.yaml" {
+		t.Fatalf("last object %s %s/%s", last.Kind, last.Namespace, last.Name)
+	}
+	out, err := render.Encode([]render.Object{last})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- registry.site:5000/mirror/docker.io/library/busybox:*\n",
+		"- registry.site:5000/mirror/docker.io/library/busybox@*\n",
+		"- registry.site:5000/mirror/ghcr.io/stowage/stowage-helper:*\n",
+		strings.Split(string(pem), "\n")[1],
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("ClusterPolicy lacks %q:\n%s", want, out)
+		}
+	}
+	// A key outside the directory is refused, naming the profile.
+	cfg.Verify.Keys = []string{"../outside.pub"}
+	if _, err := Render(cfg, "", l, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), `profile "edge" policy: `) {
+		t.Errorf("key outside: %v", err)
 	}
 }

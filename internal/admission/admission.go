@@ -1,0 +1,505 @@
+// Package admission renders the admission policies a site runs so that the
+// images render writes verify there: a Kyverno ClusterPolicy with
+// verifyImages, a sigstore policy-controller ClusterImagePolicy (and the
+// TrustRoot its keyless authorities name), and a CRI-O containers-policy.json
+// fragment whose remapIdentity maps the site repository back to the one
+// the publisher signed. It is pure: the key and trusted-root bytes come in
+// through Input (the caller reads them confined and bounded); nothing is
+// read, and the same Input gives the same objects.
+package admission
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"slices"
+	"strings"
+
+	trustrootpb "github.com/sigstore/protobuf-specs/gen/pb-go/trustroot/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/dnslabel"
+)
+
+// Image is one repository render writes under a policy.
+type Image struct {
+	// Site is the repository the rendered pods name, without tag or
+	// digest: the site repository when the profile has a site, else the
+	// image's own, normalised (imageref.RepositoryName).
+	Site string
+	// Signed is the repository the publisher signed (the source's,
+	// imageref.RepositoryName).
+	Signed string
+}
+
+// Policy is one verify policy with the repositories it applies to.
+type Policy struct {
+	// At is the field it is written at ("verify", "profiles.P.verify").
+	At string
+	// Verify is the policy as written; its files are in Input.Files.
+	Verify v1alpha1.Verify
+	// Images are the repositories under it; order does not matter.
+	Images []Image
+}
+
+// Input is what Render needs.
+type Input struct {
+	// Profile is the profile's name; Namespace its namespace (the CRI-O
+	// ConfigMap's).
+	Profile, Namespace string
+	// Spec is the profile's policy field (v1alpha1.AdmissionPolicy).
+	Spec v1alpha1.AdmissionPolicy
+	// Policies are the verify policies of the profile's images
+	// (plan.VerifyPolicy of each use); order does not matter.
+	Policies []Policy
+	// Files are the policies' keys and trusted roots, keyed by the path
+	// as written in the config.
+	Files map[string][]byte
+}
+
+// Label is the label every object carries: the profile it renders.
+const Label = "stowage.dev/profile"
+
+// Render returns the objects of in.Spec.Kinds, in the order kyverno,
+// policy-controller (TrustRoots first), crio, each sorted by name. Errors
+// name the field: a file missing from Files, a trusted root that does not
+// parse, a policy CRI-O cannot express (more than one identity, keys and
+// identities together, a regular expression), a profile whose policy:
+// has no image under a verify policy.
+func Render(in Input) ([]*unstructured.Unstructured, error) {
+	pols := slices.Clone(in.Policies)
+	slices.SortFunc(pols, func(a, b Policy) int { return strings.Compare(a.At, b.At) })
+	for i := range pols {
+		pols[i].Images = sortedImages(pols[i].Images)
+	}
+	pols = slices.DeleteFunc(pols, func(p Policy) bool { return len(p.Images) == 0 })
+	at := "profiles." + in.Profile + ".policy"
+	if len(pols) == 0 {
+		return nil, fmt.Errorf("%s: no image of profile %q is under a verify policy: add verify (top level, profile, image or environment) for the admission policy to check", at, in.Profile)
+	}
+	name := in.Spec.Name
+	if name == "" {
+		name = "stowage-" + in.Profile
+	}
+	r := &renderer{in: in, name: name, pols: pols}
+	var out []*unstructured.Unstructured
+	for _, k := range []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} {
+		if !slices.Contains(in.Spec.Kinds, k) {
+			continue
+		}
+		var objs []*unstructured.Unstructured
+		var err error
+		switch k {
+		case v1alpha1.AdmissionKyverno:
+			objs, err = r.kyverno()
+		case v1alpha1.AdmissionPolicyController:
+			objs, err = r.policyController()
+		default:
+			objs, err = r.crio()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", at, k, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+type renderer struct {
+	in   Input
+	name string
+	pols []Policy
+}
+
+func sortedImages(in []Image) []Image {
+	out := slices.Clone(in)
+	slices.SortFunc(out, func(a, b Image) int {
+		return strings.Compare(a.Site+"\x00"+a.Signed, b.Site+"\x00"+b.Signed)
+	})
+	return slices.Compact(out)
+}
+
+// Globs are the image patterns of a repository: its references with a tag
+// and with a digest ("REPO:*", "REPO@*"), the two spellings render writes.
+// Kyverno's wildcard and policy-controller's glob both read "*" as any run
+// of characters other than "/".
+func Globs(repo string) []string { return []string{repo + ":*", repo + "@*"} }
+
+func (r *renderer) file(at, path string) ([]byte, error) {
+	b, ok := r.in.Files[path]
+	if !ok {
+		return nil, fmt.Errorf("%s: file %s was not read for the admission policy", at, path)
+	}
+	return b, nil
+}
+
+func (r *renderer) keys(p Policy) ([]string, error) {
+	var out []string
+	for i, k := range p.Verify.Keys {
+		b, err := r.file(fmt.Sprintf("%s.keys[%d]", p.At, i), k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, strings.TrimSpace(string(b))+"\n")
+	}
+	return out, nil
+}
+
+// trust is the parts of a trusted_root.json the policies need, as PEM.
+type trust struct {
+	cas, tsas       []authority
+	tlogs, ctlogs   []tlog
+	caPEM, rekorPEM string
+}
+
+type authority struct {
+	org, cn, uri string
+	chain        string
+}
+
+type tlog struct {
+	url, pub string
+}
+
+func (r *renderer) trustedRoot(p Policy) (*trust, error) {
+	at := p.At + ".trustedRoot"
+	b, err := r.file(at, p.Verify.TrustedRoot)
+	if err != nil {
+		return nil, err
+	}
+	var tr trustrootpb.TrustedRoot
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, &tr); err != nil {
+		return nil, fmt.Errorf("%s: %s is not a sigstore trusted_root.json: %w", at, p.Verify.TrustedRoot, err)
+	}
+	t := &trust{}
+	chain := func(ca *trustrootpb.CertificateAuthority) authority {
+		var s strings.Builder
+		for _, c := range ca.GetCertChain().GetCertificates() {
+			_ = pem.Encode(&s, &pem.Block{Type: "CERTIFICATE", Bytes: c.GetRawBytes()})
+		}
+		return authority{org: ca.GetSubject().GetOrganization(), cn: ca.GetSubject().GetCommonName(), uri: ca.GetUri(), chain: s.String()}
+	}
+	for _, ca := range tr.GetCertificateAuthorities() {
+		t.cas = append(t.cas, chain(ca))
+	}
+	for _, ca := range tr.GetTimestampAuthorities() {
+		t.tsas = append(t.tsas, chain(ca))
+	}
+	key := func(l *trustrootpb.TransparencyLogInstance) tlog {
+		var s strings.Builder
+		_ = pem.Encode(&s, &pem.Block{Type: "PUBLIC KEY", Bytes: l.GetPublicKey().GetRawBytes()})
+		return tlog{url: l.GetBaseUrl(), pub: s.String()}
+	}
+	for _, l := range tr.GetTlogs() {
+		t.tlogs = append(t.tlogs, key(l))
+	}
+	for _, l := range tr.GetCtlogs() {
+		t.ctlogs = append(t.ctlogs, key(l))
+	}
+	if len(t.cas) == 0 {
+		return nil, fmt.Errorf("%s: %s has no certificate authority to check keyless certificates against", at, p.Verify.TrustedRoot)
+	}
+	var ca, rk strings.Builder
+	for _, a := range t.cas {
+		ca.WriteString(a.chain)
+	}
+	for _, l := range t.tlogs {
+		rk.WriteString(l.pub)
+	}
+	t.caPEM, t.rekorPEM = ca.String(), rk.String()
+	return t, nil
+}
+
+func (r *renderer) object(apiVersion, kind, name, namespace string, spec map[string]any) *unstructured.Unstructured {
+	md := map[string]any{
+		"name":   name,
+		"labels": map[string]any{"app.kubernetes.io/managed-by": "stowage", Label: r.in.Profile},
+	}
+	if namespace != "" {
+		md["namespace"] = namespace
+	}
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md}
+	for k, v := range spec {
+		obj[k] = v
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// suffix names policy i's object: its field as a DNS label fragment.
+func suffix(p Policy) string { return dnslabel.Sanitize(strings.TrimSuffix(p.At, ".verify"), 40) }
+
+func (r *renderer) enforce() bool { return r.in.Spec.Mode != v1alpha1.AdmissionAudit }
+
+// kyverno is one ClusterPolicy with a rule per verify policy: Kyverno
+// admits an image only when every rule whose imageReferences match it
+// passes (the union lock applies), and a rule's attestor entries are
+// alternatives (count 1: any key or identity of the policy).
+func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
+	action := "Enforce"
+	if !r.enforce() {
+		action = "Audit"
+	}
+	var rules []any
+	for _, p := range r.pols {
+		var refs []any
+		for _, im := range p.Images {
+			for _, g := range Globs(im.Site) {
+				refs = append(refs, g)
+			}
+		}
+		var entries []any
+		keys, err := r.keys(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			entries = append(entries, map[string]any{"keys": map[string]any{
+				"publicKeys": k,
+				"rekor":      map[string]any{"ignoreTlog": true},
+				"ctlog":      map[string]any{"ignoreSCT": true},
+			}})
+		}
+		if len(p.Verify.Identities) > 0 {
+			t, err := r.trustedRoot(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range p.Verify.Identities {
+				kl := map[string]any{"roots": t.caPEM}
+				set := func(k, v string) {
+					if v != "" {
+						kl[k] = v
+					}
+				}
+				set("subject", id.Identity)
+				set("subjectRegExp", id.IdentityRegexp)
+				set("issuer", id.Issuer)
+				set("issuerRegExp", id.IssuerRegexp)
+				if t.rekorPEM != "" {
+					kl["rekor"] = map[string]any{"pubkey": t.rekorPEM, "ignoreTlog": false}
+				} else {
+					kl["rekor"] = map[string]any{"ignoreTlog": true}
+				}
+				ct := map[string]any{"ignoreSCT": len(t.ctlogs) == 0}
+				if len(t.ctlogs) > 0 {
+					ct["pubkey"] = t.ctlogs[0].pub
+				}
+				if len(t.tsas) > 0 {
+					ct["tsaCertChain"] = t.tsas[0].chain
+				}
+				kl["ctlog"] = ct
+				entries = append(entries, map[string]any{"keyless": kl})
+			}
+		}
+		rules = append(rules, map[string]any{
+			"name":  "verify-" + suffix(p),
+			"match": map[string]any{"any": []any{map[string]any{"resources": map[string]any{"kinds": []any{"Pod"}}}}},
+			"verifyImages": []any{map[string]any{
+				"imageReferences": refs,
+				"failureAction":   action,
+				"mutateDigest":    false,
+				"verifyDigest":    true,
+				"required":        true,
+				"attestors":       []any{map[string]any{"count": int64(1), "entries": entries}},
+			}},
+		})
+	}
+	return []*unstructured.Unstructured{r.object("kyverno.io/v1", "ClusterPolicy", r.name, "", map[string]any{
+		"spec": map[string]any{
+			"background":            false,
+			"webhookTimeoutSeconds": int64(30),
+			"rules":                 rules,
+		},
+	})}, nil
+}
+
+// policyController is one ClusterImagePolicy per verify policy (an image
+// every policy-controller policy matches must pass each: the union) with
+// an authority per key or identity (any of them), and for keyless
+// policies a TrustRoot carrying the trusted root's keys, which the
+// authorities name: nothing is fetched from a TUF mirror.
+func (r *renderer) policyController() ([]*unstructured.Unstructured, error) {
+	mode := "enforce"
+	if !r.enforce() {
+		mode = "warn"
+	}
+	var roots, cips []*unstructured.Unstructured
+	for _, p := range r.pols {
+		name := r.name + "-" + suffix(p)
+		var images []any
+		for _, im := range p.Images {
+			for _, g := range Globs(pcRepo(im.Site)) {
+				images = append(images, map[string]any{"glob": g})
+			}
+		}
+		var auths []any
+		keys, err := r.keys(p)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range keys {
+			auths = append(auths, map[string]any{"name": fmt.Sprintf("key-%d", i), "key": map[string]any{"data": k, "hashAlgorithm": "sha256"}})
+		}
+		if len(p.Verify.Identities) > 0 {
+			t, err := r.trustedRoot(p)
+			if err != nil {
+				return nil, err
+			}
+			roots = append(roots, r.trustRoot(name, t))
+			var ids []any
+			for _, id := range p.Verify.Identities {
+				m := map[string]any{}
+				set := func(k, v string) {
+					if v != "" {
+						m[k] = v
+					}
+				}
+				set("subject", id.Identity)
+				set("subjectRegExp", id.IdentityRegexp)
+				set("issuer", id.Issuer)
+				set("issuerRegExp", id.IssuerRegexp)
+				ids = append(ids, m)
+			}
+			kl := map[string]any{"identities": ids, "trustRootRef": name}
+			if len(t.ctlogs) == 0 {
+				kl["insecureIgnoreSCT"] = true
+			}
+			a := map[string]any{"name": "keyless", "keyless": kl, "signatureFormat": "bundle"}
+			if len(t.tlogs) > 0 {
+				a["ctlog"] = map[string]any{"url": t.tlogs[0].url, "trustRootRef": name}
+			}
+			if len(t.tsas) > 0 {
+				a["rfc3161timestamp"] = map[string]any{"trustRootRef": name}
+			}
+			auths = append(auths, a)
+		}
+		cips = append(cips, r.object("policy.sigstore.dev/v1beta1", "ClusterImagePolicy", name, "", map[string]any{
+			"spec": map[string]any{"images": images, "authorities": auths, "mode": mode},
+		}))
+	}
+	return append(roots, cips...), nil
+}
+
+// pcRepo is repo as policy-controller matches it: go-containerregistry's
+// name, Docker Hub as index.docker.io.
+func pcRepo(repo string) string {
+	if rest, ok := strings.CutPrefix(repo, "docker.io/"); ok {
+		return "index.docker.io/" + rest
+	}
+	return repo
+}
+
+func (r *renderer) trustRoot(name string, t *trust) *unstructured.Unstructured {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	cas := func(as []authority) []any {
+		var out []any
+		for _, a := range as {
+			out = append(out, map[string]any{
+				"subject":   map[string]any{"organization": a.org, "commonName": a.cn},
+				"uri":       a.uri,
+				"certChain": b64(a.chain),
+			})
+		}
+		return out
+	}
+	logs := func(ls []tlog) []any {
+		var out []any
+		for _, l := range ls {
+			out = append(out, map[string]any{"baseURL": l.url, "hashAlgorithm": "sha-256", "publicKey": b64(l.pub)})
+		}
+		return out
+	}
+	keys := map[string]any{"certificateAuthorities": cas(t.cas)}
+	if len(t.tlogs) > 0 {
+		keys["tLogs"] = logs(t.tlogs)
+	}
+	if len(t.ctlogs) > 0 {
+		keys["ctLogs"] = logs(t.ctlogs)
+	}
+	if len(t.tsas) > 0 {
+		keys["timestampAuthorities"] = cas(t.tsas)
+	}
+	return r.object("policy.sigstore.dev/v1alpha1", "TrustRoot", name, "", map[string]any{"spec": map[string]any{"sigstoreKeys": keys}})
+}
+
+// CRIOKey is the key of the CRI-O ConfigMap's policy fragment.
+const CRIOKey = "policy.json"
+
+// crio is a ConfigMap holding a containers-policy.json whose docker
+// transport has, for each site repository, a sigstoreSigned requirement
+// per verify policy (containers-image requires each of a scope's
+// requirements: the union) with signedIdentity remapIdentity from the
+// site repository to the signed one. A policy's keys are alternatives
+// (keyDatas); keyless needs one exact identity (fulcio subjectEmail and
+// oidcIssuer) and the trusted root's Rekor key. Its default accepts
+// anything: the fragment constrains the profile's images only, and is
+// merged into the node's /etc/containers/policy.json.
+func (r *renderer) crio() ([]*unstructured.Unstructured, error) {
+	if !r.enforce() {
+		return nil, fmt.Errorf("mode audit: CRI-O's policy.json has no audit mode; leave crio out of kinds, or use mode enforce")
+	}
+	scopes := map[string][]any{}
+	for _, p := range r.pols {
+		req := map[string]any{"type": "sigstoreSigned"}
+		keys, err := r.keys(p)
+		if err != nil {
+			return nil, err
+		}
+		switch ids := p.Verify.Identities; {
+		case len(keys) > 0 && len(ids) > 0:
+			return nil, fmt.Errorf("%s: keys and identities together: a policy.json requirement accepts keys or one keyless identity, not either", p.At)
+		case len(ids) > 1:
+			return nil, fmt.Errorf("%s.identities: %d identities: a policy.json requirement accepts exactly one keyless identity", p.At, len(ids))
+		case len(ids) == 1:
+			id := ids[0]
+			if id.Identity == "" || id.Issuer == "" {
+				return nil, fmt.Errorf("%s.identities[0]: a regular expression: policy.json's fulcio accepts an exact subjectEmail and oidcIssuer only", p.At)
+			}
+			t, err := r.trustedRoot(p)
+			if err != nil {
+				return nil, err
+			}
+			if len(t.tlogs) == 0 {
+				return nil, fmt.Errorf("%s.trustedRoot: %s has no Rekor key, which policy.json's fulcio requires", p.At, p.Verify.TrustedRoot)
+			}
+			req["fulcio"] = map[string]any{"caData": []byte(t.caPEM), "oidcIssuer": id.Issuer, "subjectEmail": id.Identity}
+			req["rekorPublicKeyData"] = []byte(t.tlogs[0].pub)
+		default:
+			var datas [][]byte
+			for _, k := range keys {
+				datas = append(datas, []byte(k))
+			}
+			if len(datas) == 1 {
+				req["keyData"] = datas[0]
+			} else {
+				req["keyDatas"] = datas
+			}
+		}
+		for _, im := range p.Images {
+			rq := map[string]any{}
+			for k, v := range req {
+				rq[k] = v
+			}
+			rq["signedIdentity"] = map[string]any{"type": "remapIdentity", "prefix": im.Site, "signedPrefix": im.Signed}
+			scopes[im.Site] = append(scopes[im.Site], rq)
+		}
+	}
+	doc := map[string]any{
+		"default":    []any{map[string]any{"type": "insecureAcceptAnything"}},
+		"transports": map[string]any{"docker": scopes},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return []*unstructured.Unstructured{r.object("v1", "ConfigMap", r.name+"-crio", r.in.Namespace, map[string]any{
+		"data": map[string]any{CRIOKey: buf.String()},
+	})}, nil
+}

@@ -1,0 +1,169 @@
+package admission
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.yaml from the current output")
+
+// example is a profile "edge" whose images are served by the site
+// registry.site:5000/mirror: two under the top-level key policy, one
+// under a keyless policy of its own with the committed trusted root
+// (sigstore-go's virtual sigstore, public parts only).
+func example(t *testing.T, kinds ...string) Input {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, f := range []string{"keys/release.pub", "trust/trusted_root.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = b
+	}
+	return Input{
+		Profile: "edge", Namespace: "prepull",
+		Spec: v1alpha1.AdmissionPolicy{Kinds: kinds},
+		Policies: []Policy{
+			{At: "images.model.verify", Verify: v1alpha1.Verify{
+				Identities:  []v1alpha1.VerifyIdentity{{Identity: "release@example.org", Issuer: "https://issuer.example.org"}},
+				TrustedRoot: "trust/trusted_root.json",
+			}, Images: []Image{{Site: "registry.site:5000/mirror/ghcr.io/example/model", Signed: "ghcr.io/example/model"}}},
+			{At: "verify", Verify: v1alpha1.Verify{Keys: []string{"keys/release.pub"}}, Images: []Image{
+				{Site: "registry.site:5000/mirror/docker.io/library/busybox", Signed: "docker.io/library/busybox"},
+				{Site: "registry.site:5000/mirror/ghcr.io/stowage/stowage-helper", Signed: "ghcr.io/stowage/stowage-helper"},
+				{Site: "registry.site:5000/mirror/docker.io/library/busybox", Signed: "docker.io/library/busybox"},
+			}},
+		},
+		Files: files,
+	}
+}
+
+func encode(t *testing.T, in Input) []byte {
+	t.Helper()
+	objs, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for i, o := range objs {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		b, err := yamlv2.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+	}
+	return buf.Bytes()
+}
+
+// TestRenderGolden: the three kinds for the example, byte for byte the
+// files in testdata (go test -update rewrites them), the same bytes
+// whatever the order of the policies and images given.
+func TestRenderGolden(t *testing.T) {
+	in := example(t, v1alpha1.AdmissionCRIO, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
+	got := encode(t, in)
+	golden := filepath.Join("testdata", "edge.yaml")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
+	}
+	// Reversed input, same bytes.
+	rev := in
+	rev.Policies = []Policy{in.Policies[1], in.Policies[0]}
+	rev.Policies[0].Images = []Image{in.Policies[1].Images[2], in.Policies[1].Images[1], in.Policies[1].Images[0]}
+	if again := encode(t, rev); !bytes.Equal(again, got) {
+		t.Errorf("another input order gives other bytes")
+	}
+}
+
+// TestCRIOPolicy: the fragment's scopes are the site repositories, each
+// with remapIdentity to the signed repository and the key inline.
+func TestCRIOPolicy(t *testing.T) {
+	objs, err := Render(example(t, v1alpha1.AdmissionCRIO))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "ConfigMap" || objs[0].GetNamespace() != "prepull" || objs[0].GetName() != "stowage-edge-crio" {
+		t.Fatalf("objects %v", objs)
+	}
+	data, _, _ := unstructuredString(objs[0].Object, "data", CRIOKey)
+	var doc struct {
+		Transports map[string]map[string][]map[string]any `json:"transports"`
+	}
+	if err := json.Unmarshal([]byte(data), &doc); err != nil {
+		t.Fatal(err)
+	}
+	reqs := doc.Transports["docker"]["registry.site:5000/mirror/docker.io/library/busybox"]
+	if len(reqs) != 1 {
+		t.Fatalf("busybox requirements %v", reqs)
+	}
+	id := reqs[0]["signedIdentity"].(map[string]any)
+	if reqs[0]["type"] != "sigstoreSigned" || id["type"] != "remapIdentity" ||
+		id["prefix"] != "registry.site:5000/mirror/docker.io/library/busybox" || id["signedPrefix"] != "docker.io/library/busybox" || reqs[0]["keyData"] == nil {
+		t.Errorf("busybox requirement %v", reqs[0])
+	}
+}
+
+func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[f]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+// TestRenderRefuses: what a kind cannot express, or a missing file, is
+// an error naming the field.
+func TestRenderRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Input)
+		want string
+	}{
+		{"no policy", func(in *Input) { in.Policies = nil }, `profiles.edge.policy: no image of profile "edge" is under a verify policy`},
+		{"file not read", func(in *Input) { delete(in.Files, "keys/release.pub") }, "profiles.edge.policy (kyverno): verify.keys[0]: file keys/release.pub was not read"},
+		{"crio regexp", func(in *Input) {
+			in.Spec.Kinds = []string{v1alpha1.AdmissionCRIO}
+			in.Policies[0].Verify.Identities[0] = v1alpha1.VerifyIdentity{IdentityRegexp: "^rel", Issuer: "x"}
+		}, "profiles.edge.policy (crio): images.model.verify.identities[0]: a regular expression"},
+		{"crio two identities", func(in *Input) {
+			in.Spec.Kinds = []string{v1alpha1.AdmissionCRIO}
+			in.Policies[0].Verify.Identities = append(in.Policies[0].Verify.Identities, in.Policies[0].Verify.Identities[0])
+		}, "images.model.verify.identities: 2 identities"},
+		{"bad trusted root", func(in *Input) { in.Files["trust/trusted_root.json"] = []byte("{") }, "images.model.verify.trustedRoot: trust/trusted_root.json is not a sigstore trusted_root.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := example(t, v1alpha1.AdmissionKyverno)
+			c.edit(&in)
+			_, err := Render(in)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
