@@ -168,7 +168,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	for _, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/stowage/stowage-helper:v0.1.0"} {
 		l.Put(lock.Entry{Name: ref, Reference: ref, Digest: "sha256:" + strings.Repeat("a", 64), Kind: "manifest", Size: 100})
 	}
-	objs, err := Render(cfg, "", l, Options{Dir: dir})
+	objs, err := Render(cfg, "", l, RenderOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	}
 	// A key outside the directory is refused, naming the profile.
 	cfg.Verify.Keys = []string{"../outside.pub"}
-	if _, err := Render(cfg, "", l, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), `profile "edge" policy: `) {
+	if _, err := Render(cfg, "", l, RenderOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), `profile "edge" policy: `) {
 		t.Errorf("key outside: %v", err)
 	}
 }
