@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -104,23 +108,43 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 		}
 		return nil, nil, nil, &Error{File: filename, Line: line, Index: -1, Err: errors.New("more than one YAML document; a lock file holds one")}
 	}
+	return parseDoc(&doc, data, filename, nil)
+}
 
-	p := &parser{file: filename, lines: map[string]int{}, paths: map[int]string{}, strs: map[string]string{}, bad: map[string]bool{}}
-	p.walk(&doc, "")
-	if errs := p.otherObject(data); errs != nil {
+// ParseNode is Parse of a lock object already parsed by yaml.v3 (kyaml's
+// RNode.YNode() of an ImageLock item, a document or a mapping node), so
+// that a caller holding the tree does not write and re-read it. The node
+// is only read. line maps the node's lines to the lines errors report
+// (for an item of a KRM ResourceList: its line in the file); nil keeps
+// them. Errors are Parse's.
+func ParseNode(n *yaml.Node, filename string, line func(int) int) (*Lock, error) {
+	if n == nil {
+		return nil, &Error{File: filename, Index: -1, Err: fmt.Errorf("empty file; want an %s object", ObjectKind)}
+	}
+	doc := n
+	if n.Kind != yaml.DocumentNode {
+		doc = &yaml.Node{Kind: yaml.DocumentNode, Line: n.Line, Column: n.Column, Content: []*yaml.Node{n}}
+	}
+	l, _, errs, err := parseDoc(doc, nil, filename, line)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+// parseDoc is parse after the YAML parse: doc is the one document, data
+// its bytes (nil when the caller holds only the tree).
+func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) (*Lock, []Entry, []error, error) {
+	p := &parser{file: filename, doc: doc, line: line}
+	if errs := p.otherObject(); errs != nil {
 		return nil, nil, errs, nil
 	}
 	var f file
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	if err := strict.Decode(&f); err != nil {
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
-		}
-		for _, msg := range te.Errors {
-			p.yamlError(msg)
-		}
+	if err := p.decode(&f, data); err != nil {
+		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		// A null document (~, ---, !!null) or a scalar or list: not a lock,
@@ -129,37 +153,51 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 		if len(doc.Content) > 0 {
 			line = doc.Content[0].Line
 		}
-		return nil, nil, []error{&Error{File: filename, Line: line, Index: -1,
-			Err: fmt.Errorf("not an %s object: a lock file holds one YAML mapping (apiVersion, kind, spec)", ObjectKind)}}, nil
+		return nil, nil, []error{p.at("", line, fmt.Errorf("not an %s object: a lock file holds one YAML mapping (apiVersion, kind, spec)", ObjectKind))}, nil
+	}
+	top := map[string]bool{}
+	for _, k := range keys(doc.Content[0]) {
+		top[k.Value] = true
 	}
 	for _, c := range []struct{ path, got, want string }{
 		{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, ObjectKind}, {"spec", "-", "-"},
 	} {
-		switch _, set := p.lines[c.path]; {
-		case !set:
+		switch {
+		case !top[c.path]:
 			p.fail(c.path, errors.New("required field missing"))
 		case c.got != c.want && !p.bad[c.path]:
 			p.fail(c.path, fmt.Errorf("got %q, want %q", c.got, c.want))
 		}
 	}
 	l := &Lock{}
-	first := map[string]int{} // name -> index of its first entry
+	first := make(map[string]int, len(f.Spec.Images)) // name -> index of its first entry
 	for i, e := range f.Spec.Images {
-		at := fmt.Sprintf("spec.images[%d]", i)
-		if p.covered(at) {
-			continue
+		at := ""
+		if p.bad != nil {
+			if at = fmt.Sprintf("spec.images[%d]", i); p.covered(at) {
+				continue
+			}
 		}
 		for _, pr := range problems(e) {
+			if at == "" {
+				at = fmt.Sprintf("spec.images[%d]", i)
+			}
 			if !p.covered(at + "." + pr.field) {
 				p.fail(at+"."+pr.field, pr.err)
 			}
 		}
 		if j, dup := first[e.Name]; dup && e.Name != "" {
-			p.fail(at+".name", fmt.Errorf("duplicate name, first used by spec.images[%d] on line %d", j, p.lineOf(fmt.Sprintf("spec.images[%d]", j))))
+			if at == "" {
+				at = fmt.Sprintf("spec.images[%d]", i)
+			}
+			p.fail(at+".name", fmt.Errorf("duplicate name, first used by spec.images[%d] on line %d", j, p.mapLine(p.lineOf(fmt.Sprintf("spec.images[%d]", j)))))
 		} else {
 			first[e.Name] = i
 		}
 		l.Put(e)
+	}
+	if len(p.errs) > 0 {
+		p.index()
 	}
 	for _, err := range p.errs {
 		if e := err.(*Error); e.Index >= 0 {
@@ -170,14 +208,224 @@ func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
 	return l, f.Spec.Images, p.errs, nil
 }
 
+// keys returns the key nodes of the mapping m.
+func keys(m *yaml.Node) []*yaml.Node {
+	ks := make([]*yaml.Node, 0, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		ks = append(ks, m.Content[i])
+	}
+	return ks
+}
+
+// decode decodes the document into f as a yaml.v3 Decoder with
+// KnownFields(true) does, from the tree already parsed: yaml.v3's own
+// decoding of the node, and the fields no Go field takes reported with
+// yaml.v3's words ("line N: field X not found in type T") in document
+// order among its other errors. A tree with aliases or merge keys, where
+// that check would have to follow yaml.v3's resolution, is decoded from
+// data with a strict Decoder instead (data is written from the tree when
+// the caller gave none). Type errors are recorded with p.yamlError; any
+// other error is returned.
+func (p *parser) decode(f *file, data []byte) error {
+	var unknown []string
+	if !unknownFields(p.doc, reflect.TypeOf(f).Elem(), &unknown) {
+		if data == nil {
+			var err error
+			if data, err = yaml.Marshal(p.doc); err != nil {
+				return err
+			}
+		}
+		strict := yaml.NewDecoder(bytes.NewReader(data))
+		strict.KnownFields(true)
+		return p.typeErrors(strict.Decode(f))
+	}
+	var msgs []string
+	if err := p.doc.Decode(f); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return err
+		}
+		msgs = te.Errors
+	}
+	if len(unknown) > 0 {
+		// Both lists are in document order; merge them by line, yaml.v3's
+		// first on a tie.
+		merged := make([]string, 0, len(msgs)+len(unknown))
+		for len(msgs) > 0 || len(unknown) > 0 {
+			if len(unknown) == 0 || (len(msgs) > 0 && msgLine(msgs[0]) <= msgLine(unknown[0])) {
+				merged, msgs = append(merged, msgs[0]), msgs[1:]
+			} else {
+				merged, unknown = append(merged, unknown[0]), unknown[1:]
+			}
+		}
+		msgs = merged
+	}
+	for _, msg := range msgs {
+		p.yamlError(msg)
+	}
+	return nil
+}
+
+// typeErrors records the messages of a *yaml.TypeError and returns any
+// other error.
+func (p *parser) typeErrors(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	for _, msg := range te.Errors {
+		p.yamlError(msg)
+	}
+	return nil
+}
+
+// msgLine is N of yaml.v3's "line N: ..." message, 0 without one.
+func msgLine(msg string) int {
+	num, _, _ := strings.Cut(strings.TrimPrefix(msg, "line "), ":")
+	n, _ := strconv.Atoi(num)
+	return n
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// unknownFields appends to out, in document order, yaml.v3's message for
+// every mapping key under n that the struct type t decoded from it has no
+// field for (yaml.v3's KnownFields check, which Node.Decode lacks). It
+// descends as yaml.v3 decodes: struct fields by their yaml names, slice
+// and array elements, map values, pointers; a node of another kind than
+// the type takes is yaml.v3's type error and not descended. It returns
+// false, having stopped, at an alias or merge key.
+func unknownFields(n *yaml.Node, t reflect.Type, out *[]string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return true
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return false
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if !unknownFields(c, t, out) {
+				return false
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return true
+		}
+		for _, c := range n.Content {
+			if !unknownFields(c, t.Elem(), out) {
+				return false
+			}
+		}
+	case yaml.MappingNode:
+		switch t.Kind() {
+		case reflect.Map:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Tag == "!!merge" || !unknownFields(n.Content[i+1], t.Elem(), out) {
+					return false
+				}
+			}
+		case reflect.Struct:
+			fields, ok := yamlFields(t)
+			if !ok {
+				return false
+			}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.Tag == "!!merge" || k.Kind != yaml.ScalarNode {
+					return false
+				}
+				ft, ok := fields[k.Value]
+				if !ok {
+					*out = append(*out, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t))
+					continue
+				}
+				if !unknownFields(n.Content[i+1], ft, out) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// yamlFields maps the yaml key of every exported field of the struct t
+// (its yaml tag's name, else the field name lowercased, as yaml.v3 names
+// it) to the field's type, inline structs' fields included; ok is false
+// for a struct with an inline map, which takes every key. Cached per type.
+func yamlFields(t reflect.Type) (fields map[string]reflect.Type, ok bool) {
+	if c, hit := fieldCache.Load(t); hit {
+		m := c.(map[string]reflect.Type)
+		return m, m != nil
+	}
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("yaml")
+		if !sf.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if slices.Contains(strings.Split(opts, ","), "inline") {
+			if sf.Type.Kind() != reflect.Struct {
+				m = nil
+				break
+			}
+			inner, ok := yamlFields(sf.Type)
+			if !ok {
+				m = nil
+				break
+			}
+			maps.Copy(m, inner)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(sf.Name)
+		}
+		m[name] = sf.Type
+	}
+	fieldCache.Store(t, m)
+	return m, m != nil
+}
+
+// fieldCache holds yamlFields' answer per reflect.Type.
+var fieldCache sync.Map
+
 // parser turns paths ("spec.images[0].digest") into file lines and errors.
+// The maps of paths are built by index at the first problem: a lock that
+// parses cleanly never needs them.
 type parser struct {
 	file  string
+	doc   *yaml.Node
+	line  func(int) int // the node's line to the reported one; nil: the same
 	errs  []error
 	lines map[string]int    // path -> line of its key or list item
 	paths map[int]string    // line -> deepest path on it
 	strs  map[string]string // path -> its string value, as first written
 	bad   map[string]bool   // paths yaml.v3 could not decode
+}
+
+// index builds the maps of paths from the tree, once.
+func (p *parser) index() {
+	if p.lines != nil {
+		return
+	}
+	p.lines, p.paths, p.strs = map[string]int{}, map[int]string{}, map[string]string{}
+	p.walk(p.doc, "")
+}
+
+// mapLine is the reported line of the node line n.
+func (p *parser) mapLine(n int) int {
+	if p.line == nil || n <= 0 {
+		return n
+	}
+	return p.line(n)
 }
 
 // walk records the line of every key, list item and value under n.
@@ -225,7 +473,11 @@ func (p *parser) yamlError(msg string) {
 		p.errs = append(p.errs, &Error{File: p.file, Index: -1, Err: errors.New(msg)})
 		return
 	}
+	p.index()
 	path := p.paths[n]
+	if p.bad == nil {
+		p.bad = map[string]bool{}
+	}
 	p.bad[path] = true
 	p.errs = append(p.errs, p.at(path, n, errors.New(goTypes.Replace(unquote(text)))))
 }
@@ -247,12 +499,12 @@ var goTypes = strings.NewReplacer(
 // a mapping that names another kind of object (a Deployment given as the
 // lock): its other fields would only bury the one message that matters.
 // It returns nil for anything else, which the full parse then reports.
-func (p *parser) otherObject(data []byte) []error {
+func (p *parser) otherObject() []error {
 	var h struct {
 		APIVersion any `yaml:"apiVersion"`
 		Kind       any `yaml:"kind"`
 	}
-	if yaml.Unmarshal(data, &h) != nil {
+	if p.doc.Decode(&h) != nil {
 		return nil
 	}
 	other := func(v any, want string) bool { s, ok := v.(string); return ok && s != "" && s != want }
@@ -277,7 +529,7 @@ func (p *parser) fail(path string, err error) {
 
 // at is the *Error for path: entries' fields relative to their entry.
 func (p *parser) at(path string, line int, err error) *Error {
-	e := &Error{File: p.file, Line: line, Index: -1, Field: path, Err: err}
+	e := &Error{File: p.file, Line: p.mapLine(line), Index: -1, Field: path, Err: err}
 	if rest, ok := strings.CutPrefix(path, "spec.images["); ok {
 		num, field, _ := strings.Cut(rest, "]")
 		e.Index, _ = strconv.Atoi(num)
@@ -288,6 +540,7 @@ func (p *parser) at(path string, line int, err error) *Error {
 
 // lineOf is the line of path, else of its closest parent.
 func (p *parser) lineOf(path string) int {
+	p.index()
 	for {
 		if l, ok := p.lines[path]; ok || path == "" {
 			return l
