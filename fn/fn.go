@@ -267,16 +267,15 @@ func (s *session) readLock() (*lock.Lock, bool) {
 		s.errorf(found[1], "", "%d ImageLock objects in the input; keep one", len(found))
 		return nil, false
 	}
-	str, err := found[0].String()
-	if err != nil {
-		s.errorf(found[0], "", "cannot read the ImageLock: %v", err)
-		return nil, false
-	}
 	path, _ := fileOf(found[0])
 	if path == "" {
 		path = lock.FileName
 	}
-	l, err := lock.Parse([]byte(stripInternal(str)), path)
+	// The item's tree is parsed already: the lock decodes it as it is, and
+	// its errors name the line in the item as the user wrote it (kustomize's
+	// internal annotations, which the file does not have, not counted).
+	n := found[0].YNode()
+	l, err := lock.ParseNode(n, path, itemLines(n))
 	if err != nil {
 		s.errorf(found[0], "", "%v", err)
 		return nil, false
@@ -284,24 +283,51 @@ func (s *session) readLock() (*lock.Lock, bool) {
 	return l, true
 }
 
-// stripInternal drops the internal.config.kubernetes.io annotations (and
-// their legacy forms) that kustomize adds to every item, so that the lock
-// parser sees the file as the user wrote it.
-func stripInternal(s string) string {
-	n, err := yaml.Parse(s)
-	if err != nil {
-		return s
-	}
-	for k := range n.GetAnnotations() {
-		if internalAnnotation(k) {
-			_ = n.PipeE(yaml.ClearAnnotation(k))
+// itemLines maps a line of the ResourceList stream inside the item n to
+// its line in the item written alone (1 for its first key) without the
+// internal annotations kustomize added (internalAnnotation), and without
+// metadata.annotations itself when they were all there was.
+func itemLines(n *yaml.Node) func(int) int {
+	start := n.Line
+	var dropped []int // stream lines that the item as written lacks
+	if _, md := mapEntry(n, "metadata"); md != nil {
+		if key, ann := mapEntry(md, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+			all := true
+			for i := 0; i+1 < len(ann.Content); i += 2 {
+				if k := ann.Content[i]; internalAnnotation(k.Value) {
+					dropped = append(dropped, k.Line)
+				} else {
+					all = false
+				}
+			}
+			if all && len(dropped) > 0 {
+				dropped = append(dropped, key.Line)
+			}
 		}
 	}
-	out, err := n.String()
-	if err != nil {
-		return s
+	return func(line int) int {
+		out := line - start + 1
+		for _, d := range dropped {
+			if d < line {
+				out--
+			}
+		}
+		return out
 	}
-	return out
+}
+
+// mapEntry is the key node and value of key in the mapping m, nils when m
+// is not a mapping or lacks key.
+func mapEntry(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
 }
 
 // internalAnnotation reports whether k is one of the annotations kustomize

@@ -41,11 +41,7 @@ func TestLocksAreStandIns(t *testing.T) {
 			if n.GetKind() != lock.ObjectKind {
 				continue
 			}
-			s, err := n.String()
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := lock.Parse([]byte(stripInternal(s)), in)
+			l, err := lock.ParseNode(n.YNode(), in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
