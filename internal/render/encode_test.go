@@ -1,8 +1,11 @@
 package render
 
 import (
+	"bytes"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -88,6 +91,56 @@ func checkUnstructured(t *testing.T, o Object) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s %s/%s: unstructured differs from ToUnstructured:\ngot  %#v\nwant %#v", o.Kind, o.Namespace, o.Name, got, want)
+	}
+	checkWriteYAML(t, o.Kind+" "+o.Namespace+"/"+o.Name, got)
+}
+
+// checkWriteYAML checks that writeYAML, when it writes u, writes
+// yaml.v2's bytes.
+func checkWriteYAML(t *testing.T, what string, u map[string]any) {
+	t.Helper()
+	prune(u)
+	delete(u, "status")
+	want, err := yamlv2.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if writeYAML(&b, u) && b.String() != string(want) {
+		t.Errorf("%s: writeYAML differs from yaml.v2:\ngot\n%s\nwant\n%s", what, b.String(), want)
+	}
+}
+
+// TestWriteYAMLIsYAMLv2 checks writeYAML against yaml.v2 on the cases it
+// must write as yaml.v2 does or leave to it: quoting, blocks, folding at
+// 80 columns, key order, nesting.
+func TestWriteYAMLIsYAMLv2(t *testing.T) {
+	strs := []string{"", "a", "abc def", "true", "True", "TRUE", "tRue", "yes", "y", "N", "no", "on", "Off", "null", "Null", "~", "24", "0", "0123", "08",
+		"1.5", "1e3", "1E3", "1e", "0x1f", "0x1g", "0o17", "0b101", "0b102", "1m", "16Mi", "50m", "1.31.1", "1.", ".5", "1e3e3", "99999999999999999999", "12h", "10%", "%1", "1%%", "a@b", "x:1@sha256:ab", "2024-01-01", "1:20", "-", "-a", "a-", "a:", "a: b", "a:b", "a #b", "a#b", "#a", "'a'", "\"a\"", "a b  c", " a", "a ",
+		"docker.io/library/busybox:1.31.1@sha256:ea2528a21fc71247fdb25ff45a25fbe9abcbc635326ea364467f4a08abfbc9ba", "/bin/sh", "a=b", "(x)", "ä", "a\tb",
+		"line one\nline two\n", "line one\nline two", "a\n\nb\n", "a\n", "a\n\n", "\na", " a\nb\n", "a \nb\n", "a\n  b\n", "# c\nx,y z\n", "a\tb\nc\n",
+		strings.Repeat("word ", 15) + "end", strings.Repeat("x", 100), "<<", ".inf", "+1", "a,b", "[a]", "{a}", "a&b", "*a", "!a", "%a", "@a", "`a", "|a", ">a", "?a", "a?"}
+	for _, s := range strs {
+		for _, u := range []map[string]any{
+			{"k": s},
+			{"key": map[string]any{"inner": s, "list": []any{s, map[string]any{"a": s, "b": []any{s}}}}},
+			{"a-very-long-key-name-that-moves-the-value-to-the-right": s},
+			{"list": []any{map[string]any{}, []any{}, nil, true, int64(-3), s}, "m": map[string]any{}, "s": []any{}},
+		} {
+			checkWriteYAML(t, fmt.Sprintf("%q", s), u)
+		}
+		checkWriteYAML(t, fmt.Sprintf("key %q", s), map[string]any{s: "v", "b": "w"})
+	}
+	for _, keys := range [][]string{{"a", "b", "ab", "B", "a1", "a10", "a2", "a-b", "a.b", "a_b", "a/b", "Z", "z"}, {"image", "imagePullPolicy", "name"}} {
+		u := map[string]any{}
+		for _, k := range keys {
+			u[k] = k
+		}
+		checkWriteYAML(t, fmt.Sprint(keys), u)
+	}
+	var b bytes.Buffer
+	if !writeYAML(&b, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"a.list": "x\ny\n"}}) {
+		t.Error("writeYAML left a plain ConfigMap to yaml.v2")
 	}
 }
 
