@@ -51,7 +51,16 @@ func main() {
 	flag.StringVar(&o.lockReport, "lock-report", "", "markdown section on the registry side to include (hack/bench -md)")
 	flag.StringVar(&o.lockJSON, "lock-json", "", "headline numbers of the registry side (hack/bench -json)")
 	flag.StringVar(&o.mirrorReport, "mirror-report", "", "markdown section on stowage mirror to include (hack/mirrorbench -md)")
+	fnInput := flag.String("fn-input", "", "only write the ResourceList of the fn measurement (-fn-n Deployments) to this file")
+	flag.IntVar(&o.fnN, "fn-n", 20000, "Deployments in the fn pinning measurement")
 	flag.Parse()
+	if *fnInput != "" {
+		if err := writeFnInput(*fnInput, o.fnN); err != nil {
+			fmt.Fprintln(os.Stderr, "perf:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := perf(o); err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)
 		os.Exit(1)
@@ -59,7 +68,7 @@ func main() {
 }
 
 type options struct {
-	runs                                             int
+	runs, fnN                                        int
 	out, stowage, lockReport, lockJSON, mirrorReport string
 }
 
