@@ -48,6 +48,7 @@ func TestKustomizeBuild(t *testing.T) {
 		{"gitops-argo", "../examples/gitops-argo/prepull", "../golden/gitops-argo/build.yaml"},
 		{"gitops-flux", "../examples/gitops-flux/clusters/prod/prepull", "../golden/gitops-flux/build.yaml"},
 		{"pin-only", "testdata/kustomize/pin-only", "testdata/kustomize/pin-only/expected.yaml"},
+		{"pin-image-volume", "testdata/kustomize/pin-image-volume", "testdata/kustomize/pin-image-volume/expected.yaml"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +80,7 @@ func TestKustomizeBuild(t *testing.T) {
 				}
 			}
 			for _, line := range strings.Split(string(out), "\n") {
-				if strings.Contains(line, "image: ") && !strings.Contains(line, "@sha256:") {
+				if (strings.Contains(line, "image: ") || strings.Contains(line, "reference: ")) && !strings.Contains(line, "@sha256:") {
 					t.Errorf("unpinned image in build output: %s", strings.TrimSpace(line))
 				}
 			}

@@ -20,7 +20,7 @@ import (
 func TestLocksAreStandIns(t *testing.T) {
 	var locks []*lock.Lock
 	var names []string
-	for _, p := range []string{"../examples/gitops-argo/prepull/stowage.lock.yaml", "testdata/kustomize/pin-only/stowage.lock.yaml"} {
+	for _, p := range []string{"../examples/gitops-argo/prepull/stowage.lock.yaml", "testdata/kustomize/pin-only/stowage.lock.yaml", "testdata/kustomize/pin-image-volume/stowage.lock.yaml"} {
 		l, err := lock.Read(p)
 		if err != nil {
 			t.Fatal(err)

@@ -18,7 +18,9 @@ import (
 // at kyaml's yaml.ConventionalContainerPaths (Pod, PodTemplate, Deployment,
 // StatefulSet, DaemonSet, ReplicaSet, Job, CronJob and custom resources of
 // the same shape), with the initContainers and ephemeralContainers beside
-// them. Images that already carry a digest are left as they are (without
+// them; the image volumes' references (volumes[].image.reference) of the
+// same pod specs are pinned by the same rule, their pullPolicy left as
+// written (workload.EachImage). Images that already carry a digest are left as they are (without
 // a site). An image the
 // lock lacks, or that does not parse, is an error result naming the item,
 // its file and the field path.

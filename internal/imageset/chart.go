@@ -134,6 +134,11 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 		}
 	}
 	workload.EachImage(workloads, func(item, img *yaml.RNode, field string) {
+		if workload.ImageVolume(field) {
+			// An image volume's artifact is not run; listing it as an
+			// image would have render run it as a container.
+			return
+		}
 		s := yaml.GetValue(img)
 		r, err := imageref.Parse(s)
 		if err != nil {

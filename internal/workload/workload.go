@@ -1,5 +1,5 @@
-// Package workload finds the container images of KRM items that stowage's
-// KRM function pins (pin mode), for the function and for the commands that
+// Package workload finds the image references of KRM items (container
+// images and image volume references) that stowage's KRM function pins (pin mode), for the function and for the commands that
 // read a kustomization.
 package workload
 
@@ -15,10 +15,16 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 )
 
-// EachImage calls f with every container image pin mode pins: of every
-// item that is not local-config (filters.LocalConfigAnnotation), at kyaml's
-// yaml.ConventionalContainerPaths, in the containers, initContainers and
-// ephemeralContainers lists, with the field path of the image.
+// EachImage calls f with every image reference pin mode pins: of every
+// item that is not local-config (filters.LocalConfigAnnotation), in each pod
+// spec at kyaml's yaml.ConventionalContainerPaths, the image of every entry
+// of the containers, initContainers and ephemeralContainers lists, then the
+// reference of every image volume (volumes[].image.reference, Kubernetes
+// image volumes, GA in 1.36), each with its field path
+// ("spec.template.spec.containers[0].image",
+// "spec.template.spec.volumes[0].image.reference"; ImageVolume tells the
+// two apart). Volumes of other types and image volumes without a
+// reference are skipped.
 func EachImage(items []*yaml.RNode, f func(item, img *yaml.RNode, field string)) {
 	for _, it := range items {
 		if Annotation(it, filters.LocalConfigAnnotation) == "true" {
@@ -43,15 +49,36 @@ func EachImage(items []*yaml.RNode, f func(item, img *yaml.RNode, field string))
 					f(it, img, fmt.Sprintf("%s.%s[%d].image", strings.Join(spec, "."), list, i))
 				}
 			}
+			vs, err := it.Pipe(yaml.Lookup(append(slices.Clone(spec), "volumes")...))
+			if err != nil || vs == nil {
+				continue
+			}
+			elems, err := vs.Elements()
+			if err != nil {
+				continue
+			}
+			for i, v := range elems {
+				ref, err := v.Pipe(yaml.Lookup("image", "reference"))
+				if err != nil || ref == nil {
+					continue
+				}
+				f(it, ref, fmt.Sprintf("%s.volumes[%d].image.reference", strings.Join(spec, "."), i))
+			}
 		}
 	}
 }
 
+// ImageVolume reports whether field, a field path EachImage gives, is an
+// image volume's reference (it ends in ".image.reference") rather than a
+// container's image.
+func ImageVolume(field string) bool { return strings.HasSuffix(field, ".image.reference") }
+
 // Pinned lists the images the KRM function pins in items (pin mode):
-// every container, init container and ephemeral container image of every
-// item that is not local-config, in item order, as plan.Workload values
-// that name the object ("Kind namespace/name"), the field and the file
-// (kioutil's file annotations; "" without them). These are
+// every container, init container and ephemeral container image and every
+// image volume reference of every item that is not local-config
+// (EachImage), in item order, as plan.Workload values that name the object
+// ("Kind namespace/name"), the field and the file (kioutil's file
+// annotations; "" without them). These are
 // the images a lock for the kustomization must hold besides the config's.
 func Pinned(items []*yaml.RNode) []plan.Workload {
 	var out []plan.Workload
