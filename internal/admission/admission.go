@@ -77,6 +77,7 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 		pols[i].Images = sortedImages(pols[i].Images)
 	}
 	pols = slices.DeleteFunc(pols, func(p Policy) bool { return len(p.Images) == 0 })
+	pols, names := merge(pols)
 	at := "profiles." + in.Profile + ".policy"
 	if len(pols) == 0 {
 		return nil, fmt.Errorf("%s: no image of profile %q is under a verify policy: add verify (top level, profile, image or environment) for the admission policy to check", at, in.Profile)
@@ -85,7 +86,7 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 	if name == "" {
 		name = "stowage-" + in.Profile
 	}
-	r := &renderer{in: in, name: name, pols: pols}
+	r := &renderer{in: in, name: name, pols: pols, names: names}
 	var out []*unstructured.Unstructured
 	for _, k := range []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} {
 		if !slices.Contains(in.Spec.Kinds, k) {
@@ -113,6 +114,74 @@ type renderer struct {
 	in   Input
 	name string
 	pols []Policy
+	// names[i] names pols[i]'s rule or object (a DNS label fragment).
+	names []string
+}
+
+// merge folds the policies that are written alike (the same keys,
+// identities, trusted root and mode, at different fields: every
+// environment of a vendor's image set under one key, say) into one, so
+// that a site gets one Kyverno rule and one ClusterImagePolicy per distinct
+// policy. pols must be sorted by At; the result keeps that order (by the
+// first field of each group), the group's images are the union, and At is
+// the first field, which is where a group's errors point. names[i] names
+// group i: a group of one its field (suffix), a larger group the dotted
+// prefix its fields share ("environments"), or "shared"; a name a group
+// before it took gets "-2", "-3", ….
+func merge(pols []Policy) ([]Policy, []string) {
+	var out []Policy
+	var ats [][]string
+	index := map[string]int{}
+	for _, p := range pols {
+		key := "at:" + p.At // a policy that does not marshal stays alone
+		if b, err := json.Marshal(p.Verify); err == nil {
+			key = string(b)
+		}
+		if i, ok := index[key]; ok {
+			out[i].Images = sortedImages(append(out[i].Images, p.Images...))
+			ats[i] = append(ats[i], p.At)
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, p)
+		ats = append(ats, []string{p.At})
+	}
+	names := make([]string, len(out))
+	used := map[string]bool{}
+	for i, p := range out {
+		base := suffix(p)
+		if len(ats[i]) > 1 {
+			base = dnslabel.Sanitize(sharedPrefix(ats[i]), 40)
+			if base == "" {
+				base = "shared"
+			}
+		}
+		name := base
+		for n := 2; used[name]; n++ {
+			tail := fmt.Sprintf("-%d", n)
+			name = strings.TrimSuffix(dnslabel.Sanitize(base, 40-len(tail)), "-") + tail
+		}
+		used[name] = true
+		names[i] = name
+	}
+	return out, names
+}
+
+// sharedPrefix is the longest run of whole dotted segments every field of
+// ats starts with ("environments" for "environments.a.verify" and
+// "environments.b.verify"), "" when they share none.
+func sharedPrefix(ats []string) string {
+	first := strings.Split(ats[0], ".")
+	n := len(first)
+	for _, at := range ats[1:] {
+		segs := strings.Split(at, ".")
+		m := 0
+		for m < n && m < len(segs) && segs[m] == first[m] {
+			m++
+		}
+		n = m
+	}
+	return strings.Join(first[:n], ".")
 }
 
 func sortedImages(in []Image) []Image {
@@ -244,7 +313,7 @@ func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 		action = "Audit"
 	}
 	var rules []any
-	for _, p := range r.pols {
+	for i, p := range r.pols {
 		var refs []any
 		for _, im := range p.Images {
 			for _, g := range Globs(im.Site) {
@@ -296,7 +365,7 @@ func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 			}
 		}
 		rules = append(rules, map[string]any{
-			"name":  "verify-" + suffix(p),
+			"name":  "verify-" + r.names[i],
 			"match": map[string]any{"any": []any{map[string]any{"resources": map[string]any{"kinds": []any{"Pod"}}}}},
 			"verifyImages": []any{map[string]any{
 				"imageReferences": refs,
@@ -328,8 +397,8 @@ func (r *renderer) policyController() ([]*unstructured.Unstructured, error) {
 		mode = "warn"
 	}
 	var roots, cips []*unstructured.Unstructured
-	for _, p := range r.pols {
-		name := r.name + "-" + suffix(p)
+	for i, p := range r.pols {
+		name := r.name + "-" + r.names[i]
 		var images []any
 		for _, im := range p.Images {
 			for _, g := range Globs(pcRepo(im.Site)) {

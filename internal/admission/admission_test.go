@@ -167,3 +167,48 @@ func TestRenderRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeAlike: environments written alike (the same key, at different
+// fields) become one Kyverno rule and one ClusterImagePolicy, named for
+// the prefix their fields share and matching every repository of the
+// group; a policy written differently keeps its own; a group name a
+// policy before it took gets "-2".
+func TestMergeAlike(t *testing.T) {
+	in := example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
+	key := v1alpha1.Verify{Keys: []string{"keys/release.pub"}}
+	in.Policies = []Policy{
+		{At: "environments.driver.verify", Verify: key, Images: []Image{{Site: "nvcr.io/nvidia/driver", Signed: "nvcr.io/nvidia/driver"}}},
+		{At: "environments.cuda.verify", Verify: key, Images: []Image{{Site: "nvcr.io/nvidia/cuda", Signed: "nvcr.io/nvidia/cuda"}}},
+		{At: "environments.toolkit.verify", Verify: v1alpha1.Verify{Keys: []string{"keys/release.pub"}, Mode: "optional"}, Images: []Image{{Site: "nvcr.io/nvidia/toolkit", Signed: "nvcr.io/nvidia/toolkit"}}},
+		{At: "environments.validator.verify", Verify: v1alpha1.Verify{Keys: []string{"keys/release.pub"}, Mode: "optional"}, Images: []Image{{Site: "nvcr.io/nvidia/validator", Signed: "nvcr.io/nvidia/validator"}}},
+	}
+	objs, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := objs[0].Object["spec"].(map[string]any)["rules"].([]any)
+	var got []string
+	for _, r := range rules {
+		r := r.(map[string]any)
+		refs := r["verifyImages"].([]any)[0].(map[string]any)["imageReferences"].([]any)
+		var s []string
+		for _, x := range refs {
+			s = append(s, x.(string))
+		}
+		got = append(got, r["name"].(string)+" "+strings.Join(s, ","))
+	}
+	want := []string{
+		"verify-environments nvcr.io/nvidia/cuda:*,nvcr.io/nvidia/cuda@*,nvcr.io/nvidia/driver:*,nvcr.io/nvidia/driver@*",
+		"verify-environments-2 nvcr.io/nvidia/toolkit:*,nvcr.io/nvidia/toolkit@*,nvcr.io/nvidia/validator:*,nvcr.io/nvidia/validator@*",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Kyverno rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var cips []string
+	for _, o := range objs[1:] {
+		cips = append(cips, o.GetKind()+" "+o.GetName())
+	}
+	if w := "ClusterImagePolicy stowage-edge-environments,ClusterImagePolicy stowage-edge-environments-2"; strings.Join(cips, ",") != w {
+		t.Errorf("policy-controller objects %q, want %q", strings.Join(cips, ","), w)
+	}
+}
