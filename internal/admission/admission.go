@@ -23,6 +23,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/dnslabel"
+	"github.com/stowage/stowage/internal/sigverify"
 )
 
 // Image is one repository render writes under a policy.
@@ -209,9 +210,16 @@ func (r *renderer) file(at, path string) ([]byte, error) {
 func (r *renderer) keys(p Policy) ([]string, error) {
 	var out []string
 	for i, k := range p.Verify.Keys {
-		b, err := r.file(fmt.Sprintf("%s.keys[%d]", p.At, i), k)
+		at := fmt.Sprintf("%s.keys[%d]", p.At, i)
+		b, err := r.file(at, k)
 		if err != nil {
 			return nil, err
+		}
+		// The rule lock verifies under (sigverify.LoadKey): a PEM public
+		// key, nothing else. A private key or any other bytes written
+		// here would be published inline in cluster-wide objects.
+		if _, err := sigverify.LoadKey(k, b); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		out = append(out, strings.TrimSpace(string(b))+"\n")
 	}
@@ -298,8 +306,14 @@ func (r *renderer) object(apiVersion, kind, name, namespace string, spec map[str
 	return &unstructured.Unstructured{Object: obj}
 }
 
-// suffix names policy i's object: its field as a DNS label fragment.
-func suffix(p Policy) string { return dnslabel.Sanitize(strings.TrimSuffix(p.At, ".verify"), 40) }
+// suffix names a policy's rule or object: its field as a DNS label
+// fragment, "top-level" for the top-level verify.
+func suffix(p Policy) string {
+	if p.At == "verify" {
+		return "top-level"
+	}
+	return dnslabel.Sanitize(strings.TrimSuffix(p.At, ".verify"), 40)
+}
 
 func (r *renderer) enforce() bool { return r.in.Spec.Mode != v1alpha1.AdmissionAudit }
 

@@ -212,3 +212,28 @@ func TestMergeAlike(t *testing.T) {
 		t.Errorf("policy-controller objects %q, want %q", strings.Join(cips, ","), w)
 	}
 }
+
+// TestNamesCutApart: two fields whose names agree in their first 40
+// characters still name two rules and two ClusterImagePolicies.
+func TestNamesCutApart(t *testing.T) {
+	in := example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
+	long := "environments.node-feature-discovery-" + strings.Repeat("a", 30)
+	in.Policies = []Policy{
+		{At: long + "1.verify", Verify: v1alpha1.Verify{Keys: []string{"keys/release.pub"}}, Images: []Image{{Site: "example.org/a", Signed: "example.org/a"}}},
+		{At: long + "2.verify", Verify: v1alpha1.Verify{Keys: []string{"keys/release.pub"}, Mode: "optional"}, Images: []Image{{Site: "example.org/b", Signed: "example.org/b"}}},
+	}
+	objs, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range objs[0].Object["spec"].(map[string]any)["rules"].([]any) {
+		seen["rule "+r.(map[string]any)["name"].(string)] = true
+	}
+	for _, o := range objs[1:] {
+		seen[o.GetKind()+" "+o.GetName()] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("names %v: want 2 rules and 2 ClusterImagePolicies, all distinct", seen)
+	}
+}

@@ -6,6 +6,7 @@ package source
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/stowage/stowage/api/v1alpha1"
@@ -83,7 +84,7 @@ func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o RenderOptions)
 		}
 		b, err := confined.ReadFile(o.Dir, f, k)
 		if err != nil {
-			return nil, fmt.Errorf("profile %q policy: %w", p.Profiles[0], err)
+			return nil, fmt.Errorf("profiles.%s.policy: %s: %w", p.Profiles[0], fieldOf(cfg, f), err)
 		}
 		trust[f] = b
 	}
@@ -97,6 +98,38 @@ var (
 	KeyFile         = confined.Kind{What: "verify key file", Max: 64 << 10}
 	TrustedRootFile = confined.Kind{What: "trusted root file", Max: 1 << 20}
 )
+
+// fieldOf names the first field (in the order top level, images,
+// environments, profiles, each by name) whose verify policy writes path
+// as a key or trusted root: "environments.driver.verify.keys[0]".
+func fieldOf(cfg *v1alpha1.Config, path string) string {
+	type at struct {
+		field string
+		v     *v1alpha1.Verify
+	}
+	all := []at{{"verify", cfg.Verify}}
+	for _, n := range slices.Sorted(maps.Keys(cfg.Images)) {
+		all = append(all, at{"images." + n + ".verify", cfg.Images[n].Verify})
+	}
+	for _, n := range slices.Sorted(maps.Keys(cfg.Environments)) {
+		all = append(all, at{"environments." + n + ".verify", cfg.Environments[n].Verify})
+	}
+	for _, n := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		all = append(all, at{"profiles." + n + ".verify", cfg.Profiles[n].Verify})
+	}
+	for _, a := range all {
+		if a.v == nil {
+			continue
+		}
+		if i := slices.Index(a.v.Keys, path); i >= 0 {
+			return fmt.Sprintf("%s.keys[%d]", a.field, i)
+		}
+		if a.v.TrustedRoot == path {
+			return a.field + ".trustedRoot"
+		}
+	}
+	return "verify"
+}
 
 // keysOf lists every key path the config's verify policies write.
 func keysOf(cfg *v1alpha1.Config) []string {

@@ -190,9 +190,25 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 			t.Errorf("ClusterPolicy lacks %q:\n%s", want, out)
 		}
 	}
-	// A key outside the directory is refused, naming the profile.
+	// A key outside the directory is refused, naming the policy and the
+	// field that writes the key.
 	cfg.Verify.Keys = []string{"../outside.pub"}
-	if _, err := Render(cfg, "", l, RenderOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), `profile "edge" policy: `) {
+	if _, err := Render(cfg, "", l, RenderOptions{Dir: dir}); err == nil || !strings.HasPrefix(err.Error(), "profiles.edge.policy: verify.keys[0]: ") {
 		t.Errorf("key outside: %v", err)
+	}
+	// A private key, or any bytes that are not a PEM public key, is never
+	// published inline: refused at its field, as lock refuses it.
+	for name, data := range map[string]string{
+		"priv.pem":    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
+		"garbage.pub": "hello world\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "keys", name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Verify.Keys = []string{"keys/" + name}
+		_, err := Render(cfg, "", l, RenderOptions{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "verify.keys[0]: key keys/"+name+": not a PEM public key") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
