@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -180,8 +181,17 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 				if err := refuseStdout("--per-node-label", v.File, "give a values file; stowage reads no values from stdin"); err != nil {
 					return err
 				}
+				if slices.ContainsFunc(values, func(w imageset.NodeValue) bool { return w.Value == v.Value }) {
+					return usageError{fmt.Errorf("--per-node-label %q: value %q is given twice", arg, v.Value)}
+				}
 				label = l
 				values = append(values, v)
+			}
+			// One render cannot tell which images differ per node group:
+			// with one value every image would be written as shared, and
+			// every node would pull that value's driver.
+			if len(values) == 1 {
+				return usageError{fmt.Errorf("--per-node-label: one value of %s given; give one per node group (at least two): an image becomes byNodeLabel where their renders differ", label)}
 			}
 			var (
 				set    imageset.Set
