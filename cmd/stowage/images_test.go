@@ -166,7 +166,7 @@ func TestImagesFromChartPerNodeLabel(t *testing.T) {
 	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out); code != 0 {
 		t.Fatalf("render: exit %d\n%s", code, stderr)
 	}
-	for _, f := range []string{"daemonset-gpu-operator-gpu-5-15-0-91-generic.yaml", "daemonset-gpu-operator-gpu-6-8-0-1015-aws.yaml"} {
+	for _, f := range []string{"daemonset-gpu-operator-gpu-5-15-0-91-generic-212095.yaml", "daemonset-gpu-operator-gpu-6-8-0-1015-aws-fd386b.yaml"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("render: %v", err)
 		}

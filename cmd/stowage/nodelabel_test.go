@@ -81,8 +81,8 @@ profiles: gpu: pullers: [{name: "gpu", namespace: "gpu-operator", environments: 
 		t.Fatalf("render: exit %d\n%s", code, stderr)
 	}
 	for _, c := range []struct{ file, kernel, ref string }{
-		{"daemonset-gpu-operator-gpu-5-15-0-91-generic.yaml", "5.15.0-91-generic", drivers[0]},
-		{"daemonset-gpu-operator-gpu-6-8-0-1015-aws.yaml", "6.8.0-1015-aws", drivers[1]},
+		{"daemonset-gpu-operator-gpu-5-15-0-91-generic-212095.yaml", "5.15.0-91-generic", drivers[0]},
+		{"daemonset-gpu-operator-gpu-6-8-0-1015-aws-fd386b.yaml", "6.8.0-1015-aws", drivers[1]},
 	} {
 		b, err := os.ReadFile(filepath.Join(out, c.file))
 		if err != nil {

@@ -2,6 +2,8 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"os"
 	"path/filepath"
@@ -83,31 +85,37 @@ func TestNodeLabelDaemonSets(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	// A value that is a DNS label names its DaemonSet as it is; any other
+	// value's name ends in 6 hex digits of sha256 of the value (made a
+	// label, NUL, the value), so that it depends on the value alone.
+	hashed := func(v string) string {
+		s := dnslabel.Sanitize(v, maxLabel)
+		sum := sha256.Sum256([]byte(s + "\x00" + v))
+		return "gpu-operator-images-" + s + "-" + hex.EncodeToString(sum[:])[:6]
+	}
 	want := map[string]ds{
 		"gpu-operator-images": {base, []string{"nvcr.io/nvidia/k8s/container-toolkit:v1.17.0-ubuntu20.04"}},
 		"gpu-operator-images-5-15-0-91-generic": {with(kernelLabel, "5-15-0-91-generic"),
 			[]string{"nvcr.io/nvidia/driver:550.54.15-5-15-0-91-generic"}},
-		"gpu-operator-images-6-8-0-1015-aws": {with(kernelLabel, "6.8.0-1015-aws"),
+		hashed("5.15.0-91-generic"): {with(kernelLabel, "5.15.0-91-generic"),
+			[]string{"nvcr.io/nvidia/driver:550.54.15-5.15.0-91-generic"}},
+		hashed("6.8.0-1015-aws"): {with(kernelLabel, "6.8.0-1015-aws"),
 			[]string{"nvcr.io/nvidia/driver:550.54.15-6.8.0-1015-aws"}},
-		"gpu-operator-images-nvidia-a100-sxm4-80-gb": {with("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"),
+		hashed("NVIDIA-A100-SXM4-80GB"): {with("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"),
 			[]string{"nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0-a100"}},
-		"gpu-operator-images-tesla-t4": {with("nvidia.com/gpu.product", "Tesla-T4"),
+		hashed("Tesla-T4"): {with("nvidia.com/gpu.product", "Tesla-T4"),
 			[]string{"nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0-t4"}},
 	}
-	// The two values whose DNS label is taken or too long get a hashed
-	// name: found by their selector.
+	// The value too long for a name is cut: found by its selector.
 	for name, d := range got {
 		if _, ok := want[name]; ok {
 			continue
 		}
-		switch v := d.selector[kernelLabel]; v {
-		case "5.15.0-91-generic", "6.8.0-1015-aws-with-a-long-local-version-suffix-for-the-tests.1":
+		if v := d.selector[kernelLabel]; v == "6.8.0-1015-aws-with-a-long-local-version-suffix-for-the-tests.1" {
 			if !strings.HasPrefix(name, "gpu-operator-images-") {
 				t.Errorf("DaemonSet %s for %s=%s: want the puller's name as prefix", name, kernelLabel, v)
 			}
-			ref := map[string]string{"5.15.0-91-generic": "nvcr.io/nvidia/driver:550.54.15-5.15.0-91-generic",
-				"6.8.0-1015-aws-with-a-long-local-version-suffix-for-the-tests.1": "nvcr.io/nvidia/driver:550.54.15-long"}[v]
-			want[name] = ds{with(kernelLabel, v), []string{ref}}
+			want[name] = ds{with(kernelLabel, v), []string{"nvcr.io/nvidia/driver:550.54.15-long"}}
 		}
 	}
 	if len(got) != 7 {

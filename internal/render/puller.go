@@ -400,13 +400,17 @@ func groupSuffix(puller string, g *group, used map[string]bool) string {
 
 // nodeLabelSuffix names a node group that a byNodeLabel value makes (an
 // item with plan.Use.NodeLabel; of several, the smallest label and value):
-// the value as a DNS-1123 label fragment ("5.15.0-91-generic" ->
-// "5-15-0-91-generic", "" -> "empty") that fits after puller and "-" in
-// 63 characters. A fragment that does not fit, or that another group of
-// the puller already has (values differing only in case or punctuation),
-// is cut and ends in 6 hex digits of sha256 of the group's placement key,
-// so distinct groups never share a name. "" when no item is chosen by a
-// node label.
+// the value itself when it is a DNS-1123 label fragment that fits after
+// puller and "-" in 63 characters ("gpu-a100"), else the value made one
+// ("5.15.0-91-generic" -> "5-15-0-91-generic", "" -> "empty"), cut to fit
+// and ending in "-" and 6 hex digits of sha256 of the value
+// ("5-15-0-91-generic-3f1c2a"). The name depends on the value alone, so
+// adding or removing another value never renames a node group's
+// DaemonSet, and values differing only in case or punctuation never
+// share one. Only a fragment another group of the puller already has
+// (an item-named group, or a hash collision) is made distinct by the
+// group's placement key instead. "" when no item is chosen by a node
+// label.
 func nodeLabelSuffix(puller string, g *group, used map[string]bool) string {
 	var label, value string
 	found := false
@@ -427,7 +431,10 @@ func nodeLabelSuffix(puller string, g *group, used map[string]bool) string {
 	if value != "" {
 		s = sanitize(value, 1<<20)
 	}
-	if len(s) > room || used[s] {
+	if s != value || len(s) > room {
+		s = shorten(s+"\x00"+value, min(room, len(s)+7))
+	}
+	if used[s] {
 		s = shorten(s+"\x00"+g.key, room)
 	}
 	return s

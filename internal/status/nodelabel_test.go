@@ -76,11 +76,11 @@ profiles: gpu: pullers: [{name: "drivers", namespace: "gpu-operator", environmen
 	node("gpu-b", "5.15.0-91-generic")
 	node("gpu-c", "6.8.0-1015-aws")
 	f.node("cpu-1", map[string]string{"kubernetes.io/os": "linux"})
-	f.pod("gpu-operator/drivers-5-15-0-91-generic", "gpu-a", nil)
-	f.pod("gpu-operator/drivers-5-15-0-91-generic", "gpu-b", func(p *corev1.Pod) {
+	f.pod("gpu-operator/drivers-5-15-0-91-generic-212095", "gpu-a", nil)
+	f.pod("gpu-operator/drivers-5-15-0-91-generic-212095", "gpu-b", func(p *corev1.Pod) {
 		waiting(initStatus(t, p, "nvcr.io/nvidia/driver"), "ErrImagePull", "not found")
 	})
-	f.pod("gpu-operator/drivers-6-8-0-1015-aws", "gpu-c", nil)
+	f.pod("gpu-operator/drivers-6-8-0-1015-aws-fd386b", "gpu-c", nil)
 	rep := Evaluate(f.exp, f.c)
 	if rep.Ready {
 		t.Error("ready with the 5.15 driver failing on gpu-b")
