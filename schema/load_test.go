@@ -37,6 +37,10 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "bad-namespace", want: []wantErr{
 			{"config.yaml", 8, "profiles.notebooks.pullers[0].namespace", []string{`"Tenant_A"`, "must be a lowercase RFC 1123 label"}},
 		}},
+		// A valid label too long for stowage's names says how long it is.
+		{dir: "long-puller-name", want: []wantErr{
+			{"config.yaml", 7, "profiles.notebooks.pullers[0].name", []string{`of at most 50 characters (it names a DaemonSet): it has 53 characters`}},
+		}},
 		{dir: "bad-tenants", want: []wantErr{
 			{"config.yaml", 11, "profiles.notebooks.pullers[0].tenants[1]", []string{`tenant namespace "Tenant_B"`, "must be a lowercase RFC 1123 label"}},
 			{"config.yaml", 12, "profiles.notebooks.pullers[0].tenants[2]", []string{`tenant namespace "tenant-a" is listed twice (tenants[0] and tenants[2])`}},

@@ -204,6 +204,9 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 	add, c := pc.add, pc.c
 	p := extend(pc.pp, "pullers", i)
 	if msgs := validation.IsDNS1123Label(pl.Name); len(msgs) > 0 || len(pl.Name) > MaxPullerName {
+		if len(msgs) == 0 {
+			msgs = []string{fmt.Sprintf("it has %d characters", len(pl.Name))}
+		}
 		add(extend(p, "name"), "puller name %q must be a lowercase RFC 1123 label of at most %d characters (it names a DaemonSet): %s",
 			pl.Name, MaxPullerName, strings.Join(msgs, "; "))
 	}
