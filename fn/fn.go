@@ -68,6 +68,8 @@ const (
 // Processor is the stowage KRM function. Getenv reads the password sources
 // "env:NAME"; nil means os.LookupEnv.
 type Processor struct {
+	// Getenv reads an "env:NAME" password source: its value and whether it
+	// is set; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// Dir resolves "file:" password sources; "" is the working directory
 	// (kustomize runs exec functions in the kustomization's directory).

@@ -2,12 +2,17 @@
 // objects that pre-pull its images: per puller a DaemonSet per node group,
 // a records ConfigMap and, per distinct credential, a pull Secret; the
 // OpenPAI service and package cache ConfigMaps where a profile asks for
-// them.
+// them; and, where a profile's policy field asks, the site's admission
+// policies (a Kyverno ClusterPolicy, policy-controller ClusterImagePolicies
+// and TrustRoots, a CRI-O policy.json ConfigMap) for the references it
+// writes.
+//
+// The passwords and the verify policies' key and trusted-root files
+// (Input.Passwords, Input.Trust) arrive already read.
 //
 // Render is pure: no file, network or environment access. The config comes
-// from schema.Load, the lock is the ImageLock of stowage.lock.yaml, and
-// the passwords the config's auth.password sources name arrive already
-// read. WriteStream and WriteDir write the objects as `stowage render`
+// from schema.Load and the lock is the ImageLock of stowage.lock.yaml.
+// WriteStream and WriteDir write the objects as `stowage render`
 // does, to a stream or to a directory.
 package render
 
