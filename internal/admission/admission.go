@@ -10,9 +10,11 @@ package admission
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +25,6 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/dnslabel"
-	"github.com/stowage/stowage/internal/sigverify"
 )
 
 // Image is one repository render writes under a policy.
@@ -215,15 +216,32 @@ func (r *renderer) keys(p Policy) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The rule lock verifies under (sigverify.LoadKey): a PEM public
-		// key, nothing else. A private key or any other bytes written
-		// here would be published inline in cluster-wide objects.
-		if _, err := sigverify.LoadKey(k, b); err != nil {
-			return nil, fmt.Errorf("%s: %w", at, err)
+		if err := publicKeyOnly(b); err != nil {
+			return nil, fmt.Errorf("%s: key %s: %w", at, k, err)
 		}
 		out = append(out, strings.TrimSpace(string(b))+"\n")
 	}
 	return out, nil
+}
+
+// publicKeyOnly checks that b, which render publishes inline in
+// cluster-wide objects, is one PEM "PUBLIC KEY" block (a PKIX public key,
+// as cosign.pub is) and nothing else but white space: a private key, a
+// second block or any other bytes are refused. lock reads the same files
+// with sigstore's cryptoutils (sigverify.LoadKey); this is the stricter
+// rule for what may be published.
+func publicKeyOnly(b []byte) error {
+	block, rest := pem.Decode(b)
+	if block == nil || block.Type != "PUBLIC KEY" {
+		return errors.New(`not a PEM public key: want one "PUBLIC KEY" block`)
+	}
+	if _, err := x509.ParsePKIXPublicKey(block.Bytes); err != nil {
+		return fmt.Errorf("not a PEM public key: %w", err)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("not a PEM public key: more than one PEM block or other bytes after the key")
+	}
+	return nil
 }
 
 // trust is the parts of a trusted_root.json the policies need, as PEM.

@@ -201,6 +201,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	for name, data := range map[string]string{
 		"priv.pem":    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
 		"garbage.pub": "hello world\n",
+		"two.pub":     string(pem) + "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, "keys", name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
