@@ -74,3 +74,26 @@ func TestMissingLockDoesNotMaskConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestImageNotAString: an image or image volume reference that YAML reads
+// as a number, a boolean, null or a map is an error result at its field,
+// never read as an image name (`image: 42` is not docker.io/library/42).
+func TestImageNotAString(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"42", "a number"},
+		{"true", "a boolean"},
+		{"null", "null"},
+		{"{a: b}", "a map"},
+	} {
+		rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n  apiVersion: stowage.dev/v1alpha1\n  kind: Stowage\n  metadata: {name: pin}\n  spec: {}\nitems:\n" + lockItem +
+			"- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n    containers: [{name: c, image: " + c.value + "}]\n    volumes: [{name: m, image: {reference: " + c.value + "}}]\n"
+		got, _ := processText(t, rl)
+		want := []string{
+			"error: spec.containers[0].image: want a string image reference, got " + c.want,
+			"error: spec.volumes[0].image.reference: want a string image reference, got " + c.want,
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: results\n%s\nwant\n%s", c.value, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -31,7 +31,11 @@ func (s *session) pin(l *lock.Lock) {
 }
 
 func (s *session) pinImage(item, img *yaml.RNode, field string, l *lock.Lock) {
-	written := yaml.GetValue(img)
+	written, err := workload.Reference(img)
+	if err != nil {
+		s.errorf(item, field, "%v", err)
+		return
+	}
 	ref, err := imageref.Parse(written)
 	if err != nil {
 		s.errorf(item, field, "%v", err)

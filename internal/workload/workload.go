@@ -6,6 +6,7 @@ package workload
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/filters"
@@ -68,6 +69,25 @@ func EachImage(items []*yaml.RNode, f func(item, img *yaml.RNode, field string))
 	}
 }
 
+// Reference returns the image reference img holds: a YAML string. Any
+// other node (a number such as `image: 42`, a boolean, a map, a list) is
+// an error naming what it is, so that it is never read as an image name
+// ("42" would be docker.io/library/42:latest).
+func Reference(img *yaml.RNode) (string, error) {
+	n := img.YNode()
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != yaml.NodeTagString {
+		what := map[string]string{"!!int": "a number", "!!float": "a number", "!!bool": "a boolean", "!!null": "null"}[n.ShortTag()]
+		if n.Kind != yaml.ScalarNode {
+			what = map[yaml.Kind]string{yaml.MappingNode: "a map", yaml.SequenceNode: "a list", yaml.AliasNode: "an alias"}[n.Kind]
+		}
+		if what == "" {
+			what = "a value tagged " + strconv.Quote(n.ShortTag())
+		}
+		return "", fmt.Errorf("want a string image reference, got %s", what)
+	}
+	return n.Value, nil
+}
+
 // ImageVolume reports whether field, a field path EachImage gives, is an
 // image volume's reference (it ends in ".image.reference") rather than a
 // container's image.
@@ -88,7 +108,11 @@ func Pinned(items []*yaml.RNode) []plan.Workload {
 			obj = item.GetKind() + " " + ns + "/" + item.GetName()
 		}
 		file, _, _ := kioutil.GetFileAnnotations(item)
-		out = append(out, plan.Workload{Object: obj, Field: field, Image: yaml.GetValue(img), File: file})
+		ref, err := Reference(img)
+		if err != nil {
+			return // the function refuses it at its field (fn's pin mode)
+		}
+		out = append(out, plan.Workload{Object: obj, Field: field, Image: ref, File: file})
 	})
 	return out
 }
