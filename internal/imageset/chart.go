@@ -1,7 +1,6 @@
 package imageset
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,12 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/cli/values"
-	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v3/pkg/strvals"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -81,17 +81,15 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: %w", path, err)
 	}
-	if deps := chrt.Metadata.Dependencies; len(deps) > 0 {
-		if err := action.CheckDependencies(chrt, deps); err != nil {
-			return nil, "", fmt.Errorf("chart %s: %w (stowage never fetches a chart: run helm dependency build first)", path, err)
-		}
+	if err := checkDependencies(chrt); err != nil {
+		return nil, "", fmt.Errorf("chart %s: %w (stowage never fetches a chart: run helm dependency build first)", path, err)
 	}
 	for _, f := range o.ValueFiles {
 		if err := checkFileSize(f, MaxValuesBytes, "a values file"); err != nil {
 			return nil, "", err
 		}
 	}
-	vals, err := (&values.Options{ValueFiles: o.ValueFiles, Values: o.Set}).MergeValues(getter.Providers{})
+	vals, err := mergeValues(o)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: values: %w", path, err)
 	}
@@ -99,22 +97,7 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: values: %w", path, err)
 	}
-	manifest, err := render(chrt.Name(), func(install *action.Install) (string, error) {
-		rel, err := install.RunWithContext(context.Background(), chrt, vals)
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		b.WriteString(rel.Manifest)
-		for _, h := range rel.Hooks {
-			if slices.ContainsFunc(h.Events, func(e release.HookEvent) bool { return strings.HasPrefix(string(e), "test") }) {
-				continue
-			}
-			b.WriteString("\n---\n")
-			b.WriteString(h.Manifest)
-		}
-		return b.String(), nil
-	})
+	manifest, err := render(func() (string, error) { return template(chrt, vals) })
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: rendering: %w", path, err)
 	}
@@ -174,25 +157,130 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 	return set, "chart " + chrt.Name() + " " + chrt.Metadata.Version, nil
 }
 
-// render runs run with a client-only, dry-run Install of release name,
-// in the "default" namespace, and gives up after RenderTimeout (Helm's
-// template engine takes no context; the rendering goroutine is then left
-// to finish on its own).
-func render(name string, run func(*action.Install) (string, error)) (string, error) {
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.ReleaseName = name
-	install.Namespace = "default"
-	install.DisableOpenAPIValidation = true
+// template renders chrt with the user's values vals as `helm template`
+// does (helm v3's action.Install with ClientOnly and DryRun, whose steps
+// these are, without the packages for clusters, registries and plugins
+// that action links into every command's start-up): dependencies
+// enabled and their values merged (chartutil.ProcessDependenciesWithMerge),
+// the release values of a first install of release chrt.Name() in the
+// "default" namespace against Helm's default capabilities, the values
+// checked against the chart's values.schema.json, the templates rendered
+// without a cluster (engine.Engine, no lookup) and sorted into manifests
+// and hooks (releaseutil.SortManifests, install order), NOTES.txt left
+// out. It returns the manifests, then every hook's but the test hooks'
+// (they run only on helm test), as one YAML stream.
+func template(chrt *chart.Chart, vals map[string]any) (string, error) {
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
+		return "", err
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	if kv := chrt.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return "", fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
+	}
+	opts := chartutil.ReleaseOptions{Name: chrt.Name(), Namespace: "default", Revision: 1, IsInstall: true}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals, opts, caps, false)
+	if err != nil {
+		return "", err
+	}
+	files, err := (&engine.Engine{}).Render(chrt, top)
+	if err != nil {
+		return "", err
+	}
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, m := range manifests {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	for _, h := range hooks {
+		if slices.ContainsFunc(h.Events, func(e release.HookEvent) bool { return strings.HasPrefix(string(e), "test") }) {
+			continue
+		}
+		b.WriteString("\n---\n")
+		b.WriteString(h.Manifest)
+	}
+	return b.String(), nil
+}
+
+// checkDependencies refuses a chart whose Chart.yaml names a dependency
+// that is not in its charts/ directory (helm's action.CheckDependencies).
+func checkDependencies(chrt *chart.Chart) error {
+	var missing []string
+	for _, r := range chrt.Metadata.Dependencies {
+		if !slices.ContainsFunc(chrt.Dependencies(), func(d *chart.Chart) bool { return d.Name() == r.Name }) {
+			missing = append(missing, r.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("found in Chart.yaml, but missing in charts/ directory: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// mergeValues is the user's values as helm's --values and --set give
+// them (helm v3's pkg/cli/values Options.MergeValues, local files only):
+// each values file read (chartutil.ReadValues) and merged over the ones
+// before it, a map into a map key by key and anything else replacing,
+// then each --set applied in order (strvals.ParseInto). Errors name the
+// file or the --set.
+func mergeValues(o ChartOptions) (map[string]any, error) {
+	base := map[string]any{}
+	for _, f := range o.ValueFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := chartutil.ReadValues(data)
+		if err != nil {
+			return nil, fmt.Errorf("failed to parse %s: %w", f, err)
+		}
+		base = mergeMaps(base, vals)
+	}
+	for _, s := range o.Set {
+		if err := strvals.ParseInto(s, base); err != nil {
+			return nil, fmt.Errorf("failed parsing --set data: %w", err)
+		}
+	}
+	return base, nil
+}
+
+// mergeMaps returns a with b merged over it: where both hold a map at a
+// key the maps are merged, else b's value wins.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// render runs run and gives up after RenderTimeout (Helm's template
+// engine takes no context; the rendering goroutine is then left to
+// finish on its own).
+func render(run func() (string, error)) (string, error) {
 	type result struct {
 		out string
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := run(install)
+		out, err := run()
 		done <- result{out, err}
 	}()
 	select {
