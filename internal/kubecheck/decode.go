@@ -87,6 +87,9 @@ func check(doc []byte, n int) error {
 	}
 	k, ok := kindOf(id.apiVersion, id.kind)
 	if !ok {
+		if ck, ok := customKindOf(id.apiVersion, id.kind); ok {
+			return newError(n, id, checkCustom(doc, ck))
+		}
 		return newError(n, id, field.ErrorList{unsupportedKind(id)})
 	}
 
@@ -176,9 +179,12 @@ func typeIdentity(obj runtime.Object) identity {
 // unsupportedKind reports a kind stowage does not render, listing those it
 // does.
 func unsupportedKind(id identity) *field.Error {
-	supported := make([]string, len(kinds))
-	for i, k := range kinds {
-		supported[i] = k.gvk.GroupVersion().String() + " " + k.gvk.Kind
+	var supported []string
+	for _, k := range kinds {
+		supported = append(supported, k.gvk.GroupVersion().String()+" "+k.gvk.Kind)
+	}
+	for _, k := range customKinds {
+		supported = append(supported, k.gvk.GroupVersion().String()+" "+k.gvk.Kind)
 	}
 	got := strings.TrimSpace(id.apiVersion + " " + id.kind)
 	fe := field.NotSupported(field.NewPath("kind"), got, supported)

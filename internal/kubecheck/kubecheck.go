@@ -1,7 +1,13 @@
 // Package kubecheck is a test oracle for the objects stowage renders: apps/v1
-// DaemonSet, v1 ConfigMap and v1 Secret of type kubernetes.io/dockerconfigjson.
-// Tests use it beside the real API server of e2e/; no production code
-// imports it (render's output is checked by tests, not at run time).
+// DaemonSet, v1 ConfigMap and v1 Secret of type kubernetes.io/dockerconfigjson,
+// and the admission policies of a profile's policy field, custom resources
+// of kinds kyverno.io/v1 ClusterPolicy, policy.sigstore.dev/v1beta1
+// ClusterImagePolicy and policy.sigstore.dev/v1alpha1 TrustRoot (see
+// custom.go: checked as the API server checks a custom resource against a
+// minimal structural schema; the projects' own validation is the
+// admissiontest module's). Tests use it beside the real API server of e2e/;
+// no production code imports it (render's output is checked by tests, not
+// at run time).
 //
 // A document is decoded strictly into its k8s.io/api type (unknown and
 // duplicate fields are errors) and checked against the parts of the API
@@ -17,12 +23,14 @@ package kubecheck
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -174,13 +182,23 @@ func blank(doc []byte) bool {
 }
 
 // CheckObject validates an already-typed object: a *appsv1.DaemonSet,
-// *corev1.Secret, *corev1.ConfigMap or *corev1.Namespace from k8s.io/api.
+// *corev1.Secret or *corev1.ConfigMap from k8s.io/api, or an
+// *unstructured.Unstructured (the admission policies render writes, a
+// ConfigMap among them), which is written as JSON and checked as Check
+// checks a document.
 //
 // An empty TypeMeta is allowed (Go values built in code rarely set it), but a
 // set apiVersion or kind must match the Go type. It returns nil if the object
 // is valid, and otherwise an *Error as Check does; any other type, or a nil
 // pointer, is reported as an unsupported kind.
 func CheckObject(obj runtime.Object) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok && u != nil {
+		doc, err := json.Marshal(u.Object)
+		if err != nil {
+			return newError(0, identity{apiVersion: u.GetAPIVersion(), kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}, field.ErrorList{decodeError(err)})
+		}
+		return check(doc, 0)
+	}
 	k, ok := kindOfObject(obj)
 	if !ok {
 		return newError(0, typeIdentity(obj), field.ErrorList{unsupportedKind(typeIdentity(obj))})
