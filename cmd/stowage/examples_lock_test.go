@@ -62,7 +62,8 @@ func TestExampleLocksFromRegistry(t *testing.T) {
 }
 
 // copyConfig copies the config files of dir, not its lock, to a new
-// directory.
+// directory, with the key and trusted-root files its verify policies name
+// (registrytest.CopyTrustFiles).
 func copyConfig(t *testing.T, dir string) string {
 	t.Helper()
 	files, err := schema.ReadDir(dir)
@@ -74,6 +75,13 @@ func copyConfig(t *testing.T, dir string) string {
 		if err := os.WriteFile(filepath.Join(work, filepath.Base(f.Name)), f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	cfg, err := schema.Load(dir, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := registrytest.CopyTrustFiles(cfg, dir, work); err != nil {
+		t.Fatal(err)
 	}
 	return work
 }

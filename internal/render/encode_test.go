@@ -36,7 +36,7 @@ func TestMarshalIsYAMLv2(t *testing.T) {
 		}
 		for _, profile := range cfg.ProfileNames() {
 			renderChecked(t, cfg, profile)
-			objs, err := Render(Input{Config: cfg, Profile: profile, Lock: standinLock(t, cfg, profile), Passwords: placeholderPasswords(t, cfg, profile)})
+			objs, err := Render(Input{Config: cfg, Profile: profile, Lock: standinLock(t, cfg, profile), Passwords: placeholderPasswords(t, cfg, profile), Trust: standinTrust(t, cfg, profile)})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", s.name, profile, err)
 			}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -222,6 +224,62 @@ func standinLock(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock 
 	return l
 }
 
+// standinTrust returns, for each key and trusted-root file the admission
+// policies of profile read (plan.Plan.AdmissionFiles), stand-in bytes of
+// its kind, as the caller of render reads the files: a PEM public key for
+// a key, a sigstore trusted_root.json (internal/admission's test files)
+// for a trusted root. A path written both as a key and as a trusted root
+// gets the key, which admission then refuses as a trusted root.
+func standinTrust(t *testing.T, cfg *v1alpha1.Config, profile string) map[string][]byte {
+	t.Helper()
+	p, err := plan.Build(cfg, profile, nil)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	files := p.AdmissionFiles(cfg)
+	if len(files) == 0 {
+		return nil
+	}
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "admission", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	key, root := read(filepath.Join("keys", "release.pub")), read(filepath.Join("trust", "trusted_root.json"))
+	keys := map[string]bool{}
+	for _, v := range verifyPolicies(cfg) {
+		for _, k := range v.Keys {
+			keys[k] = true
+		}
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		if keys[f] {
+			out[f] = key
+		} else {
+			out[f] = root
+		}
+	}
+	return out
+}
+
+// verifyPolicies lists every verify policy cfg writes.
+func verifyPolicies(cfg *v1alpha1.Config) []*v1alpha1.Verify {
+	out := []*v1alpha1.Verify{cfg.Verify}
+	for _, im := range cfg.Images {
+		out = append(out, im.Verify)
+	}
+	for _, e := range cfg.Environments {
+		out = append(out, e.Verify)
+	}
+	for _, pr := range cfg.Profiles {
+		out = append(out, pr.Verify)
+	}
+	return slices.DeleteFunc(out, func(v *v1alpha1.Verify) bool { return v == nil })
+}
+
 func fakeDigest(parts ...string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return "sha256:" + hex.EncodeToString(sum[:])
@@ -267,7 +325,7 @@ func renderChecked(t *testing.T, cfg *v1alpha1.Config, profile string) []byte {
 	for i, s := range sources {
 		pw[s.Source] = fmt.Appendf(nil, "pw-%d:\x00\xff\"", i)
 	}
-	in := Input{Config: cfg, Profile: profile, Lock: standinLock(t, cfg, profile), Passwords: pw}
+	in := Input{Config: cfg, Profile: profile, Lock: standinLock(t, cfg, profile), Passwords: pw, Trust: standinTrust(t, cfg, profile)}
 	objs, err := Render(in)
 	if err != nil {
 		t.Fatalf("profile %q: the schema accepted the config, but render fails: %v", profile, err)

@@ -25,6 +25,9 @@ type Example struct {
 	Files map[string][]byte
 	// Lock is the lock file's base name in the directory.
 	Lock string
+	// Dir is the directory, which the config's trust files (keys,
+	// trusted roots: TrustFiles) are relative to.
+	Dir string
 }
 
 // LoadExample reads dir as `stowage lock` does.
@@ -32,7 +35,7 @@ func LoadExample(dir string) (*Example, error) { return LoadExampleRoot(dir, "")
 
 // LoadExampleRoot reads dir as `stowage lock --root root` does.
 func LoadExampleRoot(dir, root string) (*Example, error) {
-	ex := &Example{Files: map[string][]byte{}, Lock: lock.FileName}
+	ex := &Example{Files: map[string][]byte{}, Lock: lock.FileName, Dir: dir}
 	if kustomization.Find(dir) == "" {
 		cfg, err := schema.Load(dir, schema.Options{})
 		if err != nil {
@@ -77,12 +80,13 @@ func LoadExampleRoot(dir, root string) (*Example, error) {
 	return ex, nil
 }
 
-// Write writes the example's files (not its lock) into dir.
+// Write writes the example's files (not its lock) into dir, and the trust
+// files its config names at the same paths (CopyTrustFiles).
 func (ex *Example) Write(dir string) error {
 	for name, data := range ex.Files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
 	}
-	return nil
+	return CopyTrustFiles(ex.Config, ex.Dir, dir)
 }
