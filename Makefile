@@ -176,8 +176,11 @@ kbld:
 # distinct tags on a local docker-registry against a sequential `crane
 # digest` loop, a sequential `skopeo inspect` loop (apt-get install -y
 # skopeo) and kbld, counting registry requests per reference; hack/perf
-# times render against `cue export`, the scale series and the KRM function
-# in kustomize build, and writes the report with the registry section;
+# times render against `cue export` of the same files with the schema,
+# start-up against `cue version`, the scale series up to 20,000 images, the
+# KRM function's share of kustomize build over a kyaml no-op and `stowage
+# fn` pinning 20,000 Deployments against that no-op, and writes the report
+# with the registry section;
 # hack/mirrorbench copies a synthetic set of 52 images (about 300 MB of unique
 # blobs, shared base layers) between two local docker-registry instances
 # with `stowage mirror`, a minimal blob copy (the floor), `skopeo sync
