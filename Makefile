@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node kube-node containerd2
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node admission kube-node containerd2
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -57,6 +57,9 @@ test:
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory e2e
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory fluxoci
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory node
+	@bash hack/parts.sh admission; rc=$$?; \
+	if [ $$rc -eq 0 ]; then STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory admission; \
+	elif [ $$rc -ne 3 ]; then exit 1; fi
 	@bash hack/parts.sh fuzz; rc=$$?; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory fuzz; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi
@@ -132,6 +135,22 @@ node:
 		echo "cd node && $(GO) vet ./... && $(GO) test -count=1 -v -timeout 30m ./..."; \
 		cd node && $(GO) vet ./... && $(GO) test -count=1 -v -timeout 30m ./...; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi
+
+# The rendered admission policies checked with the code of the projects
+# that run them (admissiontest/, its own module, so that stowage never
+# depends on Kyverno, policy-controller or containers-image): strict decode
+# and validation with their own types, containers-image's policy parser,
+# and the real cosign verifying a site copy under the key the rendered
+# rule carries. Its cold compile is long (kyverno's API package alone pulls
+# in some 1,800 packages: about 20 minutes on 2 cores), so make test runs
+# it only with STOWAGE_REQUIRE_ADMISSION set (.ci/run sets it and compiles
+# it in the background early); make admission runs it regardless. The tag
+# lets containers-image verify OpenPGP in Go, without cgo and gpgme. Its
+# signing test needs docker-registry and cosign, and skips without them
+# (or fails with STOWAGE_REQUIRE_REGISTRY or STOWAGE_REQUIRE_COSIGN set).
+ADMISSIONTAGS = containers_image_openpgp
+admission:
+	cd admissiontest && $(GO) vet -tags $(ADMISSIONTAGS) ./... && $(GO) test -count=1 -tags $(ADMISSIONTAGS) ./...
 
 # kube-apiserver, kubectl, kubelet, kube-controller-manager and
 # kube-scheduler v1.37.2 into ~/.cache/stowage/kube-v1.37.2, built from the

@@ -2,7 +2,7 @@
 # The optional heavy parts of `make test`, checked without compiling
 # anything, so that the Makefile decides before `go test` what runs:
 #
-#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, image-volume, fuzz
+#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, image-volume, admission, fuzz
 #
 # For each PART that is absent it prints ONE line on stdout: what is
 # skipped, why, and how to get it. It exits 0 when every PART named is
@@ -30,6 +30,11 @@
 #              image-volume), for the real-node suite's image-volume test
 #              alone (the rest of the suite runs on Debian's containerd);
 #              STOWAGE_REQUIRE_IMAGE_VOLUME.
+#   admission  the admissiontest/ module (make admission): the rendered
+#              admission policies checked with Kyverno's, policy-controller's
+#              and containers-image's own code; nothing is missing, but its
+#              cold compile takes about 20 minutes on 2 cores, so it runs
+#              only when STOWAGE_REQUIRE_ADMISSION is set (.ci/run sets it).
 #   fuzz       running the fuzzers (make fuzz) for FUZZTIME each: nothing is
 #              missing, but it takes about 4 minutes on 2 cores, so it runs
 #              only when STOWAGE_REQUIRE_FUZZ is set (.ci/run sets it); the
@@ -94,6 +99,12 @@ for part in "$@"; do
         report image-volume STOWAGE_REQUIRE_IMAGE_VOLUME "the real-node image-volume test (TestImageVolume; the rest of node/ runs): $msg"
       fi
       ;;
+    admission)
+      if [[ -z ${STOWAGE_REQUIRE_ADMISSION:-} ]]; then
+        echo "admission: SKIPPED checking the rendered admission policies with Kyverno's, policy-controller's and containers-image's own code (admissiontest/, not compiled: about 20 minutes cold on 2 cores): run make admission, or set STOWAGE_REQUIRE_ADMISSION=1 as .ci/run does"
+        absent=1
+      fi
+      ;;
     fuzz)
       if [[ -z ${STOWAGE_REQUIRE_FUZZ:-} ]]; then
         echo "fuzz: SKIPPED running the 6 fuzzers (about 4 minutes on 2 cores: 4 instrumented test builds, then 15 s each; their seed corpora ran as tests above): run make fuzz, or set STOWAGE_REQUIRE_FUZZ=1 as .ci/run does"
@@ -101,7 +112,7 @@ for part in "$@"; do
       fi
       ;;
     *)
-      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, image-volume, fuzz)" >&2
+      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, image-volume, admission, fuzz)" >&2
       exit 2
       ;;
   esac

@@ -1,0 +1,249 @@
+package admissiontest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
+	pcv1alpha1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1alpha1"
+	pcv1beta1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1beta1"
+	_ "go.podman.io/image/v5/docker" // registers the docker transport, whose scopes the policy parser then validates
+	"go.podman.io/image/v5/signature"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stowage/stowage/internal/admission"
+)
+
+// checked holds what the projects' own types read from the rendered
+// admission objects, each object decoded strictly and validated.
+type checked struct {
+	// Kyverno are the kyverno.io/v1 ClusterPolicies.
+	Kyverno []*kyvernov1.ClusterPolicy
+	// CIPs are the policy.sigstore.dev/v1beta1 ClusterImagePolicies.
+	CIPs []*pcv1beta1.ClusterImagePolicy
+	// Roots are the policy.sigstore.dev/v1alpha1 TrustRoots by name.
+	Roots map[string]*pcv1alpha1.TrustRoot
+	// CRIO are the CRI-O fragments: the ConfigMap, the policy
+	// containers-image parsed, and that policy as containers-image
+	// marshals it back (its own reading of every field).
+	CRIO []crioFragment
+}
+
+type crioFragment struct {
+	ConfigMap *corev1.ConfigMap
+	Policy    *signature.Policy
+	Parsed    crioPolicy
+}
+
+// crioPolicy is the JSON form of a signature.Policy that the fragments
+// use: a default and the docker transport's scopes.
+type crioPolicy struct {
+	Default    []map[string]any                     `json:"default"`
+	Transports map[string]map[string][]crioSigstore `json:"transports"`
+}
+
+type crioSigstore struct {
+	Type               string   `json:"type"`
+	KeyData            []byte   `json:"keyData"`
+	KeyDatas           [][]byte `json:"keyDatas"`
+	RekorPublicKeyData []byte   `json:"rekorPublicKeyData"`
+	Fulcio             *struct {
+		CAData       []byte `json:"caData"`
+		OIDCIssuer   string `json:"oidcIssuer"`
+		SubjectEmail string `json:"subjectEmail"`
+	} `json:"fulcio"`
+	SignedIdentity struct {
+		Type         string `json:"type"`
+		Prefix       string `json:"prefix"`
+		SignedPrefix string `json:"signedPrefix"`
+	} `json:"signedIdentity"`
+}
+
+// strict decodes the JSON b into v as the API server decodes a request
+// body with field validation Strict (sigs.k8s.io/json: case-sensitive,
+// unknown and duplicate fields refused), then refuses anything after the
+// object.
+func strict(b []byte, v any) error {
+	strictErrs, err := sigsjson.UnmarshalStrict(b, v, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return err
+	}
+	if len(strictErrs) > 0 {
+		return errors.Join(strictErrs...)
+	}
+	return nil
+}
+
+// isAdmission reports whether an object of this apiVersion and kind is one
+// the checks read: the Kyverno and policy-controller kinds, and a
+// ConfigMap holding a CRI-O fragment.
+func isAdmission(apiVersion, kind string, data map[string]any) bool {
+	switch {
+	case apiVersion == "kyverno.io/v1" && kind == "ClusterPolicy",
+		strings.HasPrefix(apiVersion, "policy.sigstore.dev/") && (kind == "ClusterImagePolicy" || kind == "TrustRoot"):
+		return true
+	case apiVersion == "v1" && kind == "ConfigMap":
+		_, ok := data[admission.CRIOKey]
+		return ok && len(data) == 1
+	}
+	return false
+}
+
+// check decodes each object (JSON) with the project's own type, runs its
+// validation and returns what was read; an object of another kind is an
+// error, as is any decode or validation failure (naming the object).
+func check(objs [][]byte) (*checked, error) {
+	c := &checked{Roots: map[string]*pcv1alpha1.TrustRoot{}}
+	ctx := context.Background()
+	for _, b := range objs {
+		var tm struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(b, &tm); err != nil {
+			return nil, err
+		}
+		what := fmt.Sprintf("%s %s %s", tm.APIVersion, tm.Kind, tm.Metadata.Name)
+		switch {
+		case tm.APIVersion == "kyverno.io/v1" && tm.Kind == "ClusterPolicy":
+			var p kyvernov1.ClusterPolicy
+			if err := strict(b, &p); err != nil {
+				return nil, fmt.Errorf("%s: kyverno's types: %w", what, err)
+			}
+			warnings, errs := p.Validate(sets.New[string]())
+			if len(errs) > 0 {
+				return nil, fmt.Errorf("%s: kyverno's Validate: %w", what, errs.ToAggregate())
+			}
+			if len(warnings) > 0 {
+				return nil, fmt.Errorf("%s: kyverno's Validate warns: %s", what, strings.Join(warnings, "; "))
+			}
+			c.Kyverno = append(c.Kyverno, &p)
+		case tm.APIVersion == "policy.sigstore.dev/v1beta1" && tm.Kind == "ClusterImagePolicy":
+			var p pcv1beta1.ClusterImagePolicy
+			if err := strict(b, &p); err != nil {
+				return nil, fmt.Errorf("%s: policy-controller's types: %w", what, err)
+			}
+			// As the API server admits it: policy-controller's defaulting
+			// webhook first (it names an unset keyless url; the TrustRoot
+			// the authority references is what verifies), then its
+			// validating webhook.
+			d := p.DeepCopy()
+			d.SetDefaults(ctx)
+			if err := d.Validate(ctx); err != nil {
+				return nil, fmt.Errorf("%s: policy-controller's Validate: %w", what, err)
+			}
+			c.CIPs = append(c.CIPs, &p)
+		case tm.APIVersion == "policy.sigstore.dev/v1alpha1" && tm.Kind == "TrustRoot":
+			var r pcv1alpha1.TrustRoot
+			if err := strict(b, &r); err != nil {
+				return nil, fmt.Errorf("%s: policy-controller's types: %w", what, err)
+			}
+			d := r.DeepCopy()
+			d.SetDefaults(ctx)
+			if err := d.Validate(ctx); err != nil {
+				return nil, fmt.Errorf("%s: policy-controller's Validate: %w", what, err)
+			}
+			c.Roots[r.Name] = &r
+		case tm.APIVersion == "v1" && tm.Kind == "ConfigMap":
+			var cm corev1.ConfigMap
+			if err := strict(b, &cm); err != nil {
+				return nil, fmt.Errorf("%s: k8s.io/api's types: %w", what, err)
+			}
+			data, ok := cm.Data[admission.CRIOKey]
+			if !ok || len(cm.Data) != 1 || len(cm.BinaryData) != 0 {
+				return nil, fmt.Errorf("%s: want exactly the key %s", what, admission.CRIOKey)
+			}
+			pol, err := signature.NewPolicyFromBytes([]byte(data))
+			if err != nil {
+				return nil, fmt.Errorf("%s: containers-image's policy parser: %w", what, err)
+			}
+			if _, err := signature.NewPolicyContext(pol); err != nil {
+				return nil, fmt.Errorf("%s: containers-image's NewPolicyContext: %w", what, err)
+			}
+			again, err := json.Marshal(pol)
+			if err != nil {
+				return nil, fmt.Errorf("%s: marshal containers-image's policy: %w", what, err)
+			}
+			f := crioFragment{ConfigMap: &cm, Policy: pol}
+			if err := strict(again, &f.Parsed); err != nil {
+				return nil, fmt.Errorf("%s: containers-image's policy as it marshals it: %w\n%s", what, err, again)
+			}
+			c.CRIO = append(c.CRIO, f)
+		default:
+			return nil, fmt.Errorf("%s: not an admission object", what)
+		}
+	}
+	return c, nil
+}
+
+// checkRendered is check on the objects admission.Render returned.
+func checkRendered(t *testing.T, objs []*unstructured.Unstructured) *checked {
+	t.Helper()
+	var raw [][]byte
+	for _, o := range objs {
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, b)
+	}
+	c, err := check(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// admissionObjects splits a multi-document YAML stream (render's output,
+// a golden file) and returns, as JSON, every document of an admission kind
+// (isAdmission), and the others' count.
+func admissionObjects(stream []byte) (objs [][]byte, others [][]byte, err error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	for n := 1; ; n++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return objs, others, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		b, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if string(bytes.TrimSpace(b)) == "null" {
+			continue
+		}
+		var tm struct {
+			APIVersion string         `json:"apiVersion"`
+			Kind       string         `json:"kind"`
+			Data       map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(b, &tm); err != nil {
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if isAdmission(tm.APIVersion, tm.Kind, tm.Data) {
+			objs = append(objs, b)
+		} else {
+			others = append(others, b)
+		}
+	}
+}

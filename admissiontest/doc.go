@@ -1,0 +1,28 @@
+// Package admissiontest checks the admission policies stowage renders
+// (internal/admission, `profiles.NAME.policy`) with the code of the
+// projects that run them, at pinned versions: every Kyverno ClusterPolicy
+// is decoded strictly into kyverno's own kyverno.io/v1 types and passed
+// through their Validate; every sigstore policy-controller
+// ClusterImagePolicy (v1beta1) and TrustRoot (v1alpha1) into
+// policy-controller's types and their Validate; every CRI-O
+// containers-policy.json fragment through containers-image's own policy
+// parser (signature.NewPolicyFromBytes). The tests render a table of
+// inputs directly, a config through the real stowage binary, and every
+// golden file under ../golden; and they exercise the verification the
+// policies describe: an image signed with the real cosign on a
+// docker-registry on 127.0.0.1 is locked and mirrored to a site prefix,
+// and for each site reference render writes, the rule that kyverno's and
+// policy-controller's own matchers select gives the key that
+// `cosign verify` (offline) then checks the site copy with.
+//
+// It is a module of its own (github.com/stowage/stowage/admissiontest,
+// with a replace to the main module) so that stowage never depends on
+// kyverno, policy-controller or containers-image: kyverno's API package
+// alone pulls in about 1,800 packages, a cold compile of some 20 minutes
+// on 2 cores. `make admission` runs it (with the build tag
+// containers_image_openpgp, so that containers-image needs no cgo);
+// `make test` runs it only when STOWAGE_REQUIRE_ADMISSION is set, as in
+// .ci/run. The signing test needs docker-registry and cosign (skipped with
+// one line without them, unless STOWAGE_REQUIRE_REGISTRY or
+// STOWAGE_REQUIRE_COSIGN is set).
+package admissiontest

@@ -1,0 +1,11 @@
+package admissiontest
+
+import (
+	"testing"
+
+	"github.com/stowage/stowage/internal/testbin"
+)
+
+// TestMain removes the stowage binary the tests built and shared, if they
+// built one (testbin.Stowage).
+func TestMain(m *testing.M) { testbin.Main(m) }

@@ -1,0 +1,397 @@
+package admissiontest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/kyverno/kyverno/ext/wildcard"
+	kyvernoconfig "github.com/kyverno/kyverno/pkg/config"
+	kyvernoimage "github.com/kyverno/kyverno/pkg/utils/image"
+	"github.com/sigstore/policy-controller/pkg/apis/glob"
+	"go.podman.io/image/v5/docker"
+	"go.podman.io/image/v5/image"
+	"go.podman.io/image/v5/signature"
+	ctypes "go.podman.io/image/v5/types"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/stowage/stowage/internal/admission"
+	"github.com/stowage/stowage/internal/cosigntest"
+	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testbin"
+)
+
+// stowage runs the real stowage binary with args, bounded in time, and
+// returns its stdout; a non-zero exit fails t with stderr.
+func stowage(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testbin.Stowage(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("stowage %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// pushRandom pushes a small random OCI image to ref and returns its digest.
+func pushRandom(t *testing.T, ref name.Reference) v1.Hash {
+	t.Helper()
+	img, err := random.Image(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	h, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// workloadImages returns every image reference in the pod templates of the
+// DaemonSets among objs (containers, init containers, image volumes),
+// sorted and without repeats.
+func workloadImages(t *testing.T, objs [][]byte) []string {
+	t.Helper()
+	var out []string
+	for _, b := range objs {
+		var tm struct{ Kind string }
+		if err := json.Unmarshal(b, &tm); err != nil || tm.Kind != "DaemonSet" {
+			continue
+		}
+		var ds appsv1.DaemonSet
+		if err := json.Unmarshal(b, &ds); err != nil {
+			t.Fatal(err)
+		}
+		spec := ds.Spec.Template.Spec
+		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+			out = append(out, c.Image)
+		}
+		for _, v := range spec.Volumes {
+			if v.Image != nil {
+				out = append(out, v.Image.Reference)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// admissionMatch is what each controller's own matching selects for one
+// image reference: the keys of the Kyverno rules and of the
+// ClusterImagePolicies that match it.
+type admissionMatch struct {
+	kyvernoRules []string
+	kyvernoKeys  []string
+	cips         []string
+	cipKeys      []string
+}
+
+// match runs, for ref as a pod names it, the controllers' own matchers
+// over the checked objects: Kyverno's image info (GetImageInfo with its
+// default configuration, the string its engine matches) against each
+// rule's imageReferences with its ext/wildcard.Match, which is all its
+// engine's ImageMatches does (pkg/engine/utils, not imported here: its
+// jmespath dependency's test imports no longer resolve); policy-controller's
+// parsed name (name.ParseReference(...).Name(), as its validator passes
+// it) against each ClusterImagePolicy's globs with its glob.Match.
+func match(t *testing.T, c *checked, ref string) admissionMatch {
+	t.Helper()
+	var m admissionMatch
+	info, err := kyvernoimage.GetImageInfo(ref, kyvernoconfig.NewDefaultConfiguration(false))
+	if err != nil {
+		t.Fatalf("kyverno's GetImageInfo(%s): %v", ref, err)
+	}
+	for _, p := range c.Kyverno {
+		for _, r := range p.Spec.Rules {
+			for _, iv := range r.VerifyImages {
+				if !slices.ContainsFunc(iv.ImageReferences, func(p string) bool { return wildcard.Match(p, info.String()) }) {
+					continue
+				}
+				m.kyvernoRules = append(m.kyvernoRules, r.Name)
+				for _, as := range iv.Attestors {
+					for _, e := range as.Entries {
+						if e.Keys != nil {
+							m.kyvernoKeys = append(m.kyvernoKeys, e.Keys.PublicKeys)
+						}
+					}
+				}
+			}
+		}
+	}
+	pref, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatalf("policy-controller's name.ParseReference(%s): %v", ref, err)
+	}
+	for _, p := range c.CIPs {
+		hit := false
+		for _, im := range p.Spec.Images {
+			ok, err := glob.Match(im.Glob, pref.Name())
+			if err != nil {
+				t.Fatalf("policy-controller's glob.Match(%s, %s): %v", im.Glob, pref.Name(), err)
+			}
+			hit = hit || ok
+		}
+		if !hit {
+			continue
+		}
+		m.cips = append(m.cips, p.Name)
+		for _, a := range p.Spec.Authorities {
+			if a.Key != nil {
+				m.cipKeys = append(m.cipKeys, a.Key.Data)
+			}
+		}
+	}
+	return m
+}
+
+// crioAllows evaluates the CRI-O fragment with containers-image's own
+// PolicyContext against ref on the registry, as CRI-O does before it
+// pulls: the docker transport (plain HTTP on loopback through
+// DockerInsecureSkipTLSVerify), reading cosign's signatures from the
+// registry (use-sigstore-attachments, in a registries.d of the test's
+// own), no auth file, no system registries.conf.
+func crioAllows(t *testing.T, pol *signature.Policy, ref string) error {
+	t.Helper()
+	dir := t.TempDir()
+	regd := filepath.Join(dir, "registries.d")
+	if err := os.MkdirAll(regd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(regd, "default.yaml"), []byte("default-docker:\n  use-sigstore-attachments: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"registries.conf", "auth.json"} {
+		data := ""
+		if f == "auth.json" {
+			data = "{}"
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sys := &ctypes.SystemContext{
+		RegistriesDirPath:           regd,
+		SystemRegistriesConfPath:    filepath.Join(dir, "registries.conf"),
+		SystemRegistriesConfDirPath: filepath.Join(dir, "registries.conf.d"),
+		AuthFilePath:                filepath.Join(dir, "auth.json"),
+		DockerInsecureSkipTLSVerify: ctypes.OptionalBoolTrue,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	iref, err := docker.ParseReference("//" + ref)
+	if err != nil {
+		t.Fatalf("containers-image docker.ParseReference(%s): %v", ref, err)
+	}
+	src, err := iref.NewImageSource(ctx, sys)
+	if err != nil {
+		t.Fatalf("containers-image NewImageSource(%s): %v", ref, err)
+	}
+	defer src.Close()
+	pc, err := signature.NewPolicyContext(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Destroy()
+	ok, err := pc.IsRunningImageAllowed(ctx, image.UnparsedInstance(src, nil))
+	if err == nil && !ok {
+		err = fmt.Errorf("refused without a reason")
+	}
+	return err
+}
+
+// TestSiteCopyVerifiesUnderRenderedPolicy is the site's admission check
+// run for real: an image and the helper signed with a key by the real
+// cosign on a docker-registry are locked under a key policy and mirrored
+// to a site prefix on another docker-registry; the real stowage renders
+// the profile with all three policy kinds. Each reference the rendered
+// DaemonSets name matches exactly one Kyverno rule and one
+// ClusterImagePolicy by those projects' own matchers; the key each of
+// them carries, written to a file, makes `cosign verify --key` (offline:
+// no transparency log, no network beyond loopback) accept the site copy,
+// and containers-image's PolicyContext, under the rendered CRI-O
+// fragment, admits it (remapIdentity maps the site repository back to the
+// one cosign signed). An image pushed to the same site repository signed
+// with another key matches the same rules and fails the same cosign
+// verify and the CRI-O policy; the source reference, outside the site
+// prefix, and a sibling repository at the site match no rule.
+func TestSiteCopyVerifiesUnderRenderedPolicy(t *testing.T) {
+	cs := cosigntest.Lookup(t)
+	src := registrytest.Start(t, registrytest.Options{})
+	dst := registrytest.Start(t, registrytest.Options{})
+	repo, err := name.NewRepository(src.Host+"/lib/app", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	http := []string{"--allow-http-registry", "--allow-insecure-registry"}
+	key, pub := cs.KeyPair("release")
+	appDigest := pushRandom(t, repo.Tag("1.0"))
+	helperDigest := pushRandom(t, repo.Tag("helper"))
+	for _, h := range []v1.Hash{appDigest, helperDigest} {
+		cs.Must(append(append([]string{"sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false", "--yes"}, http...),
+			repo.Name()+"@"+h.String())...)
+	}
+
+	dir := t.TempDir()
+	pubPEM, err := os.ReadFile(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys", "release.pub"), pubPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix := dst.Host + "/site"
+	cfg := fmt.Sprintf(`images:
+  app: {reference: %q}
+helper: {image: %q}
+site: {registry: %q}
+verify: {keys: [keys/release.pub]}
+profiles:
+  edge:
+    namespace: prepull
+    policy: {kinds: [kyverno, policy-controller, crio]}
+    pullers: [{name: pre, namespace: prepull, images: [app]}]
+`, repo.Tag("1.0").Name(), repo.Tag("helper").Name(), prefix)
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	insecure := []string{"--insecure-registry", src.Host, "--insecure-registry", dst.Host}
+	stowage(t, append([]string{"lock", dir, "-q"}, insecure...)...)
+	stowage(t, append([]string{"mirror", dir, "--to", prefix, "-q"}, insecure...)...)
+	out := stowage(t, "render", dir)
+
+	objs, others, err := admissionObjects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := check(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	siteRepo, err := (site.Mapping{Default: prefix}).Repository(repo, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := admission.Image{Site: siteRepo.Name(), Signed: repo.Name()}
+	assertChecked(t, c, want{Name: "stowage-edge", Namespace: "prepull", Kinds: allKinds, Groups: []group{
+		{Name: "top-level", Images: []admission.Image{signed}, Keys: [][]byte{pubPEM}},
+	}})
+
+	refs := workloadImages(t, others)
+	wantRefs := []string{siteRepo.Name() + "@" + appDigest.String(), siteRepo.Name() + "@" + helperDigest.String()}
+	slices.Sort(wantRefs)
+	if !slices.Equal(refs, wantRefs) {
+		t.Fatalf("the rendered DaemonSets name %q, want the site copies %q", refs, wantRefs)
+	}
+	if len(c.CRIO) != 1 {
+		t.Fatalf("%d CRI-O fragments, want 1", len(c.CRIO))
+	}
+	crio := c.CRIO[0].Policy
+
+	// verify writes the key to a file, as an operator would copy it out
+	// of the policy, and runs cosign verify offline against ref.
+	verify := func(keyPEM, ref string) error {
+		f := filepath.Join(t.TempDir(), "key.pub")
+		if err := os.WriteFile(f, []byte(keyPEM), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, err := cs.Run(append(append([]string{"verify", "--key", f, "--insecure-ignore-tlog"}, http...), ref)...)
+		if err != nil {
+			return fmt.Errorf("%v\n%s%s", err, stdout, stderr)
+		}
+		return nil
+	}
+	matched := func(ref string) admissionMatch {
+		t.Helper()
+		m := match(t, c, ref)
+		if !slices.Equal(m.kyvernoRules, []string{"verify-top-level"}) || !slices.Equal(m.cips, []string{"stowage-edge-top-level"}) {
+			t.Fatalf("%s: matches Kyverno rules %q and ClusterImagePolicies %q, want verify-top-level and stowage-edge-top-level", ref, m.kyvernoRules, m.cips)
+		}
+		if len(m.kyvernoKeys) != 1 || len(m.cipKeys) != 1 {
+			t.Fatalf("%s: %d Kyverno keys, %d policy-controller keys, want one each", ref, len(m.kyvernoKeys), len(m.cipKeys))
+		}
+		return m
+	}
+	for _, ref := range refs {
+		m := matched(ref)
+		if err := verify(m.kyvernoKeys[0], ref); err != nil {
+			t.Errorf("cosign verify %s with the Kyverno rule's key: %v", ref, err)
+		}
+		if err := verify(m.cipKeys[0], ref); err != nil {
+			t.Errorf("cosign verify %s with the ClusterImagePolicy's key: %v", ref, err)
+		}
+		if err := crioAllows(t, crio, ref); err != nil {
+			t.Errorf("containers-image under the CRI-O fragment refuses %s: %v", ref, err)
+		}
+	}
+
+	// A copy at the site signed with another key: the same rules match,
+	// their key does not verify it, CRI-O refuses it.
+	intruderKey, _ := cs.KeyPair("intruder")
+	rogue := pushRandom(t, siteRepo.Tag("rogue"))
+	rogueRef := siteRepo.Name() + "@" + rogue.String()
+	cs.Must(append(append([]string{"sign", "--new-bundle-format=false", "--key", intruderKey, "--tlog-upload=false", "--use-signing-config=false", "--yes"}, http...), rogueRef)...)
+	m := matched(rogueRef)
+	if err := verify(m.kyvernoKeys[0], rogueRef); err == nil {
+		t.Errorf("cosign verify accepted %s, signed with another key, under the Kyverno rule's key", rogueRef)
+	}
+	if err := verify(m.cipKeys[0], rogueRef); err == nil {
+		t.Errorf("cosign verify accepted %s, signed with another key, under the ClusterImagePolicy's key", rogueRef)
+	}
+	if err := crioAllows(t, crio, rogueRef); err == nil {
+		t.Errorf("containers-image under the CRI-O fragment admits %s, signed with another key", rogueRef)
+	}
+
+	// Outside the site prefix: the source copy and a sibling repository
+	// at the site match no Kyverno rule and no ClusterImagePolicy, and no
+	// scope of the CRI-O fragment (by containers-image's own identity and
+	// namespaces of the reference: its default applies); a repository
+	// below the site repository matches no rule either (CRI-O scopes are
+	// namespaces: it falls under the site repository's requirement).
+	sibling, err := name.NewRepository(siteRepo.Name()+"-other", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := []string{repo.Name() + "@" + appDigest.String(), sibling.Name() + "@" + appDigest.String()}
+	for _, ref := range append(outside, siteRepo.Name()+"/sub:1.0") {
+		if m := match(t, c, ref); len(m.kyvernoRules)+len(m.cips) != 0 {
+			t.Errorf("%s, outside the site repositories, matches Kyverno rules %q and ClusterImagePolicies %q", ref, m.kyvernoRules, m.cips)
+		}
+	}
+	for _, ref := range outside {
+		iref, err := docker.ParseReference("//" + ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, scope := range append([]string{iref.PolicyConfigurationIdentity()}, iref.PolicyConfigurationNamespaces()...) {
+			if _, ok := crio.Transports["docker"][scope]; ok {
+				t.Errorf("%s falls under the CRI-O scope %s", ref, scope)
+			}
+		}
+	}
+}
