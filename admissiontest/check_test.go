@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -131,6 +132,23 @@ func check(objs [][]byte) (*checked, error) {
 			}
 			if len(warnings) > 0 {
 				return nil, fmt.Errorf("%s: kyverno's Validate warns: %s", what, strings.Join(warnings, "; "))
+			}
+			// The verifyImages step of kyverno's admission validation
+			// (pkg/validation/policy.Validate, not imported: it needs a
+			// cluster client and pulls in the whole engine), as it runs it:
+			// each ImageVerification's Validate, audit per its own
+			// failureAction, else the spec's.
+			for i, r := range p.Spec.Rules {
+				for j, iv := range r.VerifyImages {
+					audit := p.Spec.ValidationFailureAction.Audit()
+					if iv.FailureAction != nil {
+						audit = iv.FailureAction.Audit()
+					}
+					path := field.NewPath("spec").Child("rules").Index(i).Child("verifyImages").Index(j)
+					if errs := iv.Validate(audit, path); len(errs) > 0 {
+						return nil, fmt.Errorf("%s: kyverno's ImageVerification.Validate: %w", what, errs.ToAggregate())
+					}
+				}
 			}
 			c.Kyverno = append(c.Kyverno, &p)
 		case tm.APIVersion == "policy.sigstore.dev/v1beta1" && tm.Kind == "ClusterImagePolicy":

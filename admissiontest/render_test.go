@@ -190,7 +190,7 @@ func assertChecked(t *testing.T, c *checked, w want) {
 				if e.Subject != id.Identity || e.SubjectRegExp != id.IdentityRegexp || e.Issuer != id.Issuer || e.IssuerRegExp != id.IssuerRegexp {
 					t.Errorf("rule %s keyless %+v, want %+v", r.Name, e, id)
 				}
-				if e.Roots != root.CAs || e.Rekor == nil || e.Rekor.RekorPubKey != root.Rekor || e.Rekor.IgnoreTlog {
+				if e.Roots != root.CAs || e.Rekor == nil || e.Rekor.RekorPubKey != root.Rekor || e.Rekor.URL != root.RekorURL || e.Rekor.IgnoreTlog {
 					t.Errorf("rule %s keyless: roots and Rekor key are not the trusted root's:\n%s\n%+v", r.Name, e.Roots, e.Rekor)
 				}
 			}

@@ -196,8 +196,10 @@ func sortedImages(in []Image) []Image {
 
 // Globs are the image patterns of a repository: its references with a tag
 // and with a digest ("REPO:*", "REPO@*"), the two spellings render writes.
-// Kyverno's wildcard and policy-controller's glob both read "*" as any run
-// of characters other than "/".
+// policy-controller's glob reads "*" as any run of characters other than
+// "/", Kyverno's wildcard as any run at all; both match the whole
+// reference, so a pattern starting with the whole repository and ":" or
+// "@" matches that repository's references only.
 func Globs(repo string) []string { return []string{repo + ":*", repo + "@*"} }
 
 func (r *renderer) file(at, path string) ([]byte, error) {
@@ -335,6 +337,10 @@ func suffix(p Policy) string {
 
 func (r *renderer) enforce() bool { return r.in.Spec.Mode != v1alpha1.AdmissionAudit }
 
+// kyvernoDefaultRekor is the Rekor URL Kyverno's ClusterPolicy CRD
+// defaults a keyless attestor's rekor.url to.
+const kyvernoDefaultRekor = "https://rekor.sigstore.dev"
+
 // kyverno is one ClusterPolicy with a rule per verify policy: Kyverno
 // admits an image only when every rule whose imageReferences match it
 // passes (the union lock applies), and a rule's attestor entries are
@@ -380,10 +386,18 @@ func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 				set("subjectRegExp", id.IdentityRegexp)
 				set("issuer", id.Issuer)
 				set("issuerRegExp", id.IssuerRegexp)
+				// Kyverno's validation requires a Rekor URL (its CRD
+				// would default the public log's): the trusted root's
+				// log, or without one the public log's, never asked
+				// since the log check is off.
+				rekorURL := kyvernoDefaultRekor
+				if len(t.tlogs) > 0 && t.tlogs[0].url != "" {
+					rekorURL = t.tlogs[0].url
+				}
 				if t.rekorPEM != "" {
-					kl["rekor"] = map[string]any{"pubkey": t.rekorPEM, "ignoreTlog": false}
+					kl["rekor"] = map[string]any{"url": rekorURL, "pubkey": t.rekorPEM, "ignoreTlog": false}
 				} else {
-					kl["rekor"] = map[string]any{"ignoreTlog": true}
+					kl["rekor"] = map[string]any{"url": rekorURL, "ignoreTlog": true}
 				}
 				ct := map[string]any{"ignoreSCT": len(t.ctlogs) == 0}
 				if len(t.ctlogs) > 0 {
