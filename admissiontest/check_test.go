@@ -14,7 +14,8 @@ import (
 	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	pcv1alpha1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1alpha1"
 	pcv1beta1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1beta1"
-	_ "go.podman.io/image/v5/docker" // registers the docker transport, whose scopes the policy parser then validates
+	_ "go.podman.io/image/v5/docker" // registers the docker transport, as in CRI-O
+	"go.podman.io/image/v5/docker/reference"
 	"go.podman.io/image/v5/signature"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,9 +67,8 @@ type crioSigstore struct {
 		SubjectEmail string `json:"subjectEmail"`
 	} `json:"fulcio"`
 	SignedIdentity struct {
-		Type         string `json:"type"`
-		Prefix       string `json:"prefix"`
-		SignedPrefix string `json:"signedPrefix"`
+		Type             string `json:"type"`
+		DockerRepository string `json:"dockerRepository"`
 	} `json:"signedIdentity"`
 }
 
@@ -192,6 +192,19 @@ func check(objs [][]byte) (*checked, error) {
 			}
 			if _, err := signature.NewPolicyContext(pol); err != nil {
 				return nil, fmt.Errorf("%s: containers-image's NewPolicyContext: %w", what, err)
+			}
+			// The docker transport accepts any scope string; each must be
+			// a repository, fully qualified, as containers-image's
+			// reference parser reads it (its namespace matching compares
+			// that form).
+			for scope := range pol.Transports["docker"] {
+				named, err := reference.ParseNormalizedNamed(scope)
+				if err != nil {
+					return nil, fmt.Errorf("%s: scope %q: containers-image's reference parser: %w", what, scope, err)
+				}
+				if !reference.IsNameOnly(named) || named.Name() != scope {
+					return nil, fmt.Errorf("%s: scope %q is not a fully qualified repository (%s)", what, scope, named.Name())
+				}
 			}
 			again, err := json.Marshal(pol)
 			if err != nil {

@@ -316,8 +316,8 @@ func assertChecked(t *testing.T, c *checked, w want) {
 			r := reqs[seen[im.Site]]
 			seen[im.Site]++
 			id := r.SignedIdentity
-			if r.Type != "sigstoreSigned" || id.Type != "remapIdentity" || id.Prefix != im.Site || id.SignedPrefix != im.Signed {
-				t.Errorf("CRI-O %s: %s %+v, want sigstoreSigned remapping %s to %s", im.Site, r.Type, id, im.Site, im.Signed)
+			if r.Type != "sigstoreSigned" || id.Type != "exactRepository" || id.DockerRepository != im.Signed {
+				t.Errorf("CRI-O %s: %s %+v, want sigstoreSigned accepting signatures for %s", im.Site, r.Type, id, im.Signed)
 			}
 			switch {
 			case len(g.Keys) == 1:
@@ -364,7 +364,8 @@ var allKinds = []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyContr
 // strictly into Kyverno's, policy-controller's or k8s.io/api's own type
 // and passes that project's validation, the CRI-O fragment parses with
 // containers-image's policy parser, and each carries the input's keys,
-// identities, trusted root, globs and remapIdentity prefixes.
+// identities, trusted root, globs and, per site repository, the signed
+// repository.
 func TestRenderedPoliciesValidate(t *testing.T) {
 	keyA, keyB := newKey(t), newKey(t)
 	rootJSON, err := os.ReadFile(rootFile)
@@ -480,9 +481,10 @@ func TestRenderedPoliciesValidate(t *testing.T) {
 }
 
 // TestCheckRefuses: the checks are not vacuous: an unknown field, a field
-// of the wrong case, a glob policy-controller refuses, a Kyverno rule
-// without image references and a policy.json requirement of an unknown
-// type are each refused by the projects' own code.
+// of the wrong case, a glob or mode policy-controller refuses, a Kyverno
+// rule without image references, and a policy.json requirement of an
+// unknown type, a signed repository or a scope that is no repository are
+// each refused by the projects' own code.
 func TestCheckRefuses(t *testing.T) {
 	files := map[string][]byte{"keys/a.pub": newKey(t)}
 	objs, err := admission.Render(admission.Input{
@@ -520,10 +522,14 @@ func TestCheckRefuses(t *testing.T) {
 			d := o["data"].(map[string]any)
 			d[admission.CRIOKey] = strings.Replace(d[admission.CRIOKey].(string), `"sigstoreSigned"`, `"sigstoreSignedd"`, 1)
 		}, "containers-image's policy parser"},
-		{"policy.json remap to a tag", 2, func(o map[string]any) {
+		{"policy.json bad repository", 2, func(o map[string]any) {
 			d := o["data"].(map[string]any)
-			d[admission.CRIOKey] = strings.Replace(d[admission.CRIOKey].(string), `"signedPrefix": "docker.io/library/busybox"`, `"signedPrefix": "docker.io/library/busybox:1"`, 1)
+			d[admission.CRIOKey] = strings.Replace(d[admission.CRIOKey].(string), `"dockerRepository": "docker.io/library/busybox"`, `"dockerRepository": "docker.io/library/Busybox"`, 1)
 		}, "containers-image's policy parser"},
+		{"policy.json bad scope", 2, func(o map[string]any) {
+			d := o["data"].(map[string]any)
+			d[admission.CRIOKey] = strings.Replace(d[admission.CRIOKey].(string), `"registry.site:5000/mirror/docker.io/library/busybox"`, `"registry.site:5000/mirror/docker.io/library/Busybox"`, 1)
+		}, "containers-image's reference parser"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := objs[c.obj].DeepCopy().Object

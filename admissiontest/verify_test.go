@@ -237,8 +237,8 @@ func crioAllows(t *testing.T, pol *signature.Policy, ref string) error {
 // them carries, written to a file, makes `cosign verify --key` (offline:
 // no transparency log, no network beyond loopback) accept the site copy,
 // and containers-image's PolicyContext, under the rendered CRI-O
-// fragment, admits it (remapIdentity maps the site repository back to the
-// one cosign signed). An image pushed to the same site repository signed
+// fragment, admits it (the site repository's scope accepts signatures for
+// the repository cosign signed). An image pushed to the same site repository signed
 // with another key matches the same rules and fails the same cosign
 // verify and the CRI-O policy; the source reference, outside the site
 // prefix, and a sibling repository at the site match no rule.

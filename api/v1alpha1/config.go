@@ -356,7 +356,8 @@ const (
 	// for keyless policies.
 	AdmissionPolicyController = "policy-controller"
 	// AdmissionCRIO is a ConfigMap holding a containers-policy.json
-	// fragment for CRI-O (and Podman), with remapIdentity.
+	// fragment for CRI-O (and Podman): per site repository, signatures for
+	// the signed one (exactRepository).
 	AdmissionCRIO = "crio"
 	// AdmissionEnforce refuses a pod whose image does not verify (the
 	// default).

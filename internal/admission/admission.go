@@ -2,8 +2,8 @@
 // images render writes verify there: a Kyverno ClusterPolicy with
 // verifyImages, a sigstore policy-controller ClusterImagePolicy (and the
 // TrustRoot its keyless authorities name), and a CRI-O containers-policy.json
-// fragment whose remapIdentity maps the site repository back to the one
-// the publisher signed. It is pure: the key and trusted-root bytes come in
+// fragment whose exactRepository identity accepts, for each site
+// repository, signatures for the one the publisher signed. It is pure: the key and trusted-root bytes come in
 // through Input (the caller reads them confined and bounded); nothing is
 // read, and the same Input gives the same objects.
 package admission
@@ -547,8 +547,11 @@ const CRIOKey = "policy.json"
 // crio is a ConfigMap holding a containers-policy.json whose docker
 // transport has, for each site repository, a sigstoreSigned requirement
 // per verify policy (containers-image requires each of a scope's
-// requirements: the union) with signedIdentity remapIdentity from the
-// site repository to the signed one. A policy's keys are alternatives
+// requirements: the union) whose signedIdentity is exactRepository, the
+// signed repository: cosign's signatures name the repository alone, which
+// containers-image's remapIdentity (and every identity but matchRepository
+// and exactRepository) refuses, so the scope, which is the site
+// repository, does the remapping. A policy's keys are alternatives
 // (keyDatas); keyless needs one exact identity (fulcio subjectEmail and
 // oidcIssuer) and the trusted root's Rekor key. Its default accepts
 // anything: the fragment constrains the profile's images only, and is
@@ -599,7 +602,7 @@ func (r *renderer) crio() ([]*unstructured.Unstructured, error) {
 			for k, v := range req {
 				rq[k] = v
 			}
-			rq["signedIdentity"] = map[string]any{"type": "remapIdentity", "prefix": im.Site, "signedPrefix": im.Signed}
+			rq["signedIdentity"] = map[string]any{"type": "exactRepository", "dockerRepository": im.Signed}
 			scopes[im.Site] = append(scopes[im.Site], rq)
 		}
 	}

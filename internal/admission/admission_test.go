@@ -97,7 +97,8 @@ func TestRenderGolden(t *testing.T) {
 }
 
 // TestCRIOPolicy: the fragment's scopes are the site repositories, each
-// with remapIdentity to the signed repository and the key inline.
+// accepting signatures for the signed repository (exactRepository) with
+// the key inline.
 func TestCRIOPolicy(t *testing.T) {
 	objs, err := Render(example(t, v1alpha1.AdmissionCRIO))
 	if err != nil {
@@ -118,8 +119,8 @@ func TestCRIOPolicy(t *testing.T) {
 		t.Fatalf("busybox requirements %v", reqs)
 	}
 	id := reqs[0]["signedIdentity"].(map[string]any)
-	if reqs[0]["type"] != "sigstoreSigned" || id["type"] != "remapIdentity" ||
-		id["prefix"] != "registry.site:5000/mirror/docker.io/library/busybox" || id["signedPrefix"] != "docker.io/library/busybox" || reqs[0]["keyData"] == nil {
+	if reqs[0]["type"] != "sigstoreSigned" || id["type"] != "exactRepository" || len(id) != 2 ||
+		id["dockerRepository"] != "docker.io/library/busybox" || reqs[0]["keyData"] == nil {
 		t.Errorf("busybox requirement %v", reqs[0])
 	}
 }
