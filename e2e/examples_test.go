@@ -18,7 +18,6 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -34,11 +33,11 @@ var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-
 var examples = []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"}
 
 // renderProfile renders a profile the way `stowage render DIR --profile P`
-// does: source.Render, which reads the password sources, renders with the
+// does: render.FromConfig, which reads the password sources, renders with the
 // lock and checks every object against the k8s.io/api types.
 func renderProfile(t *testing.T, cfg *v1alpha1.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
 	t.Helper()
-	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("render %s --profile %s: %v", dir, profile, err)
 	}

@@ -85,7 +85,7 @@ type Processor struct {
 	Stderr io.Writer
 	// CheckOnly renders without reading a password: each source is only
 	// checked the way render would refuse it (stowage vet on a
-	// kustomization; source.RenderOptions NoPasswords and CheckPasswords).
+	// kustomization; render.Options NoPasswords and CheckPasswords).
 	CheckOnly bool
 	// ConfigOptions are added to every config load of the function
 	// (schema.WithLimits, schema.WithChild); nil loads with schema's

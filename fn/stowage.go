@@ -10,7 +10,6 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -102,7 +101,7 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 	}
 }
 
-// render renders profile of cfg with l through source.Render and
+// render renders profile of cfg with l through render.FromConfig and
 // returns the objects as nodes.
 //
 // Each line of a render error led by a password's place in the config
@@ -110,7 +109,7 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // so that it is located in the functionConfig's file and line.
 func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
 	cfg, profile := c.cfg, c.profile
-	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
+	objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
 		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
 		var rest []string

@@ -13,7 +13,6 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/source"
 )
 
 func newBump(getenv env) *cobra.Command {
@@ -61,11 +60,11 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			if err != nil {
 				return err
 			}
-			if err := src.ownLock(); err != nil {
+			if err := src.OwnLock(); err != nil {
 				return err
 			}
-			cfg, path := src.cfg, src.lockPath
-			if src.kust != nil && renderOut != "" {
+			cfg, path := src.Config, src.LockPath
+			if src.Kustomization != nil && renderOut != "" {
 				return usageError{fmt.Errorf("--render is for a config directory; %s is a kustomization, which kustomize renders with the function", dir)}
 			}
 			// Every output against the config, the lock and each other,
@@ -73,7 +72,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: path, RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
 				return err
 			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.passwords(), images, getenv)
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
 			if err != nil {
 				return err
 			}
@@ -93,7 +92,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 			var files map[string][]byte
 			renderChanged := false
 			if renderOut != "" {
-				objs, err := source.Render(cfg, o.profile, next, source.RenderOptions{Dir: dir, Getenv: getenv})
+				objs, err := render.FromConfig(cfg, o.profile, next, render.Options{Dir: dir, Getenv: getenv})
 				if err != nil {
 					return fmt.Errorf("--render %s: %w", renderOut, err)
 				}

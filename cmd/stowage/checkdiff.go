@@ -166,8 +166,7 @@ func newCheckReport(dir string) *checkReport {
 // differences is not an error (Changed says them); a usage error prints
 // no report.
 func (r *checkReport) write(w io.Writer, err error) error {
-	var ue usageError
-	if errors.As(err, &ue) {
+	if isUsage(err) {
 		return err
 	}
 	r.OK = err == nil

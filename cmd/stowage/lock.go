@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/version"
 )
 
@@ -29,18 +29,18 @@ import (
 // rule (creds.Allowed: the operator's, narrowed by a kustomization's exec
 // declaration), and refused by name before any registry is contacted. The returned function
 // ends the progress bar.
-func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
+func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
 	}
 	if err := o.applyEnv(getenv); err != nil {
 		return nil, nil, err
 	}
-	if err := pw.allowed(images, getenv); err != nil {
+	if err := pw.Allowed(plan.AuthSources(images), getenv); err != nil {
 		return nil, nil, err
 	}
 	users := map[string][]string{}
-	for _, s := range authSources(images) {
+	for _, s := range plan.AuthSources(images) {
 		users[s.Source] = s.UsedBy
 	}
 	opts := []registry.Option{
@@ -52,7 +52,7 @@ func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*pla
 		registry.WithUserAgent(version.Get().UserAgent()),
 		registry.WithTrustedRealm(o.trustedRealms...),
 		registry.WithPasswords(func(source string) ([]byte, error) {
-			got, err := pw.read([]creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
+			got, err := pw.Read([]creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -94,49 +94,36 @@ func (o *registryOptions) resolver(stderr io.Writer, pw passwords, images []*pla
 // directory, or a kustomization with the stowage transformer), its images
 // (plan.All, with the workloads the function pins), and the old lock
 // (empty when the file does not exist) with its bytes.
-func lockInputs(stderr io.Writer, dir string, o loadOptions) (*dirSource, []*plan.Image, *lock.Lock, []byte, error) {
+func lockInputs(stderr io.Writer, dir string, o loadOptions) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
 	return lockInputsRepair(stderr, dir, o, nil)
 }
 
 // lockInputsRepair is lockInputs that, with warn set (the lock command),
 // drops the lock entries that do not validate, saying so on warn, so that
 // lock resolves them again instead of refusing the file.
-func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*dirSource, []*plan.Image, *lock.Lock, []byte, error) {
+func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
 	src, err := loadSource(stderr, dir, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	if err := src.needLock(); err != nil {
+	if err := src.NeedLock(); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	all, err := plan.All(src.cfg, nil, src.workloads...)
+	all, err := src.Plans(nil).All()
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	images := all.Images
-	path := src.lockPath
-	data, err := lock.ReadBytes(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return src, images, &lock.Lock{}, nil, nil
-	case err != nil:
-		return nil, nil, nil, nil, err
-	}
-	if warn == nil {
-		old, err := lock.Parse(data, path)
-		if err != nil {
-			return nil, nil, nil, nil, err
+	var repair func(error)
+	if warn != nil {
+		repair = func(d error) {
+			fmt.Fprintf(warn, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
 		}
-		return src, images, old, data, nil
 	}
-	old, dropped, err := lock.ParseRepair(data, path)
+	lf, err := src.ReadLock(repair)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	for _, d := range dropped {
-		fmt.Fprintf(warn, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
-	}
-	return src, images, old, data, nil
+	return src, all.Images, lf.Lock, lf.Data, nil
 }
 
 func newLock(getenv env) *cobra.Command {
@@ -198,12 +185,12 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 			if err != nil {
 				return err
 			}
-			cfg, path := src.cfg, src.lockPath
+			cfg, path := src.Config, src.LockPath
 			rep.loaded(path, old)
 			if check {
 				return lockCheck(cmd.ErrOrStderr(), cfg, path, old, data, images, rep)
 			}
-			if err := src.ownLock(); err != nil {
+			if err := src.OwnLock(); err != nil {
 				return err
 			}
 			if viaSite {
@@ -213,7 +200,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 				}
 				ro.site = &m
 			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.passwords(), images, getenv)
+			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
 			if err != nil {
 				return err
 			}

@@ -80,8 +80,7 @@ func (r *lockReport) resolved(next *lock.Lock, changes []bump.Change, written bo
 // differences is not an error (Stale says them). A usage error prints no
 // report.
 func (r *lockReport) write(w io.Writer, err error) error {
-	var ue usageError
-	if errors.As(err, &ue) {
+	if isUsage(err) {
 		return err
 	}
 	r.OK = err == nil

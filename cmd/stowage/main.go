@@ -21,6 +21,7 @@ import (
 
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/version"
 	"github.com/stowage/stowage/schema"
 )
@@ -37,6 +38,12 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// isUsage reports whether err is a command-line mistake: a usageError, or
+// a flag source.Load or Source.Profiles found not to apply to DIR.
+func isUsage(err error) bool {
+	return errors.As(err, new(usageError)) || errors.As(err, new(*source.UsageError))
+}
 
 // partialError is a failure of a command that writes in steps (mirror):
 // stopped says what a stopped run leaves behind, in place of "nothing
@@ -136,7 +143,7 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitFailure
 	case errors.Is(err, errCheckFailed):
 		return exitFailure
-	case errors.As(err, new(usageError)):
+	case isUsage(err):
 		fmt.Fprintf(stderr, "stowage: %s\nRun 'stowage --help' for usage.\n", escape.Text(err.Error()))
 		return exitUsage
 	default:

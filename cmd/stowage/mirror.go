@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
@@ -177,7 +176,7 @@ type mirrorInput struct {
 	authImages []*plan.Image
 	// pw is the rule their passwords are read under (the KRM function's
 	// for a kustomization).
-	pw passwords
+	pw creds.Rule
 	// sp are the verify policies of the images: the config's, or the
 	// trust material a --from bundle records.
 	sp sitePolicies
@@ -206,7 +205,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		}
 	}
 	if o.from != "" {
-		in.pw = passwords{dir: dir}
+		in.pw = creds.Rule{Dir: dir}
 	}
 	switch {
 	case o.noAttachments:
@@ -338,28 +337,25 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 	if err != nil {
 		return in, err
 	}
-	if src.kust != nil {
-		if err := src.needLock(); err != nil {
+	if src.Kustomization != nil {
+		if err := src.NeedLock(); err != nil {
 			return in, err
 		}
 		if len(o.profiles) > 0 {
 			return in, usageError{errors.New("--profile is for a config directory; a kustomization's images are its functionConfig's and the workloads the function pins")}
 		}
 	}
-	in.pw = src.passwords()
-	cfg, path := src.cfg, src.lockPath
-	data, err := confined.ReadFile(filepath.Dir(path), filepath.Base(path), confined.Lock)
-	if errors.Is(err, fs.ErrNotExist) {
-		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", path, dir)
-	}
+	in.pw = src.Passwords()
+	cfg := src.Config
+	lf, err := src.ReadLock(nil)
 	if err != nil {
 		return in, err
 	}
-	l, err := lock.Parse(data, path)
-	if err != nil {
-		return in, err
+	if !lf.Exists {
+		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", lf.Path, dir)
 	}
-	in.lock = data
+	l := lf.Lock
+	in.lock = lf.Data
 	defer func() {
 		// The verify policies of every image copied (policiesOf).
 		if in.images == nil {
@@ -396,13 +392,13 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 		}
 		groups = append(groups, p.Images)
 	}
-	if len(src.workloads) > 0 {
+	if len(src.Workloads) > 0 {
 		// The workloads alone, at the site the function rewrites them to.
 		ws, err := plan.Site(cfg)
 		if err != nil {
 			return in, err
 		}
-		p, err := plan.All(&v1alpha1.Config{Site: ws}, l, src.workloads...)
+		p, err := plan.All(&v1alpha1.Config{Site: ws}, l, src.Workloads...)
 		if err != nil {
 			return in, err
 		}

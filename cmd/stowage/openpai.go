@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -12,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/atomicfile"
-	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -183,13 +181,19 @@ compressed layers, every platform). Formats: text (default), json, markdown.`,
 			if format != "text" && format != "json" && format != "markdown" {
 				return usageError{fmt.Errorf("-o %q: want text, json or markdown", format)}
 			}
-			cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
+			src, err := source.LoadDir(dirArg(args), source.LoadOptions{AllowLiteralPasswords: true, Schema: schemaOptions()})
 			if err != nil {
 				return err
 			}
-			l, err := readLockIfAny(dirArg(args))
+			cfg := src.Config
+			lf, err := src.ReadLock(nil)
 			if err != nil {
 				return err
+			}
+			// Without a lock nothing is pinned but what the config writes.
+			l := lf.Lock
+			if !lf.Exists {
+				l = nil
 			}
 			// The profile's image plan reduces the selection, decides the
 			// site and pins what the lock has.
@@ -350,18 +354,6 @@ func writeMarkdown(w io.Writer, rep servicesReport) error {
 		}
 	}
 	return nil
-}
-
-// readLockIfAny reads DIR's lock, or returns nil when there is none.
-func readLockIfAny(dir string) (*lock.Lock, error) {
-	data, err := confined.ReadFile(dir, lock.FileName, confined.Lock)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return lock.Parse(data, filepath.Join(dir, lock.FileName))
 }
 
 // lockedBytes sums, per role, the lock's recorded size of each reduced-set

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"path/filepath"
 	"time"
 
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
-	"github.com/stowage/stowage/schema"
 )
 
 // loadOptions are the flags shared by commands that read a config.
@@ -24,26 +19,18 @@ type loadOptions struct {
 	deadline *time.Duration
 }
 
-// readLock reads DIR/stowage.lock.yaml; a missing lock is an empty lock, so
-// that render names every image that needs an entry.
-func readLock(dir string) (*lock.Lock, error) {
-	l, err := lock.Read(filepath.Join(dir, lock.FileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return &lock.Lock{}, nil
-	}
-	return l, err
-}
-
-// renderDir loads dir, reads its lock and renders the profile through
-// source.Render, reading the passwords through getenv.
+// renderDir loads the config directory dir, reads its lock (a missing
+// lock is an empty lock, so that render names every image that needs an
+// entry) and renders the profile through render.FromConfig, reading the
+// passwords through getenv.
 func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
-	cfg, err := schema.Load(dir, schemaOptions(schema.Options{AllowLiteralPasswords: o.allowLiteralPasswords})...)
+	src, err := source.LoadDir(dir, source.LoadOptions{AllowLiteralPasswords: o.allowLiteralPasswords, Schema: schemaOptions()})
 	if err != nil {
 		return nil, err
 	}
-	l, err := readLock(dir)
+	lf, err := src.ReadLock(nil)
 	if err != nil {
 		return nil, err
 	}
-	return source.Render(cfg, o.profile, l, source.RenderOptions{Dir: dir, Getenv: getenv})
+	return render.FromConfig(src.Config, o.profile, lf.Lock, render.Options{Dir: dir, Getenv: getenv})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/fluxartifact"
 	"github.com/stowage/stowage/internal/render"
 )
@@ -86,7 +87,7 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if err != nil {
 				return err
 			}
-			r, done, err := o.reg.resolver(io.Discard, passwords{}, nil, getenv)
+			r, done, err := o.reg.resolver(io.Discard, creds.Rule{}, nil, getenv)
 			if err != nil {
 				return err
 			}

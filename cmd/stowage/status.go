@@ -20,10 +20,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/secret"
-	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
 )
@@ -221,33 +220,27 @@ func expectProfile(stderr io.Writer, dir string, o loadOptions) (*status.Expecte
 	if err != nil {
 		return nil, err
 	}
-	cfg, profile := src.cfg, o.profile
-	l := &lock.Lock{}
-	if src.kust != nil {
-		ps, err := src.profiles(o.profile)
+	cfg, profile := src.Config, o.profile
+	if src.Kustomization != nil {
+		ps, err := src.Profiles(o.profile)
 		if err != nil {
 			return nil, err
 		}
 		if len(ps) == 0 {
-			return nil, fmt.Errorf("the functionConfig of %s has no profiles: the function only pins, and no DaemonSet pre-pulls anything to check", src.kust.File)
+			return nil, fmt.Errorf("the functionConfig of %s has no profiles: the function only pins, and no DaemonSet pre-pulls anything to check", src.Kustomization.File)
 		}
 		profile = ps[0]
-		if err := src.needLock(); err != nil {
-			return nil, err
-		}
-		if l, err = lock.Read(src.lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		} else if err != nil {
-			l = &lock.Lock{}
-		}
-	} else if l, err = readLock(dir); err != nil {
-		return nil, err
 	}
-	objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: dir, NoPasswords: true})
+	lf, err := src.ReadLock(nil)
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.Build(cfg, profile, l)
+	// One plan for the render and the expectation.
+	p, err := plan.Build(cfg, profile, lf.Lock)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := render.FromPlan(p, cfg, lf.Lock, render.Options{Dir: dir, NoPasswords: true})
 	if err != nil {
 		return nil, err
 	}

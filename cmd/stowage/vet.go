@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,99 +66,15 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if err := checkDirArg(cmd, args); err != nil {
 				return err
 			}
-			dir := dirArg(args)
-			src, err := loadSource(cmd.ErrOrStderr(), dir, o)
+			src, err := loadSource(cmd.ErrOrStderr(), dirArg(args), o)
 			if err != nil {
 				return err
 			}
-			if src.kust != nil {
-				return vetKustomization(cmd, src, vetRun{profile: o.profile, remote: remote, site: onSite, text: format == "text", ro: &ro, rep: rep, getenv: getenv})
+			v := vetRun{profile: o.profile, remote: remote, site: onSite, text: format == "text", ro: &ro, rep: rep, getenv: getenv}
+			if src.Kustomization != nil {
+				return vetKustomization(cmd, src, v)
 			}
-			cfg := src.cfg
-			profiles := cfg.ProfileNames()
-			if o.profile != "" {
-				profiles = []string{o.profile}
-			}
-			var (
-				r    *registry.Resolver
-				done func()
-			)
-			if remote {
-				// Registry flags are checked before anything is rendered.
-				all, err := plan.All(cfg, nil)
-				if err != nil {
-					return err
-				}
-				if r, done, err = ro.resolver(cmd.ErrOrStderr(), src.passwords(), all.Images, getenv); err != nil {
-					return err
-				}
-			}
-			l, err := readLock(dir)
-			if err != nil {
-				return err
-			}
-			n := 0
-			var external []string
-			rep.Profiles = profiles
-			for _, p := range profiles {
-				objs, err := source.Render(cfg, p, l, source.RenderOptions{Dir: dir, NoPasswords: true, CheckPasswords: true, Getenv: getenv})
-				if err != nil {
-					return fmt.Errorf("profile %q: %w", p, err)
-				}
-				n += len(objs)
-				if external, err = externalSecrets(cfg, p, l, external, rep); err != nil {
-					return err
-				}
-			}
-			rep.Objects = n
-			siteNote := ""
-			if onSite {
-				ms, imgs, sites, err := siteManifests(cfg, profiles, l, nil)
-				if err != nil {
-					return err
-				}
-				if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), &ro, src.passwords(), getenv, ms, imgs, sites, rep); err != nil {
-					return err
-				}
-				siteNote = fmt.Sprintf(", %d manifest(s) on the site registry", len(ms))
-			}
-			if !remote {
-				if format == "text" {
-					fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), n, siteNote)
-					printExternalSecrets(cmd.OutOrStdout(), external)
-					printOfflineUse(cmd.OutOrStdout(), rep)
-				}
-				return nil
-			}
-			// The digests the rendered manifests pin: the plan's pins of
-			// the profile vetted, or of every profile.
-			var p *plan.Plan
-			if o.profile != "" {
-				p, err = plan.Build(cfg, o.profile, l)
-			} else {
-				p, err = plan.All(cfg, l)
-			}
-			if err != nil {
-				return err
-			}
-			var pins []registry.Pin
-			for _, img := range p.Images {
-				for _, d := range img.Pins() {
-					pins = append(pins, registry.Pin{Image: img, Digest: d})
-				}
-			}
-			err = r.Verify(cmd.Context(), pins)
-			done()
-			rep.PinnedDigests = foundPins(len(pins), err)
-			if err != nil {
-				return fmt.Errorf("pinned digests missing or unchecked: %w", err)
-			}
-			if format == "text" {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, len(pins), siteNote)
-				printExternalSecrets(cmd.OutOrStdout(), external)
-				printOfflineUse(cmd.OutOrStdout(), rep)
-			}
-			return nil
+			return vetConfigDir(cmd, src, v)
 		},
 	}
 	c.Flags().BoolVar(&remote, "remote", false, "also check that every pinned digest still exists in its registry")
@@ -182,111 +98,216 @@ type vetRun struct {
 	getenv  env
 }
 
+// vetConfigDir vets a config directory: every profile (or v.profile)
+// planned once against the lock and rendered with placeholder passwords,
+// each source checked as render would read it; with v.site, the site
+// registry's copies; with v.remote, every pinned digest in its registry.
+func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
+	cfg := src.Config
+	profiles := cfg.ProfileNames()
+	if v.profile != "" {
+		profiles = []string{v.profile}
+	}
+	lf, err := src.ReadLock(nil)
+	if err != nil {
+		return err
+	}
+	l := lf.Lock
+	plans := src.Plans(l)
+	var (
+		r    *registry.Resolver
+		done func()
+		all  *plan.Plan
+	)
+	if v.remote {
+		// Registry flags are checked before anything is rendered, with
+		// the credentials of every profile's images.
+		if all, err = plans.All(); err != nil {
+			return err
+		}
+		if r, done, err = v.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), all.Images, v.getenv); err != nil {
+			return err
+		}
+	}
+	n := 0
+	var external []string
+	var vetted []*plan.Plan
+	v.rep.Profiles = profiles
+	for _, name := range profiles {
+		p, err := plans.Profile(name)
+		if err == nil {
+			var objs []render.Object
+			objs, err = render.FromPlan(p, cfg, l, render.Options{Dir: src.Dir, NoPasswords: true, CheckPasswords: true, Getenv: v.getenv})
+			n += len(objs)
+		}
+		if err != nil {
+			return fmt.Errorf("profile %q: %w", name, err)
+		}
+		vetted = append(vetted, p)
+		if external, err = externalSecrets(cfg, p, l, external, v.rep); err != nil {
+			return err
+		}
+	}
+	v.rep.Objects = n
+	siteNote := ""
+	if v.site {
+		ms, imgs, sites, err := siteManifests(cfg, vetted, l, nil)
+		if err != nil {
+			return err
+		}
+		if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), v.ro, src.Passwords(), v.getenv, ms, imgs, sites, v.rep); err != nil {
+			return err
+		}
+		siteNote = fmt.Sprintf(", %d manifest(s) on the site registry", len(ms))
+	}
+	if !v.remote {
+		v.printOK(cmd.OutOrStdout(), fmt.Sprintf("ok: %d profile(s), %d object(s)%s\n", len(profiles), n, siteNote), external)
+		return nil
+	}
+	// The digests the rendered manifests pin: the plan's pins of the
+	// profile vetted, or of every profile.
+	if v.profile != "" {
+		all = vetted[0]
+	}
+	pins, err := verifyPins(cmd.Context(), r, done, all, v.rep)
+	if err != nil {
+		return err
+	}
+	v.printOK(cmd.OutOrStdout(), fmt.Sprintf("ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, pins, siteNote), external)
+	return nil
+}
+
+// verifyPins checks with r that every digest p pins exists in its
+// registry (registry.Resolver.Verify), calls done, and records in rep how
+// many were found. It returns how many were checked; the error names
+// each digest missing or unchecked.
+func verifyPins(ctx context.Context, r *registry.Resolver, done func(), p *plan.Plan, rep *vetReport) (int, error) {
+	var pins []registry.Pin
+	for _, img := range p.Images {
+		for _, d := range img.Pins() {
+			pins = append(pins, registry.Pin{Image: img, Digest: d})
+		}
+	}
+	err := r.Verify(ctx, pins)
+	done()
+	rep.PinnedDigests = foundPins(len(pins), err)
+	if err != nil {
+		return 0, fmt.Errorf("pinned digests missing or unchecked: %w", err)
+	}
+	return len(pins), nil
+}
+
+// printOK prints vet's verdict line, then the pull Secrets to create and
+// who may use each image offline, in text output only.
+func (v vetRun) printOK(w io.Writer, verdict string, external []string) {
+	if !v.text {
+		return
+	}
+	fmt.Fprint(w, verdict)
+	printExternalSecrets(w, external)
+	printOfflineUse(w, v.rep)
+}
+
 // vetKustomization vets a kustomization that runs stowage as a KRM
 // function: the function itself runs, in process, on the items kustomize
 // would hand it (kustomization.Load), with the exec declaration's
 // --allow-env names, reading no password; its error results fail vet as
 // they would fail kustomize build. With --remote, every digest the
 // function pins (pre-pulled and pin-only) is checked in its registry.
-func vetKustomization(cmd *cobra.Command, src *dirSource, v vetRun) error {
-	if err := src.needLock(); err != nil {
-		return err
-	}
-	l, err := lock.Read(src.lockPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		l = &lock.Lock{}
-	case err != nil:
-		return err
-	}
-	b := src.kust
-	size, err := fnInputSize(b)
+func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
+	lf, err := src.ReadLock(nil)
 	if err != nil {
 		return err
 	}
-	if size > src.fnMaxInput {
-		return fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
-			b.Dir, size, src.fnMaxInput, b.FunctionFile)
-	}
-	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
-	for _, it := range b.Items {
-		rl.Items = append(rl.Items, it.Copy())
-	}
-	p := &fn.Processor{Dir: src.dir, Getenv: v.getenv, AllowEnv: src.fnAllowEnv, CheckOnly: true, ConfigOptions: schemaOptions()}
-	if err := p.Process(rl); err != nil {
-		return newFnConfigError(p, b, rl.Results)
-	}
-	profiles, err := src.profiles(v.profile)
+	l := lf.Lock
+	objects, err := runFunction(src, v.getenv)
 	if err != nil {
 		return err
 	}
-	objects := len(rl.Items) - len(b.Items)
+	profiles, err := src.Profiles(v.profile)
+	if err != nil {
+		return err
+	}
 	v.rep.Profiles = append(v.rep.Profiles, profiles...)
 	v.rep.Objects = objects
+	plans := src.Plans(l)
 	var external []string
+	var vetted []*plan.Plan
 	for _, prof := range profiles {
-		if external, err = externalSecrets(src.cfg, prof, l, external, v.rep); err != nil {
+		p, err := plans.Profile(prof)
+		if err != nil {
+			return err
+		}
+		vetted = append(vetted, p)
+		if external, err = externalSecrets(src.Config, p, l, external, v.rep); err != nil {
 			return err
 		}
 	}
 	pinned := ""
-	if n := len(src.workloads); n > 0 {
+	if n := len(src.Workloads); n > 0 {
 		pinned = fmt.Sprintf(", %d workload image(s) pinned", n)
 	}
 	if v.site {
-		ms, imgs, sites, err := siteManifests(src.cfg, profiles, l, src.workloads)
+		ms, imgs, sites, err := siteManifests(src.Config, vetted, l, src.Workloads)
 		if err != nil {
 			return err
 		}
-		if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), v.ro, src.passwords(), v.getenv, ms, imgs, sites, v.rep); err != nil {
+		if err := vetSite(cmd.Context(), cmd.ErrOrStderr(), v.ro, src.Passwords(), v.getenv, ms, imgs, sites, v.rep); err != nil {
 			return err
 		}
 		pinned += fmt.Sprintf(", %d manifest(s) on the site registry", len(ms))
 	}
 	if !v.remote {
-		if v.text {
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s\n", len(profiles), objects, pinned)
-			printExternalSecrets(cmd.OutOrStdout(), external)
-			printOfflineUse(cmd.OutOrStdout(), v.rep)
-		}
+		v.printOK(cmd.OutOrStdout(), fmt.Sprintf("ok: %d profile(s), %d object(s)%s\n", len(profiles), objects, pinned), external)
 		return nil
 	}
-	all, err := plan.All(src.cfg, l, src.workloads...)
+	all, err := plans.All()
 	if err != nil {
 		return err
 	}
-	r, done, err := v.ro.resolver(cmd.ErrOrStderr(), src.passwords(), all.Images, v.getenv)
+	r, done, err := v.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), all.Images, v.getenv)
 	if err != nil {
 		return err
 	}
-	var pins []registry.Pin
-	for _, img := range all.Images {
-		for _, d := range img.Pins() {
-			pins = append(pins, registry.Pin{Image: img, Digest: d})
-		}
-	}
-	err = r.Verify(cmd.Context(), pins)
-	done()
-	v.rep.PinnedDigests = foundPins(len(pins), err)
+	pins, err := verifyPins(cmd.Context(), r, done, all, v.rep)
 	if err != nil {
-		return fmt.Errorf("pinned digests missing or unchecked: %w", err)
+		return err
 	}
-	if v.text {
-		fmt.Fprintf(cmd.OutOrStdout(), "ok: %d profile(s), %d object(s)%s, %d pinned digest(s) exist\n", len(profiles), objects, pinned, len(pins))
-		printExternalSecrets(cmd.OutOrStdout(), external)
-		printOfflineUse(cmd.OutOrStdout(), v.rep)
-	}
+	v.printOK(cmd.OutOrStdout(), fmt.Sprintf("ok: %d profile(s), %d object(s)%s, %d pinned digest(s) exist\n", len(profiles), objects, pinned, pins), external)
 	return nil
 }
 
-// externalSecrets appends to lines, for profile, each pull Secret the
+// runFunction runs the KRM function in process on the items kustomize
+// would hand it (src's build), with the exec declaration's --allow-env
+// names, reading no password (fn.Processor.CheckOnly), and returns how
+// many objects it adds. Errors: a ResourceList over the declaration's
+// --max-input-bytes (kustomize build would fail), and the function's
+// error results as a *source.FunctionError.
+func runFunction(src *source.Source, getenv env) (int, error) {
+	b := src.Kustomization
+	size, err := fnInputSize(b)
+	if err != nil {
+		return 0, err
+	}
+	if size > src.MaxInput {
+		return 0, fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
+			b.Dir, size, src.MaxInput, b.FunctionFile)
+	}
+	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
+	for _, it := range b.Items {
+		rl.Items = append(rl.Items, it.Copy())
+	}
+	p := &fn.Processor{Dir: src.Dir, Getenv: getenv, AllowEnv: src.AllowEnv, CheckOnly: true, ConfigOptions: schemaOptions()}
+	if err := p.Process(rl); err != nil {
+		return 0, source.NewFunctionError(p, b, rl.Results)
+	}
+	return len(rl.Items) - len(b.Items), nil
+}
+
+// externalSecrets appends to lines, for the plan p of one profile, each pull Secret the
 // DaemonSets name but stowage does not render (render.ExternalSecrets),
 // as "profile P: Secret NAME (REGISTRY, USED BY) in NS, NS".
-func externalSecrets(cfg *v1alpha1.Config, profile string, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
-	p, err := plan.Build(cfg, profile, l)
-	if err != nil {
-		return nil, err
-	}
+func externalSecrets(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
 	for _, e := range render.ExternalSecrets(p) {
 		rep.ExternalSecrets = append(rep.ExternalSecrets, vetSecret{Profile: p.Profiles[0], Name: e.Name, Registry: e.Registry, UsedBy: e.UsedBy, Namespaces: e.Namespaces})
 		lines = append(lines, fmt.Sprintf("profile %s: Secret %s (%s; %s) in %s", p.Profiles[0], e.Name, e.Registry,
@@ -412,17 +433,16 @@ type vetError struct {
 // unchanged so that the exit code and stderr stay as they are; a usage
 // error prints no report.
 func (r *vetReport) write(w io.Writer, err error) error {
-	var ue usageError
-	if errors.As(err, &ue) {
+	if isUsage(err) {
 		return err
 	}
 	r.OK = err == nil
 	var located schema.Errors
-	var fnErr *fnConfigError
+	var fnErr *source.FunctionError
 	switch {
 	case err == nil:
 	case errors.As(err, &fnErr):
-		for _, e := range fnErr.errors {
+		for _, e := range fnErr.Errors {
 			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Message})
 		}
 	case errors.As(err, &located):

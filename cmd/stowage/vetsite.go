@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 )
@@ -44,12 +45,12 @@ type vetSiteMissing struct {
 }
 
 // siteManifests lists what the site registry must hold for the rendered
-// output of profiles (each checked against its own site, plan.Site's
+// output of profiles, their plans (each checked against its own site, plan.Site's
 // rule) and of the workloads the KRM function pins (against the site
 // the function rewrites them to): plan.Plan.SiteManifests of each,
 // merged. It also returns the plan images (for credentials) and the site
 // prefixes. Errors: a profile or the function names no site registry.
-func siteManifests(cfg *v1alpha1.Config, profiles []string, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
+func siteManifests(cfg *v1alpha1.Config, profiles []*plan.Plan, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
 	var (
 		out    []plan.SiteManifest
 		images []*plan.Image
@@ -67,11 +68,7 @@ func siteManifests(cfg *v1alpha1.Config, profiles []string, l *lock.Lock, worklo
 		}
 		return nil
 	}
-	for _, name := range profiles {
-		p, err := plan.Build(cfg, name, l)
-		if err != nil {
-			return nil, nil, nil, err
-		}
+	for _, p := range profiles {
 		if p.Site == nil {
 			return nil, nil, nil, fmt.Errorf("--site: profile %q names no site registry (its site field, or the top-level one), so there is no site to check", p.Profiles[0])
 		}
@@ -118,7 +115,7 @@ func siteManifests(cfg *v1alpha1.Config, profiles []string, l *lock.Lock, worklo
 // vetSite checks that the site registry holds every manifest of ms
 // (registry.Resolver.VerifySite), with vet's registry flags, and fills
 // rep.Site. The error names each manifest not found.
-func vetSite(ctx context.Context, stderr io.Writer, ro *registryOptions, pw passwords, getenv env, ms []plan.SiteManifest, images []*plan.Image, sites []string, rep *vetReport) error {
+func vetSite(ctx context.Context, stderr io.Writer, ro *registryOptions, pw creds.Rule, getenv env, ms []plan.SiteManifest, images []*plan.Image, sites []string, rep *vetReport) error {
 	r, done, err := ro.resolver(stderr, pw, images, getenv)
 	if err != nil {
 		return err

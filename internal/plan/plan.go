@@ -577,7 +577,41 @@ type Workload struct {
 // key whose spellings pin two different digests (naming both spellings),
 // which no single lock entry can serve.
 func All(cfg *v1alpha1.Config, l *lock.Lock, workloads ...Workload) (*Plan, error) {
-	out := &Plan{}
+	ws, err := workloadUses(cfg, l, workloads)
+	if err != nil {
+		return nil, err
+	}
+	var plans []*Plan
+	for _, name := range cfg.ProfileNames() {
+		p, err := Build(cfg, name, l)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: %w", name, err)
+		}
+		plans = append(plans, p)
+	}
+	return union(plans, ws, l)
+}
+
+// Union is All over profile plans a caller has built already (Build of
+// profiles of cfg with l, in any order), so that a run builds each
+// profile's plan once: the same plan All returns when plans are every
+// profile's, with the workloads' images. Errors: All's, but those of
+// Build, which the caller has seen.
+func Union(cfg *v1alpha1.Config, l *lock.Lock, plans []*Plan, workloads ...Workload) (*Plan, error) {
+	ws, err := workloadUses(cfg, l, workloads)
+	if err != nil {
+		return nil, err
+	}
+	plans = slices.Clone(plans)
+	slices.SortFunc(plans, func(a, b *Plan) int { return strings.Compare(a.Profiles[0], b.Profiles[0]) })
+	return union(plans, ws, l)
+}
+
+// workloadUses are the KindWorkload uses of workloads, pinned with l, each
+// with the Site reference of cfg's site (Site's rule). Errors: the site's,
+// and every workload image that does not parse or map (naming the object
+// and field), all at once.
+func workloadUses(cfg *v1alpha1.Config, l *lock.Lock, workloads []Workload) ([]*Use, error) {
 	var all []*Use
 	var errs []error
 	var ws *v1alpha1.Site
@@ -610,12 +644,17 @@ func All(cfg *v1alpha1.Config, l *lock.Lock, workloads ...Workload) (*Plan, erro
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	for _, name := range cfg.ProfileNames() {
-		p, err := Build(cfg, name, l)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: %w", name, err)
-		}
-		out.Profiles = append(out.Profiles, name)
+	return all, nil
+}
+
+// union is the plan of plans (one profile each, sorted by name) and the
+// workload uses ws: one Image per lock key over all their uses. Errors:
+// keys whose spellings pin different digests.
+func union(plans []*Plan, ws []*Use, l *lock.Lock) (*Plan, error) {
+	out := &Plan{}
+	all := ws
+	for _, p := range plans {
+		out.Profiles = append(out.Profiles, p.Profiles[0])
 		for _, img := range p.Images {
 			all = append(all, img.Uses...)
 		}
@@ -654,6 +693,27 @@ func (p *Plan) PasswordSources() []creds.Source {
 		slices.Sort(us)
 		slices.Sort(at[s])
 		out = append(out, creds.Source{Source: s, UsedBy: us, At: at[s]})
+	}
+	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })
+	return out
+}
+
+// AuthSources lists, sorted by source, the password sources of images'
+// registry credentials (Image.Auth), each with the images that use it
+// (as written): what a registry client may have to read for them (lock,
+// bump, vet --remote, mirror). PasswordSources is the other list: what
+// a profile's Secrets hold.
+func AuthSources(images []*Image) []creds.Source {
+	users := map[string][]string{}
+	for _, img := range images {
+		if img.Auth != nil && img.Auth.Password != "" && !slices.Contains(users[img.Auth.Password], img.Ref.Written) {
+			users[img.Auth.Password] = append(users[img.Auth.Password], img.Ref.Written)
+		}
+	}
+	out := make([]creds.Source, 0, len(users))
+	for src, us := range users {
+		slices.Sort(us)
+		out = append(out, creds.Source{Source: src, UsedBy: us})
 	}
 	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })
 	return out

@@ -18,7 +18,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -42,7 +42,7 @@ func submarine(t *testing.T) (*Expected, *lock.Lock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := source.Render(cfg, "notebooks", l, source.RenderOptions{Dir: dir, NoPasswords: true})
+	objs, err := render.FromConfig(cfg, "notebooks", l, render.Options{Dir: dir, NoPasswords: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +645,7 @@ func TestExpectExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, profile := range cfg.ProfileNames() {
-			objs, err := source.Render(cfg, profile, l, source.RenderOptions{Dir: dir, NoPasswords: true})
+			objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: dir, NoPasswords: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package source
+package render_test
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func harborPassword(t *testing.T, objs []render.Object) string {
 // environment.
 func TestRenderExample(t *testing.T) {
 	cfg, l := load(t)
-	objs, err := Render(cfg, "", l, RenderOptions{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
+	objs, err := render.FromConfig(cfg, "", l, render.Options{Dir: example, Getenv: env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +81,11 @@ func TestRenderExample(t *testing.T) {
 // the operator names it.
 func TestRenderPasswords(t *testing.T) {
 	cfg, l := load(t)
-	_, err := Render(cfg, "", l, RenderOptions{Dir: example, Getenv: env(map[string]string{"STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
+	_, err := render.FromConfig(cfg, "", l, render.Options{Dir: example, Getenv: env(map[string]string{"STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})})
 	if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD is not set") {
 		t.Errorf("unset variable: %v", err)
 	}
-	objs, err := Render(cfg, "", l, RenderOptions{Dir: example, NoPasswords: true})
+	objs, err := render.FromConfig(cfg, "", l, render.Options{Dir: example, NoPasswords: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +95,14 @@ func TestRenderPasswords(t *testing.T) {
 	// Not named by the operator: refused for a config directory and for
 	// the function, whatever the exec declaration's --allow-env says.
 	vars := env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw"})
-	for _, o := range []RenderOptions{{Dir: example, Getenv: vars}, {Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}}} {
-		_, err = Render(cfg, "", l, o)
+	for _, o := range []render.Options{{Dir: example, Getenv: vars}, {Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}}} {
+		_, err = render.FromConfig(cfg, "", l, o)
 		if err == nil || !strings.Contains(err.Error(), "SUBMARINE_HARBOR_PASSWORD may not be read (needed by environment \"jupyter-gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV") {
 			t.Errorf("function %v without STOWAGE_ALLOW_ENV: %v", o.Function, err)
 		}
 	}
 	vars = env(map[string]string{"SUBMARINE_HARBOR_PASSWORD": "pw", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"})
-	objs, err = Render(cfg, "", l, RenderOptions{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
+	objs, err = render.FromConfig(cfg, "", l, render.Options{Dir: example, Getenv: vars, Function: true, AllowEnv: []string{"SUBMARINE_HARBOR_PASSWORD"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestRenderMissingEntry(t *testing.T) {
 			kept.Put(e)
 		}
 	}
-	objs, err := Render(cfg, "", &kept, RenderOptions{Dir: example, NoPasswords: true})
+	objs, err := render.FromConfig(cfg, "", &kept, render.Options{Dir: example, NoPasswords: true})
 	if objs != nil || err == nil || !strings.Contains(err.Error(), `docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`) {
 		t.Errorf("objs %d, err %v", len(objs), err)
 	}
@@ -130,8 +130,8 @@ func TestRenderMissingEntry(t *testing.T) {
 // TestTrustBounds: render reads an admission policy's files under the
 // bounds lock reads them under.
 func TestTrustBounds(t *testing.T) {
-	if KeyFile != sigverify.KeyFile || TrustedRootFile != sigverify.TrustedRootFile {
-		t.Errorf("pipeline bounds %+v %+v, sigverify's %+v %+v", KeyFile, TrustedRootFile, sigverify.KeyFile, sigverify.TrustedRootFile)
+	if render.KeyFile != sigverify.KeyFile || render.TrustedRootFile != sigverify.TrustedRootFile {
+		t.Errorf("FromConfig bounds %+v %+v, sigverify's %+v %+v", render.KeyFile, render.TrustedRootFile, sigverify.KeyFile, sigverify.TrustedRootFile)
 	}
 }
 
@@ -168,7 +168,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	for _, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/stowage/stowage-helper:v0.1.0"} {
 		l.Put(lock.Entry{Name: ref, Reference: ref, Digest: "sha256:" + strings.Repeat("a", 64), Kind: "manifest", Size: 100})
 	}
-	objs, err := Render(cfg, "", l, RenderOptions{Dir: dir})
+	objs, err := render.FromConfig(cfg, "", l, render.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	// A key outside the directory is refused, naming the policy and the
 	// field that writes the key.
 	cfg.Verify.Keys = []string{"../outside.pub"}
-	if _, err := Render(cfg, "", l, RenderOptions{Dir: dir}); err == nil || !strings.HasPrefix(err.Error(), "profiles.edge.policy: verify.keys[0]: ") {
+	if _, err := render.FromConfig(cfg, "", l, render.Options{Dir: dir}); err == nil || !strings.HasPrefix(err.Error(), "profiles.edge.policy: verify.keys[0]: ") {
 		t.Errorf("key outside: %v", err)
 	}
 	// A private key, or any bytes that are not a PEM public key, is never
@@ -207,7 +207,7 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 			t.Fatal(err)
 		}
 		cfg.Verify.Keys = []string{"keys/" + name}
-		_, err := Render(cfg, "", l, RenderOptions{Dir: dir})
+		_, err := render.FromConfig(cfg, "", l, render.Options{Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), "verify.keys[0]: key keys/"+name+": not a PEM public key") {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -1,8 +1,9 @@
-// Package source is the one way a config becomes Kubernetes objects,
-// shared by the CLI (render, vet, bump --render) and the KRM function:
-// plan the profile against the lock, read the password sources the plan
-// names, render.
-package source
+package render
+
+// FromConfig and FromPlan are the one way a config becomes Kubernetes
+// objects, shared by the CLI (render, vet, status, bump --render) and the
+// KRM function: plan the profile against the lock, read the password
+// sources and trust files the plan names, render.
 
 import (
 	"fmt"
@@ -14,66 +15,60 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/render"
 )
 
-// RenderOptions say where password sources are read.
-type RenderOptions struct {
-	// Dir is the config directory "file:" sources are relative to.
+// Options say where FromConfig reads password sources and trust files.
+type Options struct {
+	// Dir is the config directory "file:" sources and trust files are
+	// relative to.
 	Dir string
 	// Getenv reads "env:" sources: the value and whether it is set.
 	Getenv func(string) (string, bool)
 	// Function reads and checks passwords under the KRM function's rule
-	// (creds.ReadFunction, creds.CheckFunction): the operator's rule
-	// (creds.Allowed) narrowed by AllowEnv, the exec declaration's
-	// --allow-env names (nil when it gives none). Without Function the
-	// operator's rule alone applies (creds.Read, creds.Check).
+	// (creds.Rule with Function): the operator's rule (creds.Allowed)
+	// narrowed by AllowEnv, the exec declaration's --allow-env names (nil
+	// when it gives none). Without Function the operator's rule alone
+	// applies (creds.Read, creds.Check).
 	Function bool
 	AllowEnv []string
 	// NoPasswords renders with a placeholder for every password instead of
-	// reading it, so that no secret has to be present (vet).
+	// reading it, so that no secret has to be present (vet, status).
 	NoPasswords bool
 	// CheckPasswords, with NoPasswords, still refuses every source Read
-	// would refuse (creds.Check: variables set and non-empty, files inside
-	// Dir, regular and non-empty) without reading a file's content (vet);
-	// with Function, creds.CheckFunction.
+	// would refuse (creds.Rule.Check: variables set and non-empty, files
+	// inside Dir, regular and non-empty) without reading a file's content
+	// (vet).
 	CheckPasswords bool
 }
 
-// Render renders profile of cfg ("" for the only one) with the digests of
-// l: plan.Build, creds.Read (creds.ReadFunction for o.Function) of the
-// plan's password sources (unless o.NoPasswords: then only checked as
-// o.CheckPasswords and o.Function say), then render.Render.
-// Kubernetes validity is the tests' job (internal/kubecheck and the real
-// API server in e2e/). Errors are those of each step, all of a step's
-// problems at once; nothing is rendered when any step fails.
-func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o RenderOptions) ([]render.Object, error) {
+// Rule is the password rule o reads under.
+func (o Options) Rule() creds.Rule {
+	return creds.Rule{Dir: o.Dir, Function: o.Function, AllowEnv: o.AllowEnv}
+}
+
+// FromConfig renders profile of cfg ("" for the only one) with the
+// digests of l: plan.Build, then FromPlan. Errors are those of each step,
+// all of a step's problems at once; nothing is rendered when any step
+// fails.
+func FromConfig(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) ([]Object, error) {
 	p, err := plan.Build(cfg, profile, l)
 	if err != nil {
 		return nil, err
 	}
-	sources := p.PasswordSources()
-	pw := map[string][]byte{}
-	if o.NoPasswords {
-		switch {
-		case o.CheckPasswords && o.Function:
-			err = creds.CheckFunction(o.Dir, sources, o.Getenv, o.AllowEnv)
-		case o.CheckPasswords:
-			err = creds.Check(o.Dir, sources, o.Getenv)
-		case o.Function:
-			err = creds.Allowed(sources, o.Getenv, o.AllowEnv)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sources {
-			pw[s.Source] = []byte("placeholder")
-		}
-	} else if o.Function {
-		if pw, err = creds.ReadFunction(o.Dir, sources, o.Getenv, o.AllowEnv); err != nil {
-			return nil, err
-		}
-	} else if pw, err = creds.Read(o.Dir, sources, o.Getenv); err != nil {
+	return FromPlan(p, cfg, l, o)
+}
+
+// FromPlan renders p, the plan of one profile of cfg with l (plan.Build):
+// the plan's password sources read under o.Rule() (unless o.NoPasswords:
+// then only checked as o.CheckPasswords and o.Function say), the trust
+// files of its admission policies read confined and bounded (KeyFile,
+// TrustedRootFile), then Render. Kubernetes validity is the tests' job
+// (internal/kubecheck and the real API server in e2e/). Errors are those
+// of each step, all of a step's problems at once; nothing is rendered
+// when any step fails.
+func FromPlan(p *plan.Plan, cfg *v1alpha1.Config, l *lock.Lock, o Options) ([]Object, error) {
+	pw, err := passwords(p.PasswordSources(), o)
+	if err != nil {
 		return nil, err
 	}
 	trust := map[string][]byte{}
@@ -88,7 +83,31 @@ func Render(cfg *v1alpha1.Config, profile string, l *lock.Lock, o RenderOptions)
 		}
 		trust[f] = b
 	}
-	return render.Render(render.Input{Plan: p, Config: cfg, Profile: profile, Lock: l, Passwords: pw, Trust: trust})
+	return Render(Input{Plan: p, Config: cfg, Lock: l, Passwords: pw, Trust: trust})
+}
+
+// passwords reads sources as o says, or gives each a placeholder with
+// o.NoPasswords (checked with o.CheckPasswords; the function's env rule
+// still applies with o.Function).
+func passwords(sources []creds.Source, o Options) (map[string][]byte, error) {
+	if !o.NoPasswords {
+		return o.Rule().Read(sources, o.Getenv)
+	}
+	var err error
+	switch {
+	case o.CheckPasswords:
+		err = o.Rule().Check(sources, o.Getenv)
+	case o.Function:
+		err = o.Rule().Allowed(sources, o.Getenv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pw := map[string][]byte{}
+	for _, s := range sources {
+		pw[s.Source] = []byte("placeholder")
+	}
+	return pw, nil
 }
 
 // The bounds of the files an admission policy carries inline: those of
