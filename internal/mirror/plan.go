@@ -214,132 +214,210 @@ func (p *Transfer) UniqueBytes(names map[string]bool) (int, int64) {
 // planned is in Transfer.Errors and left out of the copy; the error returned is
 // only for a run that cannot start (a canceled context).
 func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
-	p := &Transfer{}
-	seen := map[string]bool{}
+	pl := &planner{m: m, ctx: ctx, p: &Transfer{}, seen: map[string]bool{}, nodes: map[v1.Hash]*node{}}
+	_, pl.toRegistry = m.dst.(*registrySink)
+	if err := pl.selectImages(images); err != nil {
+		return nil, err
+	}
+	// Step 1: HEAD each image at the destination; read the missing ones'
+	// manifests from the source.
+	each(m.jobs, len(pl.p.Images), func(i int) { pl.prepare(pl.p.Images[i]) })
+	// Step 1b: what is attached to each image and its children, planned
+	// like the images (WithAttachments).
+	if m.o.attachments {
+		pl.addAttachments()
+	}
+	// A delta bundle: the blobs the site holds, from the images the
+	// site lock pins.
+	if _, ok := m.dst.(*layoutSink); ok && len(m.o.have) > 0 {
+		pl.omit = m.siteBlobs(ctx, &pl.mu, pl.nodes)
+	}
+	// Step 2: which manifests each destination repository lacks.
+	pl.presentManifests()
+	// Step 3: the manifests to write and the blobs they need, per
+	// repository.
+	pl.collectNeeds()
+	// Step 4: HEAD each blob in each repository that needs it.
+	pl.headBlobs()
+	// Step 5: upload each blob once where no repository has it, mount it
+	// everywhere else it is needed.
+	if err := pl.placeBlobs(); err != nil {
+		return pl.p, err
+	}
+	pl.imageUploads()
+	pl.orderWrites()
+	if err := checkCtx(ctx); err != nil {
+		return pl.p, err
+	}
+	return pl.p, nil
+}
+
+// planner is the state one Plan shares between its steps.
+type planner struct {
+	m   *Mirror
+	ctx context.Context
+	p   *Transfer
+	// seen are the identities of the images planned (imageIdentity, with
+	// the digest for an image that is no attachment).
+	seen map[string]bool
+	// mu guards nodes, the manifests read, by digest, and the step 2
+	// maps while its HEADs run.
+	mu    sync.Mutex
+	nodes map[v1.Hash]*node
+	// omit are the blobs a delta bundle leaves out, with the site
+	// reference that holds each.
+	omit       map[v1.Hash]string
+	toRegistry bool
+	// manifestAt says, per repository and manifest, whether the
+	// destination holds it (step 2).
+	manifestAt map[repoNode]bool
+	// needs are the blobs the manifests to write need, writes those
+	// manifests and byTag the ones a tag's PUT stores (step 3).
+	needs  map[v1.Hash]*blobNeed
+	writes map[repoNode]write
+	byTag  map[repoNode]bool
+	// pairs are every blob in every scope that needs it, sorted, with
+	// whether the destination holds it there or could not say (step 4).
+	pairs   []blobAtKey
+	present []bool
+	blobErr []*failure
+	// omitted are the blobs a delta bundle leaves out (step 5).
+	omitted map[v1.Hash]bool
+}
+
+// repoNode is a manifest in a destination repository.
+type repoNode struct {
+	repo string
+	h    v1.Hash
+}
+
+// blobNeed is a blob the manifests to write need: the repositories that
+// need it and an image of each, by sink blob key.
+type blobNeed struct {
+	d     v1.Descriptor
+	repos map[string]name.Repository
+	imgs  map[string]*PlannedImage
+}
+
+// selectImages puts images in the transfer once each (attachments only
+// WithAttachments), with the verify policies of each, sorted. Errors: a
+// bundle that cannot take them (layoutSink.check).
+func (pl *planner) selectImages(images []Image) error {
 	for _, img := range images {
-		if img.Attachment != nil && !m.o.attachments {
+		if img.Attachment != nil && !pl.m.o.attachments {
 			continue
 		}
 		id := imageIdentity(img)
 		if img.Attachment == nil {
 			id += "\x00" + img.Digest.String()
 		}
-		if seen[id] {
+		if pl.seen[id] {
 			continue
 		}
-		seen[id] = true
+		pl.seen[id] = true
 		pi := &PlannedImage{Image: img}
 		if img.Attachment == nil {
-			for _, pol := range m.o.verify[img.Name] {
+			for _, pol := range pl.m.o.verify[img.Name] {
 				pi.Policies = append(pi.Policies, pol.At)
 			}
 		}
-		p.Images = append(p.Images, pi)
+		pl.p.Images = append(pl.p.Images, pi)
 	}
-	sortPlanned(p.Images)
-	if ls, ok := m.dst.(*layoutSink); ok {
-		if err := ls.check(p.Images); err != nil {
-			return nil, err
-		}
+	sortPlanned(pl.p.Images)
+	if ls, ok := pl.m.dst.(*layoutSink); ok {
+		return ls.check(pl.p.Images)
 	}
-	var (
-		mu    sync.Mutex
-		nodes = map[v1.Hash]*node{}
-	)
-	// Step 1: HEAD each image at the destination; read the missing ones'
-	// manifests from the source.
-	prepare := func(pi *PlannedImage) {
-		if err := checkCtx(ctx); err != nil {
-			pi.err = (&failure{op: "plan", err: err}).imageError(pi.Image, m.o.resolver)
-			return
-		}
-		repo, err := m.dst.repo(&pi.Image)
-		if err != nil {
-			pi.err = (&failure{op: "destination", err: err}).imageError(pi.Image, m.o.resolver)
-			return
-		}
-		pi.repo = repo
-		pi.Destination = m.dst.reference(&pi.Image, repo)
-		id := pi.Digest.String()
-		if pi.Tag != "" {
-			id = pi.Tag
-		}
-		got, ok, err := m.dst.head(ctx, &pi.Image, repo, id)
-		if err != nil {
-			pi.err = (&failure{where: m.dst.where(repo), op: "HEAD manifest " + id, err: err}).imageError(pi.Image, m.o.resolver)
-			return
-		}
-		if ok && got == pi.Digest {
-			pi.Present = true
-			return
-		}
-		top, f := m.read(ctx, &pi.Image, pi.Digest, &mu, nodes, 0, newBudget())
-		if f != nil {
-			pi.err = f.imageError(pi.Image, m.o.resolver)
-			return
-		}
-		pi.top = top
+	return nil
+}
+
+// prepare is step 1 for pi: HEAD it at the destination and, when it is
+// missing, read its manifests from the source (pi.top). A failure is
+// pi's error.
+func (pl *planner) prepare(pi *PlannedImage) {
+	m, ctx := pl.m, pl.ctx
+	if err := checkCtx(ctx); err != nil {
+		pi.err = (&failure{op: "plan", err: err}).imageError(pi.Image, m.o.resolver)
+		return
 	}
-	each(m.jobs, len(p.Images), func(i int) { prepare(p.Images[i]) })
-	// Step 1b: what is attached to each image and its children, planned
-	// like the images (WithAttachments).
-	if m.o.attachments {
-		var added []*PlannedImage
-		for _, img := range m.discover(ctx, p.Images) {
-			id := imageIdentity(img)
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			added = append(added, &PlannedImage{Image: img})
+	repo, err := m.dst.repo(&pi.Image)
+	if err != nil {
+		pi.err = (&failure{op: "destination", err: err}).imageError(pi.Image, m.o.resolver)
+		return
+	}
+	pi.repo = repo
+	pi.Destination = m.dst.reference(&pi.Image, repo)
+	id := pi.Digest.String()
+	if pi.Tag != "" {
+		id = pi.Tag
+	}
+	got, ok, err := m.dst.head(ctx, &pi.Image, repo, id)
+	if err != nil {
+		pi.err = (&failure{where: m.dst.where(repo), op: "HEAD manifest " + id, err: err}).imageError(pi.Image, m.o.resolver)
+		return
+	}
+	if ok && got == pi.Digest {
+		pi.Present = true
+		return
+	}
+	top, f := m.read(ctx, &pi.Image, pi.Digest, &pl.mu, pl.nodes, 0, newBudget())
+	if f != nil {
+		pi.err = f.imageError(pi.Image, m.o.resolver)
+		return
+	}
+	pi.top = top
+}
+
+// addAttachments is step 1b: the attachments of the images planned and
+// their children (Mirror.discover), each prepared as an image, then the
+// referrers relinked.
+func (pl *planner) addAttachments() {
+	var added []*PlannedImage
+	for _, img := range pl.m.discover(pl.ctx, pl.p.Images) {
+		id := imageIdentity(img)
+		if pl.seen[id] {
+			continue
 		}
-		each(m.jobs, len(added), func(i int) { prepare(added[i]) })
-		p.Images = append(p.Images, added...)
-		sortPlanned(p.Images)
-		m.relink(ctx, p.Images, &mu, nodes)
+		pl.seen[id] = true
+		added = append(added, &PlannedImage{Image: img})
 	}
-	// A delta bundle: the blobs the site holds, from the images the
-	// site lock pins.
-	var omit map[v1.Hash]string
-	if _, ok := m.dst.(*layoutSink); ok && len(m.o.have) > 0 {
-		omit = m.siteBlobs(ctx, &mu, nodes)
-	}
-	// Step 2: which manifests each destination repository lacks.
-	type repoNode struct {
-		repo string
-		h    v1.Hash
-	}
-	var (
-		manifestAt = map[repoNode]bool{} // present at the destination
-		asked      = map[repoNode]bool{}
-		headErr    = map[repoNode]*failure{}
-	)
-	// Ask level by level from the top: a present manifest means its
-	// children are present too.
+	each(pl.m.jobs, len(added), func(i int) { pl.prepare(added[i]) })
+	pl.p.Images = append(pl.p.Images, added...)
+	sortPlanned(pl.p.Images)
+	pl.m.relink(pl.ctx, pl.p.Images, &pl.mu, pl.nodes)
+}
+
+// presentManifests is step 2: which manifests each destination
+// repository holds (manifestAt), asked level by level from the top: a
+// present manifest means its children are present too. A HEAD that fails
+// is the image's error.
+func (pl *planner) presentManifests() {
+	m := pl.m
+	pl.manifestAt = map[repoNode]bool{}
+	asked := map[repoNode]bool{}
+	headErr := map[repoNode]*failure{}
 	type job struct {
 		pi *PlannedImage
 		n  *node
 	}
 	var level []job
-	for _, pi := range p.Images {
+	for _, pi := range pl.p.Images {
 		if pi.top != nil {
 			level = append(level, job{pi, pi.top})
 		}
 	}
-	_, toRegistry := m.dst.(*registrySink)
 	for top := true; len(level) > 0; top = false {
 		var todo []job
 		for _, j := range level {
 			k := repoNode{j.pi.repo.Name(), j.n.digest}
 			if !asked[k] {
 				asked[k] = true
-				if top && toRegistry {
+				if top && pl.toRegistry {
 					// A missing image's own manifest at a registry: step
 					// 1's HEAD of its digest found it absent, or it is
 					// written by its tag's PUT whether it is there or
 					// not (its blobs are HEADed below either way): no
 					// second HEAD.
-					manifestAt[k] = false
+					pl.manifestAt[k] = false
 					continue
 				}
 				todo = append(todo, j)
@@ -348,14 +426,14 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		each(m.jobs, len(todo), func(i int) {
 			j := todo[i]
 			k := repoNode{j.pi.repo.Name(), j.n.digest}
-			_, ok, err := m.dst.head(ctx, &j.pi.Image, j.pi.repo, j.n.digest.String())
-			mu.Lock()
-			defer mu.Unlock()
+			_, ok, err := m.dst.head(pl.ctx, &j.pi.Image, j.pi.repo, j.n.digest.String())
+			pl.mu.Lock()
+			defer pl.mu.Unlock()
 			if err != nil {
 				headErr[k] = &failure{where: m.dst.where(j.pi.repo), op: "HEAD manifest " + j.n.digest.String(), err: err}
 				return
 			}
-			manifestAt[k] = ok
+			pl.manifestAt[k] = ok
 		})
 		var next []job
 		for _, j := range level {
@@ -366,7 +444,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 				}
 				continue
 			}
-			if manifestAt[k] {
+			if pl.manifestAt[k] {
 				continue
 			}
 			for _, c := range j.n.children {
@@ -375,18 +453,23 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		}
 		level = next
 	}
-	// Step 3: the manifests to write and the blobs they need, per
-	// repository.
-	type blobNeed struct {
-		d     v1.Descriptor
-		repos map[string]name.Repository // by sink blob key
-		imgs  map[string]*PlannedImage   // an image per blob key
-	}
-	needs := map[v1.Hash]*blobNeed{}
-	writes := map[repoNode]write{}
+}
+
+// missing reports whether pi must write its manifest n: the destination
+// lacks it, or n is a relinked referrer's top.
+func (pl *planner) missing(pi *PlannedImage, n *node) bool {
+	return !pl.manifestAt[repoNode{pi.repo.Name(), n.digest}] || (pi.relinked && n == pi.top)
+}
+
+// collectNeeds is step 3: walking each image's missing manifests, the
+// manifests to write (writes, the referrers, the tags a PUT stores) and
+// the blobs they need, per repository.
+func (pl *planner) collectNeeds() {
+	pl.needs = map[v1.Hash]*blobNeed{}
+	pl.writes = map[repoNode]write{}
+	pl.byTag = map[repoNode]bool{}
 	referrerAt := map[repoNode]bool{}
-	byTag := map[repoNode]bool{}
-	for _, pi := range p.Images {
+	for _, pi := range pl.p.Images {
 		if pi.top == nil || pi.err != nil {
 			continue
 		}
@@ -394,7 +477,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		var walk func(n *node)
 		walk = func(n *node) {
 			k := repoNode{pi.repo.Name(), n.digest}
-			if (manifestAt[k] && !(pi.relinked && n == pi.top)) || visited[n] {
+			if !pl.missing(pi, n) || visited[n] {
 				return
 			}
 			visited[n] = true
@@ -405,16 +488,16 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 				// referrers list.
 				if !referrerAt[k] {
 					referrerAt[k] = true
-					p.referrers = append(p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
+					pl.p.referrers = append(pl.p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
 				}
-			case toRegistry && n == pi.top && pi.Tag != "":
+			case pl.toRegistry && n == pi.top && pi.Tag != "":
 				// Stored by its tag's PUT (step 4 of Run): a PUT by tag
 				// stores the manifest and sets the tag in one request.
 				pi.byTag = true
-				byTag[k] = true
+				pl.byTag[k] = true
 			default:
-				if _, ok := writes[k]; !ok {
-					writes[k] = write{repo: pi.repo, n: n}
+				if _, ok := pl.writes[k]; !ok {
+					pl.writes[k] = write{repo: pi.repo, n: n}
 				}
 			}
 			pi.Manifests++
@@ -422,12 +505,12 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 				walk(c)
 			}
 			for _, d := range n.blobs {
-				b := needs[d.Digest]
+				b := pl.needs[d.Digest]
 				if b == nil {
 					b = &blobNeed{d: d, repos: map[string]name.Repository{}, imgs: map[string]*PlannedImage{}}
-					needs[d.Digest] = b
+					pl.needs[d.Digest] = b
 				}
-				key := m.dst.blobKey(pi.repo)
+				key := pl.m.dst.blobKey(pi.repo)
 				if _, ok := b.repos[key]; !ok {
 					b.repos[key], b.imgs[key] = pi.repo, pi
 				}
@@ -435,151 +518,183 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		}
 		walk(pi.top)
 	}
-	// Step 4: HEAD each blob in each repository that needs it.
-	type blobAt = blobAtKey
-	var pairs []blobAt
-	for h, b := range needs {
+}
+
+// headBlobs is step 4: HEAD each blob in each scope that needs it, the
+// pairs sorted by digest then scope.
+func (pl *planner) headBlobs() {
+	for h, b := range pl.needs {
 		for key := range b.repos {
-			pairs = append(pairs, blobAt{h, key})
+			pl.pairs = append(pl.pairs, blobAtKey{h, key})
 		}
 	}
+	pairs := pl.pairs
 	sort.Slice(pairs, func(i, j int) bool {
 		if pairs[i].h != pairs[j].h {
 			return pairs[i].h.String() < pairs[j].h.String()
 		}
 		return pairs[i].key < pairs[j].key
 	})
-	present := make([]bool, len(pairs))
-	blobErr := make([]*failure, len(pairs))
-	each(m.jobs, len(pairs), func(i int) {
-		b := needs[pairs[i].h]
+	pl.present = make([]bool, len(pairs))
+	pl.blobErr = make([]*failure, len(pairs))
+	each(pl.m.jobs, len(pairs), func(i int) {
+		b := pl.needs[pairs[i].h]
 		repo := b.repos[pairs[i].key]
-		ok, err := m.dst.hasBlob(ctx, repo, pairs[i].h)
+		ok, err := pl.m.dst.hasBlob(pl.ctx, repo, pairs[i].h)
 		if err != nil {
-			blobErr[i] = &failure{where: m.dst.where(repo), op: "HEAD blob " + pairs[i].h.String(), err: err}
+			pl.blobErr[i] = &failure{where: pl.m.dst.where(repo), op: "HEAD blob " + pairs[i].h.String(), err: err}
 			return
 		}
-		present[i] = ok
+		pl.present[i] = ok
 	})
-	// Step 5: upload each blob once where no repository has it, mount it
-	// everywhere else it is needed. First, the blobs no repository of
-	// the run has: another repository of the registry may (elsewhere).
-	var (
-		omitted = map[v1.Hash]bool{}
-		checks  []omitCheck
-		ok      bool
-		nowhere = map[v1.Hash][]mount{}
-	)
-	for start := 0; start < len(pairs); {
+}
+
+// blobRuns calls f with each run [start, end) of pl.pairs that holds one
+// blob, in order.
+func (pl *planner) blobRuns(f func(start, end int) error) error {
+	for start := 0; start < len(pl.pairs); {
 		end := start
-		for end < len(pairs) && pairs[end].h == pairs[start].h {
+		for end < len(pl.pairs) && pl.pairs[end].h == pl.pairs[start].h {
 			end++
 		}
-		b := needs[pairs[start].h]
+		if err := f(start, end); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// placeBlobs is step 5: upload each blob once where no repository has
+// it, mount it everywhere else it is needed. First, the blobs no
+// repository of the run has: another repository of the registry may
+// (Mirror.elsewhere). Errors: the bytes to move overflow.
+func (pl *planner) placeBlobs() error {
+	pl.omitted = map[v1.Hash]bool{}
+	nowhere := map[v1.Hash][]mount{}
+	pl.blobRuns(func(start, end int) error {
+		b := pl.needs[pl.pairs[start].h]
 		held := false
 		for i := start; i < end; i++ {
-			held = held || present[i]
+			held = held || pl.present[i]
 		}
-		if !held && omit[b.d.Digest] == "" && !m.leftOut(b.d.Digest, pairs[start:end], b.imgs) {
+		if !held && pl.omit[b.d.Digest] == "" && !pl.m.leftOut(b.d.Digest, pl.pairs[start:end], b.imgs) {
 			for i := start; i < end; i++ {
-				if blobErr[i] == nil {
-					nowhere[b.d.Digest] = append(nowhere[b.d.Digest], mount{d: b.d, repo: b.repos[pairs[i].key], img: b.imgs[pairs[i].key]})
+				if pl.blobErr[i] == nil {
+					nowhere[b.d.Digest] = append(nowhere[b.d.Digest], mount{d: b.d, repo: b.repos[pl.pairs[i].key], img: b.imgs[pl.pairs[i].key]})
 				}
 			}
 		}
-		start = end
+		return nil
+	})
+	heldElsewhere := pl.m.elsewhere(pl.ctx, nowhere)
+	var checks []omitCheck
+	err := pl.blobRuns(func(start, end int) error {
+		return pl.placeBlob(start, end, heldElsewhere, &checks)
+	})
+	if err != nil {
+		return err
 	}
-	heldElsewhere := m.elsewhere(ctx, nowhere)
-	for start := 0; start < len(pairs); {
-		end := start
-		for end < len(pairs) && pairs[end].h == pairs[start].h {
-			end++
-		}
-		b := needs[pairs[start].h]
-		var have *blobAt
-		for i := start; i < end; i++ {
-			if blobErr[i] != nil {
-				pi := b.imgs[pairs[i].key]
-				if pi.err == nil {
-					pi.err = blobErr[i].imageError(pi.Image, m.o.resolver)
-				}
-			}
-			if present[i] && have == nil {
-				have = &pairs[i]
-			}
-		}
-		if have == nil && omit[b.d.Digest] != "" {
-			// A delta bundle leaves it out: the site holds it.
-			omitted[b.d.Digest] = true
-			p.OmittedBlobs++
-			p.OmittedBytes, _ = addSize(p.OmittedBytes, b.d.Size)
-			start = end
-			continue
-		}
-		if have == nil && m.leftOut(b.d.Digest, pairs[start:end], b.imgs) {
-			// Left out of the delta bundle being pushed: mounted from
-			// where the bundle says the site holds it, checked first.
-			for i := start; i < end; i++ {
-				pi := b.imgs[pairs[i].key]
-				if !present[i] && blobErr[i] == nil {
-					checks = append(checks, omitCheck{d: b.d, repo: b.repos[pairs[i].key], pi: pi})
-				}
-			}
-			start = end
-			continue
-		}
-		if from, ok := heldElsewhere[b.d.Digest]; have == nil && ok {
-			// Another repository of the registry holds it: mounted
-			// into each repository of the run that needs it.
-			for i := start; i < end; i++ {
-				if !present[i] && blobErr[i] == nil {
-					p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: from, img: b.imgs[pairs[i].key]})
-					p.Mounts++
-				}
-			}
-			start = end
-			continue
-		}
-		if have == nil {
-			first := pairs[start]
-			u := upload{d: b.d, repo: b.repos[first.key], imgs: []*PlannedImage{b.imgs[first.key]}}
-			srcs := map[string]bool{u.imgs[0].Source.Name(): true}
-			for i := start; i < end; i++ {
-				if pi := b.imgs[pairs[i].key]; !srcs[pi.Source.Name()] {
-					srcs[pi.Source.Name()] = true
-					u.imgs = append(u.imgs, pi)
-				}
-			}
-			p.uploads = append(p.uploads, u)
-			p.Blobs++
-			if p.Bytes, ok = addSize(p.Bytes, b.d.Size); !ok {
-				return p, fmt.Errorf("the blobs to move add up to more than %d bytes", int64(math.MaxInt64))
-			}
-			have = &first
-		}
-		for i := start; i < end; i++ {
-			if pairs[i] != *have && !present[i] && blobErr[i] == nil {
-				p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: b.repos[have.key], img: b.imgs[pairs[i].key]})
-				p.Mounts++
-			}
-		}
-		start = end
-	}
-	m.checkLeftOut(ctx, p, checks)
+	pl.m.checkLeftOut(pl.ctx, pl.p, checks)
 	// The largest blobs first (then by digest): the workers then finish
 	// together instead of a few large uploads running alone at the end.
+	p := pl.p
 	sort.SliceStable(p.uploads, func(i, j int) bool {
 		if p.uploads[i].d.Size != p.uploads[j].d.Size {
 			return p.uploads[i].d.Size > p.uploads[j].d.Size
 		}
 		return p.uploads[i].d.Digest.String() < p.uploads[j].d.Digest.String()
 	})
+	return nil
+}
+
+// placeBlob decides, for the blob of pairs [start, end), where each scope
+// that lacks it gets it: left out of a delta bundle (the site holds it),
+// mounted from where a pushed delta bundle says the site holds it (added
+// to checks), mounted from another repository that holds it
+// (heldElsewhere), or uploaded once and mounted from there. A HEAD that
+// failed is its image's error. Errors: the bytes to move overflow.
+func (pl *planner) placeBlob(start, end int, heldElsewhere map[v1.Hash]name.Repository, checks *[]omitCheck) error {
+	p, pairs := pl.p, pl.pairs
+	b := pl.needs[pairs[start].h]
+	var have *blobAtKey
+	for i := start; i < end; i++ {
+		if pl.blobErr[i] != nil {
+			pi := b.imgs[pairs[i].key]
+			if pi.err == nil {
+				pi.err = pl.blobErr[i].imageError(pi.Image, pl.m.o.resolver)
+			}
+		}
+		if pl.present[i] && have == nil {
+			have = &pairs[i]
+		}
+	}
+	// lacking is each scope of the run that lacks the blob and could say so.
+	lacking := func(i int) bool { return !pl.present[i] && pl.blobErr[i] == nil }
+	if have == nil && pl.omit[b.d.Digest] != "" {
+		// A delta bundle leaves it out: the site holds it.
+		pl.omitted[b.d.Digest] = true
+		p.OmittedBlobs++
+		p.OmittedBytes, _ = addSize(p.OmittedBytes, b.d.Size)
+		return nil
+	}
+	if have == nil && pl.m.leftOut(b.d.Digest, pairs[start:end], b.imgs) {
+		// Left out of the delta bundle being pushed: mounted from
+		// where the bundle says the site holds it, checked first.
+		for i := start; i < end; i++ {
+			if lacking(i) {
+				*checks = append(*checks, omitCheck{d: b.d, repo: b.repos[pairs[i].key], pi: b.imgs[pairs[i].key]})
+			}
+		}
+		return nil
+	}
+	if from, ok := heldElsewhere[b.d.Digest]; have == nil && ok {
+		// Another repository of the registry holds it: mounted
+		// into each repository of the run that needs it.
+		for i := start; i < end; i++ {
+			if lacking(i) {
+				p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: from, img: b.imgs[pairs[i].key]})
+				p.Mounts++
+			}
+		}
+		return nil
+	}
+	if have == nil {
+		first := pairs[start]
+		u := upload{d: b.d, repo: b.repos[first.key], imgs: []*PlannedImage{b.imgs[first.key]}}
+		srcs := map[string]bool{u.imgs[0].Source.Name(): true}
+		for i := start; i < end; i++ {
+			if pi := b.imgs[pairs[i].key]; !srcs[pi.Source.Name()] {
+				srcs[pi.Source.Name()] = true
+				u.imgs = append(u.imgs, pi)
+			}
+		}
+		p.uploads = append(p.uploads, u)
+		p.Blobs++
+		var ok bool
+		if p.Bytes, ok = addSize(p.Bytes, b.d.Size); !ok {
+			return fmt.Errorf("the blobs to move add up to more than %d bytes", int64(math.MaxInt64))
+		}
+		have = &first
+	}
+	for i := start; i < end; i++ {
+		if pairs[i] != *have && lacking(i) {
+			p.mounts = append(p.mounts, mount{d: b.d, repo: b.repos[pairs[i].key], from: b.repos[have.key], img: b.imgs[pairs[i].key]})
+			p.Mounts++
+		}
+	}
+	return nil
+}
+
+// imageUploads records, per image, the uploads its missing manifests need
+// (Blobs, Bytes) and the blobs a delta bundle leaves out of them
+// (Omitted).
+func (pl *planner) imageUploads() {
 	uploaded := map[v1.Hash]bool{}
-	for _, u := range p.uploads {
+	for _, u := range pl.p.uploads {
 		uploaded[u.d.Digest] = true
 	}
-	// Per image: the uploads its manifests need.
-	for _, pi := range p.Images {
+	for _, pi := range pl.p.Images {
 		if pi.top == nil || pi.err != nil {
 			continue
 		}
@@ -587,7 +702,7 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		visited := map[*node]bool{}
 		var walk func(n *node)
 		walk = func(n *node) {
-			if (manifestAt[repoNode{pi.repo.Name(), n.digest}] && !(pi.relinked && n == pi.top)) || visited[n] {
+			if !pl.missing(pi, n) || visited[n] {
 				return
 			}
 			visited[n] = true
@@ -598,11 +713,11 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 				if uploaded[d.Digest] {
 					pi.uploads[d.Digest] = d.Size
 				}
-				if omitted[d.Digest] {
+				if pl.omitted[d.Digest] {
 					if pi.Omitted == nil {
 						pi.Omitted = map[v1.Hash]string{}
 					}
-					pi.Omitted[d.Digest] = omit[d.Digest]
+					pi.Omitted[d.Digest] = pl.omit[d.Digest]
 				}
 			}
 		}
@@ -612,9 +727,16 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 			pi.Bytes, _ = addSize(pi.Bytes, s)
 		}
 	}
-	// Manifests by height, children first, each level sorted.
+}
+
+// orderWrites orders the manifest writes by height, children first, each
+// level sorted, and the referrers by repository, subject and digest;
+// counts the manifests; lists the tags to set and the images' errors,
+// sorted.
+func (pl *planner) orderWrites() {
+	p := pl.p
 	var ws []write
-	for _, w := range writes {
+	for _, w := range pl.writes {
 		ws = append(ws, w)
 	}
 	sort.Slice(ws, func(i, j int) bool {
@@ -643,8 +765,8 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		return a.n.digest.String() < b.n.digest.String()
 	})
 	p.Manifests = len(ws) + len(p.referrers)
-	for k := range byTag {
-		if _, ok := writes[k]; !ok {
+	for k := range pl.byTag {
+		if _, ok := pl.writes[k]; !ok {
 			p.Manifests++
 		}
 	}
@@ -659,10 +781,6 @@ func (m *Mirror) Plan(ctx context.Context, images []Image) (*Transfer, error) {
 		}
 	}
 	p.Errors.Sorted()
-	if err := checkCtx(ctx); err != nil {
-		return p, err
-	}
-	return p, nil
 }
 
 // blobAtKey is a blob in the scope (sink.blobKey) where its presence
