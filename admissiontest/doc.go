@@ -9,11 +9,13 @@
 // parser (signature.NewPolicyFromBytes). The tests render a table of
 // inputs directly, a config through the real stowage binary, and every
 // golden file under ../golden; and they exercise the verification the
-// policies describe: an image signed with the real cosign on a
-// docker-registry on 127.0.0.1 is locked and mirrored to a site prefix,
-// and for each site reference render writes, the rule that kyverno's and
-// policy-controller's own matchers select gives the key that
-// `cosign verify` (offline) then checks the site copy with.
+// policies describe: images signed with the real cosign's key and keyless
+// (sigstore-go's virtual sigstore) on a docker-registry on 127.0.0.1 are
+// locked and mirrored to a site prefix, and for each site reference render
+// writes, the rule that Kyverno's and policy-controller's own matchers
+// select gives the key or trusted root that `cosign verify` (offline) then
+// checks the site copy with; containers-image's PolicyContext evaluates
+// the CRI-O fragment against the key-signed copies.
 //
 // It is a module of its own (github.com/stowage/stowage/admissiontest,
 // with a replace to the main module) so that stowage never depends on

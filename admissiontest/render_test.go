@@ -112,6 +112,8 @@ type want struct {
 	Audit     bool
 	Kinds     []string
 	Groups    []group
+	// Root is the keyless groups' trusted_root.json (default rootFile).
+	Root string
 }
 
 func pemString(b []byte) string { return strings.TrimSpace(string(b)) + "\n" }
@@ -122,7 +124,11 @@ func assertChecked(t *testing.T, c *checked, w want) {
 	var root trustPEM
 	for _, g := range w.Groups {
 		if len(g.IDs) > 0 {
-			root = readTrust(t, rootFile)
+			p := w.Root
+			if p == "" {
+				p = rootFile
+			}
+			root = readTrust(t, p)
 		}
 	}
 	has := func(k string) bool { return slices.Contains(w.Kinds, k) }

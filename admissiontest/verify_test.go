@@ -19,16 +19,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	"github.com/kyverno/kyverno/ext/wildcard"
 	kyvernoconfig "github.com/kyverno/kyverno/pkg/config"
 	kyvernoimage "github.com/kyverno/kyverno/pkg/utils/image"
 	"github.com/sigstore/policy-controller/pkg/apis/glob"
+	pcv1beta1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1beta1"
 	"go.podman.io/image/v5/docker"
 	"go.podman.io/image/v5/image"
 	"go.podman.io/image/v5/signature"
 	ctypes "go.podman.io/image/v5/types"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/admission"
 	"github.com/stowage/stowage/internal/cosigntest"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -103,10 +106,12 @@ func workloadImages(t *testing.T, objs [][]byte) []string {
 // image reference: the keys of the Kyverno rules and of the
 // ClusterImagePolicies that match it.
 type admissionMatch struct {
-	kyvernoRules []string
-	kyvernoKeys  []string
-	cips         []string
-	cipKeys      []string
+	kyvernoRules   []string
+	kyvernoKeys    []string
+	kyvernoKeyless []*kyvernov1.KeylessAttestor
+	cips           []string
+	cipKeys        []string
+	cipKeyless     []*pcv1beta1.Authority
 }
 
 // match runs, for ref as a pod names it, the controllers' own matchers
@@ -136,6 +141,9 @@ func match(t *testing.T, c *checked, ref string) admissionMatch {
 						if e.Keys != nil {
 							m.kyvernoKeys = append(m.kyvernoKeys, e.Keys.PublicKeys)
 						}
+						if e.Keyless != nil {
+							m.kyvernoKeyless = append(m.kyvernoKeyless, e.Keyless)
+						}
 					}
 				}
 			}
@@ -161,6 +169,9 @@ func match(t *testing.T, c *checked, ref string) admissionMatch {
 		for _, a := range p.Spec.Authorities {
 			if a.Key != nil {
 				m.cipKeys = append(m.cipKeys, a.Key.Data)
+			}
+			if a.Keyless != nil {
+				m.cipKeyless = append(m.cipKeyless, &a)
 			}
 		}
 	}
@@ -227,26 +238,41 @@ func crioAllows(t *testing.T, pol *signature.Policy, ref string) error {
 	return err
 }
 
+// The keyless signer of the test: the virtual sigstore vouches for this
+// identity from this issuer.
+const (
+	testIdentity = "release@example.com"
+	testIssuer   = "https://accounts.example.com"
+)
+
 // TestSiteCopyVerifiesUnderRenderedPolicy is the site's admission check
-// run for real: an image and the helper signed with a key by the real
-// cosign on a docker-registry are locked under a key policy and mirrored
-// to a site prefix on another docker-registry; the real stowage renders
-// the profile with all three policy kinds. Each reference the rendered
+// run for real. On a docker-registry an image and the helper are signed
+// with a key by the real cosign (the top-level policy), and a model image
+// keyless (a Sigstore bundle from sigstore-go's virtual sigstore, a policy
+// of its own with its trusted root beside the config); stowage locks them,
+// mirrors them to a site prefix on another docker-registry and renders the
+// profile with all three policy kinds. Each reference the rendered
 // DaemonSets name matches exactly one Kyverno rule and one
-// ClusterImagePolicy by those projects' own matchers; the key each of
-// them carries, written to a file, makes `cosign verify --key` (offline:
-// no transparency log, no network beyond loopback) accept the site copy,
-// and containers-image's PolicyContext, under the rendered CRI-O
-// fragment, admits it (the site repository's scope accepts signatures for
-// the repository cosign signed). An image pushed to the same site repository signed
-// with another key matches the same rules and fails the same cosign
-// verify and the CRI-O policy; the source reference, outside the site
-// prefix, and a sibling repository at the site match no rule.
+// ClusterImagePolicy by those projects' own matchers, and what that rule
+// carries verifies the site copy with `cosign verify`, offline (no network
+// beyond loopback): its key (--key), or the trusted root it carries
+// (Kyverno's roots and Rekor, CT and TSA keys; the TrustRoot the
+// ClusterImagePolicy names) with its identity and issuer. Under the CRI-O
+// fragment containers-image's PolicyContext admits the key-signed copies
+// (the scope of the site repository accepts signatures for the repository
+// cosign signed). Copies at the same site repositories signed with another
+// key, or by another sigstore, match the same rules and fail the same
+// verification; the source reference and a sibling repository at the site
+// match no rule and no CRI-O scope.
 func TestSiteCopyVerifiesUnderRenderedPolicy(t *testing.T) {
 	cs := cosigntest.Lookup(t)
 	src := registrytest.Start(t, registrytest.Options{})
 	dst := registrytest.Start(t, registrytest.Options{})
 	repo, err := name.NewRepository(src.Host+"/lib/app", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelRepo, err := name.NewRepository(src.Host+"/lib/model", name.Insecure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,21 +284,22 @@ func TestSiteCopyVerifiesUnderRenderedPolicy(t *testing.T) {
 		cs.Must(append(append([]string{"sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false", "--yes"}, http...),
 			repo.Name()+"@"+h.String())...)
 	}
+	vs := cosigntest.VirtualSigstore(t)
+	modelDigest := pushRandom(t, modelRepo.Tag("1.0"))
+	cosigntest.AttachBundle(t, modelRepo, manifestDesc(t, modelRepo.Digest(modelDigest.String())), cosigntest.KeylessBundle(t, vs, testIdentity, testIssuer, modelDigest))
 
 	dir := t.TempDir()
 	pubPEM, err := os.ReadFile(pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "keys", "release.pub"), pubPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "keys", "release.pub"), pubPEM)
+	rootPath := filepath.Join(dir, "trust", "trusted_root.json")
+	writeFile(t, rootPath, cosigntest.TrustedRootJSON(t, vs))
 	prefix := dst.Host + "/site"
 	cfg := fmt.Sprintf(`images:
   app: {reference: %q}
+  model: {reference: %q, verify: {identities: [{identity: %q, issuer: %q}], trustedRoot: trust/trusted_root.json}}
 helper: {image: %q}
 site: {registry: %q}
 verify: {keys: [keys/release.pub]}
@@ -280,11 +307,9 @@ profiles:
   edge:
     namespace: prepull
     policy: {kinds: [kyverno, policy-controller, crio]}
-    pullers: [{name: pre, namespace: prepull, images: [app]}]
-`, repo.Tag("1.0").Name(), repo.Tag("helper").Name(), prefix)
-	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+    pullers: [{name: pre, namespace: prepull, images: [app, model]}]
+`, repo.Tag("1.0").Name(), modelRepo.Tag("1.0").Name(), testIdentity, testIssuer, repo.Tag("helper").Name(), prefix)
+	writeFile(t, filepath.Join(dir, "stowage.yaml"), []byte(cfg))
 	insecure := []string{"--insecure-registry", src.Host, "--insecure-registry", dst.Host}
 	stowage(t, append([]string{"lock", dir, "-q"}, insecure...)...)
 	stowage(t, append([]string{"mirror", dir, "--to", prefix, "-q"}, insecure...)...)
@@ -302,13 +327,19 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := admission.Image{Site: siteRepo.Name(), Signed: repo.Name()}
-	assertChecked(t, c, want{Name: "stowage-edge", Namespace: "prepull", Kinds: allKinds, Groups: []group{
-		{Name: "top-level", Images: []admission.Image{signed}, Keys: [][]byte{pubPEM}},
+	siteModel, err := (site.Mapping{Default: prefix}).Repository(modelRepo, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertChecked(t, c, want{Name: "stowage-edge", Namespace: "prepull", Kinds: allKinds, Root: rootPath, Groups: []group{
+		{Name: "images-model", Images: []admission.Image{{Site: siteModel.Name(), Signed: modelRepo.Name()}}, IDs: []v1alpha1.VerifyIdentity{{Identity: testIdentity, Issuer: testIssuer}}},
+		{Name: "top-level", Images: []admission.Image{{Site: siteRepo.Name(), Signed: repo.Name()}}, Keys: [][]byte{pubPEM}},
 	}})
 
 	refs := workloadImages(t, others)
-	wantRefs := []string{siteRepo.Tag("1.0").Name() + "@" + appDigest.String(), siteRepo.Tag("helper").Name() + "@" + helperDigest.String()}
+	keyed := []string{siteRepo.Tag("1.0").Name() + "@" + appDigest.String(), siteRepo.Tag("helper").Name() + "@" + helperDigest.String()}
+	modelRef := siteModel.Tag("1.0").Name() + "@" + modelDigest.String()
+	wantRefs := append(slices.Clone(keyed), modelRef)
 	slices.Sort(wantRefs)
 	if !slices.Equal(refs, wantRefs) {
 		t.Fatalf("the rendered DaemonSets name %q, want the site copies %q", refs, wantRefs)
@@ -318,58 +349,118 @@ profiles:
 	}
 	crio := c.CRIO[0].Policy
 
-	// verify writes the key to a file, as an operator would copy it out
-	// of the policy, and runs cosign verify offline against ref.
-	verify := func(keyPEM, ref string) error {
-		f := filepath.Join(t.TempDir(), "key.pub")
-		if err := os.WriteFile(f, []byte(keyPEM), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		stdout, stderr, err := cs.Run(append(append([]string{"verify", "--key", f, "--insecure-ignore-tlog"}, http...), ref)...)
+	cosign := func(args ...string) error {
+		stdout, stderr, err := cs.Run(append(append([]string{"verify"}, args...), http...)...)
 		if err != nil {
 			return fmt.Errorf("%v\n%s%s", err, stdout, stderr)
 		}
 		return nil
 	}
-	matched := func(ref string) admissionMatch {
+	// verifyKey writes the key to a file, as an operator copies it out of
+	// the policy, and runs cosign verify offline against ref.
+	verifyKey := func(keyPEM, ref string) error {
+		f := filepath.Join(t.TempDir(), "key.pub")
+		writeFile(t, f, []byte(keyPEM))
+		return cosign("--key", f, "--insecure-ignore-tlog", ref)
+	}
+	// verifyKeyless runs cosign verify offline against ref with the
+	// trusted root file and the identity. The policies check SCTs where
+	// the trusted root has CT logs, but the virtual sigstore's
+	// certificates carry none: --insecure-ignore-sct, as the signature
+	// tests of the main module do.
+	verifyKeyless := func(root, identity, issuer, ref string) error {
+		return cosign("--new-bundle-format=true", "--trusted-root", root, "--certificate-identity", identity,
+			"--certificate-oidc-issuer", issuer, "--insecure-ignore-sct", "--use-signed-timestamps", ref)
+	}
+	matched := func(ref, rule, cip string) admissionMatch {
 		t.Helper()
 		m := match(t, c, ref)
-		if !slices.Equal(m.kyvernoRules, []string{"verify-top-level"}) || !slices.Equal(m.cips, []string{"stowage-edge-top-level"}) {
-			t.Fatalf("%s: matches Kyverno rules %q and ClusterImagePolicies %q, want verify-top-level and stowage-edge-top-level", ref, m.kyvernoRules, m.cips)
-		}
-		if len(m.kyvernoKeys) != 1 || len(m.cipKeys) != 1 {
-			t.Fatalf("%s: %d Kyverno keys, %d policy-controller keys, want one each", ref, len(m.kyvernoKeys), len(m.cipKeys))
+		if !slices.Equal(m.kyvernoRules, []string{rule}) || !slices.Equal(m.cips, []string{cip}) {
+			t.Fatalf("%s: matches Kyverno rules %q and ClusterImagePolicies %q, want %s and %s", ref, m.kyvernoRules, m.cips, rule, cip)
 		}
 		return m
 	}
-	for _, ref := range refs {
-		m := matched(ref)
-		if err := verify(m.kyvernoKeys[0], ref); err != nil {
+	// keylessChecks verifies ref with what the keyless rule and policy
+	// carry: the Kyverno entry's roots, Rekor, CT and TSA keys as a
+	// trusted root; the TrustRoot the ClusterImagePolicy's authority
+	// names. Each returns cosign's result.
+	keylessChecks := func(ref string) (kyvernoErr, cipErr error) {
+		t.Helper()
+		m := matched(ref, "verify-images-model", "stowage-edge-images-model")
+		if len(m.kyvernoKeyless) != 1 || len(m.cipKeyless) != 1 || len(m.kyvernoKeys)+len(m.cipKeys) != 0 {
+			t.Fatalf("%s: %d Kyverno and %d policy-controller keyless authorities, %d keys; want one keyless each", ref, len(m.kyvernoKeyless), len(m.cipKeyless), len(m.kyvernoKeys)+len(m.cipKeys))
+		}
+		k := m.kyvernoKeyless[0]
+		if k.Rekor == nil || k.CTLog == nil {
+			t.Fatalf("%s: the Kyverno keyless entry has no Rekor or CT settings: %+v", ref, k)
+		}
+		var tsas []trustAuthority
+		if k.CTLog.TSACertChain != "" {
+			tsas = append(tsas, trustAuthority{Chain: []byte(k.CTLog.TSACertChain)})
+		}
+		var ctlogs []trustLog
+		if k.CTLog.CTLogPubKey != "" {
+			ctlogs = append(ctlogs, trustLog{URL: "https://ctfe.invalid", Key: []byte(k.CTLog.CTLogPubKey)})
+		}
+		kroot := writeTrustedRoot(t, t.TempDir(), []trustAuthority{{Chain: []byte(k.Roots)}}, tsas,
+			[]trustLog{{URL: k.Rekor.URL, Key: []byte(k.Rekor.RekorPubKey)}}, ctlogs)
+		kyvernoErr = verifyKeyless(kroot, k.Subject, k.Issuer, ref)
+
+		a := m.cipKeyless[0]
+		tr := c.Roots[a.Keyless.TrustRootRef]
+		if tr == nil || len(a.Keyless.Identities) != 1 {
+			t.Fatalf("%s: authority %+v names TrustRoot %q, which is not rendered, or not one identity", ref, a.Keyless, a.Keyless.TrustRootRef)
+		}
+		id := a.Keyless.Identities[0]
+		cipErr = verifyKeyless(trustRootFile(t, tr), id.Subject, id.Issuer, ref)
+		return kyvernoErr, cipErr
+	}
+
+	for _, ref := range keyed {
+		m := matched(ref, "verify-top-level", "stowage-edge-top-level")
+		if len(m.kyvernoKeys) != 1 || len(m.cipKeys) != 1 || len(m.kyvernoKeyless)+len(m.cipKeyless) != 0 {
+			t.Fatalf("%s: %d Kyverno keys, %d policy-controller keys, want one each and nothing keyless", ref, len(m.kyvernoKeys), len(m.cipKeys))
+		}
+		if err := verifyKey(m.kyvernoKeys[0], ref); err != nil {
 			t.Errorf("cosign verify %s with the Kyverno rule's key: %v", ref, err)
 		}
-		if err := verify(m.cipKeys[0], ref); err != nil {
+		if err := verifyKey(m.cipKeys[0], ref); err != nil {
 			t.Errorf("cosign verify %s with the ClusterImagePolicy's key: %v", ref, err)
 		}
 		if err := crioAllows(t, crio, ref); err != nil {
 			t.Errorf("containers-image under the CRI-O fragment refuses %s: %v", ref, err)
 		}
 	}
+	// The keyless copy. containers-image reads cosign's tag-scheme
+	// signatures only, not Sigstore bundles (OCI referrers), so the CRI-O
+	// fragment is not evaluated for it.
+	if kerr, cerr := keylessChecks(modelRef); kerr != nil || cerr != nil {
+		t.Errorf("cosign verify %s with the Kyverno rule's trusted root: %v\nwith the ClusterImagePolicy's TrustRoot: %v", modelRef, kerr, cerr)
+	}
 
-	// A copy at the site signed with another key: the same rules match,
-	// their key does not verify it, CRI-O refuses it.
+	// Copies at the site signed with another key or by another sigstore:
+	// the same rules match, what they carry does not verify them, CRI-O
+	// refuses the key-signed one.
 	intruderKey, _ := cs.KeyPair("intruder")
 	rogue := pushRandom(t, siteRepo.Tag("rogue"))
 	rogueRef := siteRepo.Name() + "@" + rogue.String()
 	cs.Must(append(append([]string{"sign", "--new-bundle-format=false", "--key", intruderKey, "--tlog-upload=false", "--use-signing-config=false", "--yes"}, http...), rogueRef)...)
-	m := matched(rogueRef)
-	if err := verify(m.kyvernoKeys[0], rogueRef); err == nil {
+	m := matched(rogueRef, "verify-top-level", "stowage-edge-top-level")
+	if err := verifyKey(m.kyvernoKeys[0], rogueRef); err == nil {
 		t.Errorf("cosign verify accepted %s, signed with another key, under the Kyverno rule's key", rogueRef)
 	}
-	if err := verify(m.cipKeys[0], rogueRef); err == nil {
+	if err := verifyKey(m.cipKeys[0], rogueRef); err == nil {
 		t.Errorf("cosign verify accepted %s, signed with another key, under the ClusterImagePolicy's key", rogueRef)
 	}
 	if err := crioAllows(t, crio, rogueRef); err == nil {
 		t.Errorf("containers-image under the CRI-O fragment admits %s, signed with another key", rogueRef)
+	}
+	stranger := cosigntest.VirtualSigstore(t)
+	rogueModel := pushRandom(t, siteModel.Tag("rogue"))
+	cosigntest.AttachBundle(t, siteModel, manifestDesc(t, siteModel.Digest(rogueModel.String())), cosigntest.KeylessBundle(t, stranger, testIdentity, testIssuer, rogueModel))
+	rogueModelRef := siteModel.Name() + "@" + rogueModel.String()
+	if kerr, cerr := keylessChecks(rogueModelRef); kerr == nil || cerr == nil {
+		t.Errorf("cosign verify accepted %s, signed by another sigstore: under the Kyverno rule's trusted root %v, under the ClusterImagePolicy's TrustRoot %v", rogueModelRef, kerr, cerr)
 	}
 
 	// Outside the site prefix: the source copy and a sibling repository
@@ -382,7 +473,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	outside := []string{repo.Name() + "@" + appDigest.String(), sibling.Name() + "@" + appDigest.String()}
+	outside := []string{repo.Name() + "@" + appDigest.String(), modelRepo.Name() + "@" + modelDigest.String(), sibling.Name() + "@" + appDigest.String()}
 	for _, ref := range append(outside, siteRepo.Name()+"/sub:1.0") {
 		if m := match(t, c, ref); len(m.kyvernoRules)+len(m.cips) != 0 {
 			t.Errorf("%s, outside the site repositories, matches Kyverno rules %q and ClusterImagePolicies %q", ref, m.kyvernoRules, m.cips)
@@ -398,5 +489,25 @@ profiles:
 				t.Errorf("%s falls under the CRI-O scope %s", ref, scope)
 			}
 		}
+	}
+}
+
+// manifestDesc is the descriptor of the manifest at ref.
+func manifestDesc(t *testing.T, ref name.Reference) v1.Descriptor {
+	t.Helper()
+	d, err := remote.Head(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *d
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
