@@ -253,9 +253,15 @@ func writeVerifyPlan(w io.Writer, rep planReport, bundle bool) {
 	if len(rep.Verify) == 0 && len(rep.TrustFiles) == 0 {
 		return
 	}
+	// A file several policies read (every environment of a vendor's set
+	// under one key) is named once; -o json lists it per policy.
 	var files []string
+	seen := map[string]bool{}
 	for _, f := range rep.TrustFiles {
-		files = append(files, f.Path+" "+shortDigest(f.Digest))
+		if s := f.Path + " " + shortDigest(f.Digest); !seen[s] {
+			seen[s] = true
+			files = append(files, s)
+		}
 	}
 	if bundle {
 		fmt.Fprintf(w, "the bundle records the verify policies of %d images and their trust material (%s); the push from it verifies them at the site\n", rep.TrustImages, escape.Line(strings.Join(files, ", ")))

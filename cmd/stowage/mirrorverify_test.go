@@ -285,3 +285,22 @@ verify:
 		t.Errorf("--no-attachments --no-verify: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestVerifyPlanNamesEachFileOnce: a key several policies read (every
+// environment of a vendor's set under one key) is named once in the text
+// plan, each distinct file in the order listed.
+func TestVerifyPlanNamesEachFileOnce(t *testing.T) {
+	const d1 = "sha256:13dff490d56f0000000000000000000000000000000000000000000000000000"
+	const d2 = "sha256:6c1e000000000000000000000000000000000000000000000000000000000000"
+	rep := planReport{TrustImages: 7, TrustFiles: []planTrustFile{
+		{Policy: "environments.cuda.verify", Path: "keys/vendor.pub", Digest: d1},
+		{Policy: "environments.driver.verify", Path: "keys/vendor.pub", Digest: d1},
+		{Policy: "verify", Path: "trust/trusted_root.json", Digest: d2},
+	}}
+	var b strings.Builder
+	writeVerifyPlan(&b, rep, true)
+	want := "the bundle records the verify policies of 7 images and their trust material (keys/vendor.pub " + shortDigest(d1) + ", trust/trusted_root.json " + shortDigest(d2) + "); the push from it verifies them at the site\n"
+	if b.String() != want {
+		t.Errorf("writeVerifyPlan =\n%q\nwant\n%q", b.String(), want)
+	}
+}
