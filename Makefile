@@ -67,7 +67,9 @@ test:
 # Run each fuzzer for a short fixed time, after its committed seeds ran as
 # tests in `make test`; a failure writes the input under the package's
 # testdata/fuzz/<Fuzzer>/ (keep it there, renamed regress-*, with the fix).
-# Longer: make fuzz FUZZTIME=10m.
+# Longer: make fuzz FUZZTIME=10m. hack/fuzz-one.sh runs each one, and runs
+# it once more when it ended with Go 1.26's coordinator race
+# (golang/go#75804) and no failing input.
 FUZZTIME ?= 15s
 FUZZERS = internal/render:FuzzContainerNames internal/render:FuzzRender internal/render:FuzzDockerConfigJSON schema:FuzzLoadFiles internal/lock:FuzzParse fn:FuzzResourceList internal/mirror:FuzzBundleIndex internal/kustomization:FuzzLoad
 fuzz:
@@ -76,9 +78,8 @@ fuzz:
 	@for f in $(FUZZERS); do \
 		pkg=$${f%%:*}; name=$${f##*:}; bin=$$(basename $$pkg); \
 		echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
-		(cd $$pkg && $(CURDIR)/bin/fuzz/$$bin.test -test.run '^$$' -test.fuzz "^$$name\$$" \
-			-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 5s \
-			-test.fuzzcachedir "$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg") || exit 1; \
+		bash hack/fuzz-one.sh $(CURDIR)/bin/fuzz/$$bin.test $$pkg $$name $(FUZZTIME) \
+			"$$($(GO) env GOCACHE)/fuzz/github.com/stowage/stowage/$$pkg" || exit 1; \
 	done
 
 # The public Go API used from another module (apitest/, its own module
