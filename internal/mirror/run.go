@@ -54,144 +54,217 @@ type Signature struct {
 // Report.Errors when it is not empty (a canceled context fails the images
 // not done).
 func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
-	rep := &Report{}
-	var (
-		mu       sync.Mutex
-		bytes    int64
-		failedAt = map[string]*failure{} // "repo@digest" of blobs and manifests
-	)
-	key := func(repoKey string, h v1.Hash) string { return repoKey + "@" + h.String() }
-	fail := func(k string, f *failure) {
-		mu.Lock()
-		defer mu.Unlock()
-		if failedAt[k] == nil {
-			failedAt[k] = f
-		}
-	}
-	failed := func(k string) *failure {
-		mu.Lock()
-		defer mu.Unlock()
-		return failedAt[k]
-	}
+	r := &runner{m: m, ctx: ctx, plan: plan, failedAt: map[string]*failure{}}
 	if m.o.progress != nil {
 		m.o.progress.Start(plan.Missing(), plan.Bytes)
 	}
-	opener := func(pi *PlannedImage, d v1.Descriptor) func() (io.ReadCloser, error) {
-		return func() (io.ReadCloser, error) {
-			rc, err := m.src.blob(ctx, &pi.Image, d)
-			if err != nil {
-				return nil, err
-			}
-			// Never more than the declared size and one byte, however
-			// long the source's body.
-			rc = &sizeBound{rc: rc, d: d, left: d.Size}
-			return &counter{rc: rc, add: func(n int64) {
-				mu.Lock()
-				bytes += n
-				mu.Unlock()
-				if m.o.progress != nil {
-					m.o.progress.Bytes(n)
-				}
-			}}, nil
-		}
-	}
 	// 1. Blobs no repository holds, once each.
-	each(m.jobs, len(plan.uploads), func(i int) {
-		u := plan.uploads[i]
-		// The first source that serves the blob; the first failure is
-		// the one reported when none does.
-		var (
-			first error
-			from  string
-		)
-		for _, img := range u.imgs {
-			err := checkCtx(ctx)
-			if err == nil {
-				err = m.dst.upload(ctx, u.repo, u.d, opener(img, u.d))
-			}
-			if err == nil {
-				return
-			}
-			if first == nil {
-				first, from = err, m.src.where(&img.Image)
-				if _, ok := m.src.(*registrySource); ok {
-					from += "/" + img.Source.RepositoryStr()
-				}
-			}
-		}
-		fail(key("", u.d.Digest), &failure{where: m.dst.where(u.repo), op: "copy blob " + u.d.Digest.String() + " from " + from, err: first})
-	})
+	each(m.jobs, len(plan.uploads), func(i int) { r.upload(plan.uploads[i]) })
 	// 2. Mounts into the other repositories.
-	each(m.jobs, len(plan.mounts), func(i int) {
-		mt := plan.mounts[i]
-		if f := failed(key("", mt.d.Digest)); f != nil {
-			fail(key(m.dst.blobKey(mt.repo), mt.d.Digest), f)
-			return
-		}
-		err := checkCtx(ctx)
-		if err == nil {
-			err = m.dst.mount(ctx, mt.repo, mt.from, mt.d, opener(mt.img, mt.d))
-		}
-		if err != nil {
-			fail(key(m.dst.blobKey(mt.repo), mt.d.Digest), &failure{where: m.dst.where(mt.repo), op: "mount blob " + mt.d.Digest.String() + " from " + mt.from.RepositoryStr(), err: err})
-		}
-	})
+	each(m.jobs, len(plan.mounts), func(i int) { r.mount(plan.mounts[i]) })
 	// 3. Manifests, children first.
 	for _, level := range plan.writes {
-		each(m.jobs, len(level), func(i int) {
-			w := level[i]
-			mk := key(w.repo.Name(), w.n.digest)
-			if f := m.blobsFailed(w, key, failed); f != nil {
-				fail(mk, f)
-				return
-			}
-			err := checkCtx(ctx)
-			if err == nil {
-				err = m.dst.putManifest(ctx, w.repo, w.n)
-			}
-			if err != nil {
-				fail(mk, &failure{where: m.dst.where(w.repo), op: "PUT manifest " + w.n.digest.String(), err: err})
-			}
-		})
+		each(m.jobs, len(level), func(i int) { r.putManifest(level[i]) })
 	}
 	// 4. Tags: the attachments' first, the images' last, so that an
 	// image is present (its tag resolves) only once everything attached
 	// to it is there too.
-	tagFailed := make([]*failure, len(plan.tags))
-	putTags := func(attachments bool) {
-		each(m.jobs, len(plan.tags), func(i int) {
-			pi := plan.tags[i]
-			if (pi.Attachment != nil) != attachments || tagFailed[i] != nil {
-				return
-			}
-			mk := key(pi.repo.Name(), pi.Digest)
-			if pi.byTag {
-				// The manifest is stored by this PUT: what it needs first.
-				if f := m.blobsFailed(write{repo: pi.repo, n: pi.top}, key, failed); f != nil {
-					fail(mk, f)
-				}
-			}
-			if f := failed(mk); f != nil {
-				tagFailed[i] = f
-				return
-			}
-			err := checkCtx(ctx)
-			if err == nil {
-				err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
-			}
-			if err != nil {
-				tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
-				if pi.byTag {
-					fail(mk, tagFailed[i])
-				}
-			}
-		})
+	r.tagFailed = make([]*failure, len(plan.tags))
+	r.putTags(true)
+	r.putReferrers()
+	r.blockTags()
+	r.putTags(false)
+	// 5. Verify every image.
+	errs := r.verify()
+	m.verifyListed(ctx, plan.Images, errs)
+	rep := &Report{Signatures: m.verifySignatures(ctx, plan.Images, errs)}
+	var done []*PlannedImage
+	for i, pi := range plan.Images {
+		if errs[i] != nil {
+			rep.Errors = append(rep.Errors, errs[i])
+			continue
+		}
+		done = append(done, pi)
+		switch {
+		case pi.Attachment != nil && pi.Present:
+			rep.AttachmentsPresent++
+		case pi.Attachment != nil:
+			rep.AttachmentsCopied++
+		case pi.Present:
+			rep.Present++
+		default:
+			rep.Copied++
+		}
 	}
-	putTags(true)
-	// Then the referrers: the writes of one subject's
-	// referrers in one repository one after the other (each updates the
-	// subject's listing, the tag-schema index where the registry has no
-	// Referrers API), the subjects side by side.
+	if err := m.dst.finish(ctx, done); err != nil {
+		return rep, err
+	}
+	rep.Bytes = r.bytes
+	rep.Errors.Sorted()
+	if len(rep.Errors) > 0 {
+		return rep, rep.Errors
+	}
+	return rep, nil
+}
+
+// runner is the state one Run shares between its steps.
+type runner struct {
+	m    *Mirror
+	ctx  context.Context
+	plan *Transfer
+	// mu guards bytes, the blob bytes read from the source, and
+	// failedAt, the first failure of each blob and manifest by runKey.
+	mu       sync.Mutex
+	bytes    int64
+	failedAt map[string]*failure
+	// tagFailed are the failures of plan.tags, by index (step 4).
+	tagFailed []*failure
+}
+
+// runKey names a blob or manifest h in the scope repoKey ("" for a blob
+// no repository holds; a sink blob key or a repository name).
+func runKey(repoKey string, h v1.Hash) string { return repoKey + "@" + h.String() }
+
+// fail records f as k's failure unless k failed already.
+func (r *runner) fail(k string, f *failure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failedAt[k] == nil {
+		r.failedAt[k] = f
+	}
+}
+
+// failed is k's failure, or nil.
+func (r *runner) failed(k string) *failure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failedAt[k]
+}
+
+// opener opens d at pi's source, bounded by its declared size, counting
+// the bytes read (Report.Bytes, the progress).
+func (r *runner) opener(pi *PlannedImage, d v1.Descriptor) func() (io.ReadCloser, error) {
+	m := r.m
+	return func() (io.ReadCloser, error) {
+		rc, err := m.src.blob(r.ctx, &pi.Image, d)
+		if err != nil {
+			return nil, err
+		}
+		// Never more than the declared size and one byte, however
+		// long the source's body.
+		rc = &sizeBound{rc: rc, d: d, left: d.Size}
+		return &counter{rc: rc, add: func(n int64) {
+			r.mu.Lock()
+			r.bytes += n
+			r.mu.Unlock()
+			if m.o.progress != nil {
+				m.o.progress.Bytes(n)
+			}
+		}}, nil
+	}
+}
+
+// upload is step 1 for u: the blob from the first source that serves it;
+// the first failure is the one reported when none does.
+func (r *runner) upload(u upload) {
+	m, ctx := r.m, r.ctx
+	var (
+		first error
+		from  string
+	)
+	for _, img := range u.imgs {
+		err := checkCtx(ctx)
+		if err == nil {
+			err = m.dst.upload(ctx, u.repo, u.d, r.opener(img, u.d))
+		}
+		if err == nil {
+			return
+		}
+		if first == nil {
+			first, from = err, m.src.where(&img.Image)
+			if _, ok := m.src.(*registrySource); ok {
+				from += "/" + img.Source.RepositoryStr()
+			}
+		}
+	}
+	r.fail(runKey("", u.d.Digest), &failure{where: m.dst.where(u.repo), op: "copy blob " + u.d.Digest.String() + " from " + from, err: first})
+}
+
+// mount is step 2 for mt: the blob mounted into its repository, failed
+// with its upload when that failed.
+func (r *runner) mount(mt mount) {
+	m, ctx := r.m, r.ctx
+	if f := r.failed(runKey("", mt.d.Digest)); f != nil {
+		r.fail(runKey(m.dst.blobKey(mt.repo), mt.d.Digest), f)
+		return
+	}
+	err := checkCtx(ctx)
+	if err == nil {
+		err = m.dst.mount(ctx, mt.repo, mt.from, mt.d, r.opener(mt.img, mt.d))
+	}
+	if err != nil {
+		r.fail(runKey(m.dst.blobKey(mt.repo), mt.d.Digest), &failure{where: m.dst.where(mt.repo), op: "mount blob " + mt.d.Digest.String() + " from " + mt.from.RepositoryStr(), err: err})
+	}
+}
+
+// putManifest writes w's manifest (steps 3 and 4), failed with the first
+// blob or child it needs that failed.
+func (r *runner) putManifest(w write) {
+	m, ctx := r.m, r.ctx
+	mk := runKey(w.repo.Name(), w.n.digest)
+	if f := r.blobsFailed(w); f != nil {
+		r.fail(mk, f)
+		return
+	}
+	err := checkCtx(ctx)
+	if err == nil {
+		err = m.dst.putManifest(ctx, w.repo, w.n)
+	}
+	if err != nil {
+		r.fail(mk, &failure{where: m.dst.where(w.repo), op: "PUT manifest " + w.n.digest.String(), err: err})
+	}
+}
+
+// putTags sets the tags of the attachments, or of the images (step 4),
+// each failed with its manifest when that failed; a tag whose PUT stores
+// the manifest fails it too.
+func (r *runner) putTags(attachments bool) {
+	m, ctx, plan := r.m, r.ctx, r.plan
+	each(m.jobs, len(plan.tags), func(i int) {
+		pi := plan.tags[i]
+		if (pi.Attachment != nil) != attachments || r.tagFailed[i] != nil {
+			return
+		}
+		mk := runKey(pi.repo.Name(), pi.Digest)
+		if pi.byTag {
+			// The manifest is stored by this PUT: what it needs first.
+			if f := r.blobsFailed(write{repo: pi.repo, n: pi.top}); f != nil {
+				r.fail(mk, f)
+			}
+		}
+		if f := r.failed(mk); f != nil {
+			r.tagFailed[i] = f
+			return
+		}
+		err := checkCtx(ctx)
+		if err == nil {
+			err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
+		}
+		if err != nil {
+			r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+			if pi.byTag {
+				r.fail(mk, r.tagFailed[i])
+			}
+		}
+	})
+}
+
+// putReferrers writes the referrers after the attachments' tags: the
+// writes of one subject's referrers in one repository one after the
+// other (each updates the subject's listing, the tag-schema index where
+// the registry has no Referrers API), the subjects side by side.
+func (r *runner) putReferrers() {
+	plan := r.plan
 	var groups [][]referrerWrite
 	for i, w := range plan.referrers {
 		if i == 0 || w.repo.Name() != plan.referrers[i-1].repo.Name() || w.subject != plan.referrers[i-1].subject {
@@ -199,24 +272,18 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], w)
 	}
-	each(m.jobs, len(groups), func(i int) {
+	each(r.m.jobs, len(groups), func(i int) {
 		for _, w := range groups[i] {
-			mk := key(w.repo.Name(), w.n.digest)
-			if f := m.blobsFailed(w.write, key, failed); f != nil {
-				fail(mk, f)
-				continue
-			}
-			err := checkCtx(ctx)
-			if err == nil {
-				err = m.dst.putManifest(ctx, w.repo, w.n)
-			}
-			if err != nil {
-				fail(mk, &failure{where: m.dst.where(w.repo), op: "PUT manifest " + w.n.digest.String(), err: err})
-			}
+			r.putManifest(w.write)
 		}
 	})
-	// An image whose attachments did not all get there is not tagged:
-	// the rerun then plans it again, attachments included.
+}
+
+// blockTags fails the tag of every image whose attachments did not all
+// get there, so that it is not tagged: the rerun then plans it again,
+// attachments included.
+func (r *runner) blockTags() {
+	m, plan := r.m, r.plan
 	blocked := map[string]string{}
 	tagAt := map[*PlannedImage]int{}
 	for j, t := range plan.tags {
@@ -228,9 +295,9 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 		}
 		bad := pi.err != nil
 		if !bad && pi.top != nil {
-			bad = failed(key(pi.repo.Name(), pi.Digest)) != nil
+			bad = r.failed(runKey(pi.repo.Name(), pi.Digest)) != nil
 		}
-		if j, ok := tagAt[pi]; ok && tagFailed[j] != nil {
+		if j, ok := tagAt[pi]; ok && r.tagFailed[j] != nil {
 			bad = true
 		}
 		if k := ownerKey(pi.Image); bad && blocked[k] == "" {
@@ -239,18 +306,24 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 	}
 	for i, pi := range plan.tags {
 		if d := blocked[ownerKey(pi.Image)]; d != "" && pi.Attachment == nil {
-			tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
+			r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
 				err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)}
 		}
 	}
-	putTags(false)
+}
+
+// verify is step 5: each image's error, by plan index: its planning
+// failure, its tag's or manifest's, else a HEAD at the destination that
+// does not find its digest (an image present at planning is verified
+// already).
+func (r *runner) verify() []*ImageError {
+	m, ctx, plan := r.m, r.ctx, r.plan
 	tagErr := map[*PlannedImage]*failure{}
 	for i, pi := range plan.tags {
-		if tagFailed[i] != nil {
-			tagErr[pi] = tagFailed[i]
+		if r.tagFailed[i] != nil {
+			tagErr[pi] = r.tagFailed[i]
 		}
 	}
-	// 5. Verify every image.
 	errs := make([]*ImageError, len(plan.Images))
 	each(m.jobs, len(plan.Images), func(i int) {
 		pi := plan.Images[i]
@@ -268,7 +341,7 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 			return
 		}
 		if pi.top != nil {
-			if f := failed(key(pi.repo.Name(), pi.Digest)); f != nil {
+			if f := r.failed(runKey(pi.repo.Name(), pi.Digest)); f != nil {
 				errs[i] = f.imageError(pi.Image, m.o.resolver)
 				return
 			}
@@ -292,35 +365,7 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 			errs[i] = (&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + id, err: &digestMismatch{got: got, want: pi.Digest}}).imageError(pi.Image, m.o.resolver)
 		}
 	})
-	m.verifyListed(ctx, plan.Images, errs)
-	rep.Signatures = m.verifySignatures(ctx, plan.Images, errs)
-	var done []*PlannedImage
-	for i, pi := range plan.Images {
-		if errs[i] != nil {
-			rep.Errors = append(rep.Errors, errs[i])
-			continue
-		}
-		done = append(done, pi)
-		switch {
-		case pi.Attachment != nil && pi.Present:
-			rep.AttachmentsPresent++
-		case pi.Attachment != nil:
-			rep.AttachmentsCopied++
-		case pi.Present:
-			rep.Present++
-		default:
-			rep.Copied++
-		}
-	}
-	if err := m.dst.finish(ctx, done); err != nil {
-		return rep, err
-	}
-	rep.Bytes = bytes
-	rep.Errors.Sorted()
-	if len(rep.Errors) > 0 {
-		return rep, rep.Errors
-	}
-	return rep, nil
+	return errs
 }
 
 // ownerKey groups an image with its attachments.
@@ -329,16 +374,16 @@ func ownerKey(img Image) string {
 }
 
 // blobsFailed is the failure of a blob or child manifest w needs, or nil.
-func (m *Mirror) blobsFailed(w write, key func(string, v1.Hash) string, failed func(string) *failure) *failure {
+func (r *runner) blobsFailed(w write) *failure {
 	for _, d := range w.n.blobs {
-		for _, k := range []string{key("", d.Digest), key(m.dst.blobKey(w.repo), d.Digest)} {
-			if f := failed(k); f != nil {
+		for _, k := range []string{runKey("", d.Digest), runKey(r.m.dst.blobKey(w.repo), d.Digest)} {
+			if f := r.failed(k); f != nil {
 				return f
 			}
 		}
 	}
 	for _, c := range w.n.children {
-		if f := failed(key(w.repo.Name(), c.digest)); f != nil {
+		if f := r.failed(runKey(w.repo.Name(), c.digest)); f != nil {
 			return f
 		}
 	}
