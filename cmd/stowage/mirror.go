@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -25,6 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // Defaults of mirror's time limits: a blob of several GB is one request.
@@ -183,37 +183,9 @@ type mirrorInput struct {
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
-	var (
-		in  mirrorInput
-		err error
-	)
-	if o.from != "" {
-		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
-		if err == nil {
-			in.sp, err = bundlePolicies(strings.TrimPrefix(o.from, ociPrefix), in.lock)
-		}
-	} else {
-		in, err = mirrorImages(stderr, dir, o)
-	}
+	in, have, err := mirrorInputs(stderr, dir, o)
 	if err != nil {
 		return err
-	}
-	var have []mirror.Image
-	if o.have != "" {
-		if in.images, have, err = leaveOut(in.images, o.have); err != nil {
-			return err
-		}
-	}
-	if o.from != "" {
-		in.pw = creds.Rule{Dir: dir}
-	}
-	switch {
-	case o.noAttachments:
-		if err := in.sp.withoutAttachments(stderr, o.noVerify); err != nil {
-			return err
-		}
-	case o.noVerify:
-		in.sp = sitePolicies{}
 	}
 	r, done, err := o.reg.resolver(io.Discard, in.pw, in.authImages, getenv)
 	if err != nil {
@@ -224,47 +196,11 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if !o.noAttachments {
 		opts = append(opts, mirror.WithAttachments())
 	}
-	switch {
-	case strings.HasPrefix(o.to, ociPrefix):
-		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock), mirror.WithHave(have))
-		if in.sp.trust != nil {
-			opts = append(opts, mirror.WithTrust(in.sp.trust))
-		}
-	case o.to != "" && o.from != "":
-		// A bundle's images that name their site repository (where
-		// render points) must be put there by --to too; the others go
-		// where it maps them.
-		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}), mirror.WithToImageSites())
-	case o.to != "":
-		// From the config, --to is the destination asked for (a staging
-		// or test registry, say): PREFIX/<registry>/<repository>.
-		for i := range in.images {
-			in.images[i].Site = ""
-		}
-		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
-	case in.siteErr != nil:
-		return usageError{fmt.Errorf("--to is not given and %w: choose the profiles with --profile, or give --to", in.siteErr)}
-	default:
-		// Every image to the site repository render names for it: the
-		// plan's, or the one the bundle recorded; the images the plan
-		// gives none (workloads the function only pins) where the
-		// profiles' site maps them.
-		if in.site == nil {
-			if err := everyImageHasSite(in.images, o.from != ""); err != nil {
-				return err
-			}
-		}
-		opts = append(opts, mirror.WithToImageSites())
-		switch {
-		case o.from != "":
-			o.to = "the site repositories the bundle records"
-		case in.site != nil:
-			opts = append(opts, mirror.WithToSite(*in.site))
-			o.to = in.site.Default
-		default:
-			o.to = "the config's site registries"
-		}
+	dest, err := mirrorDestination(&o, &in, have)
+	if err != nil {
+		return err
 	}
+	opts = append(opts, dest...)
 	if o.from != "" {
 		opts = append(opts, mirror.WithFromLayout(strings.TrimPrefix(o.from, ociPrefix)))
 	}
@@ -311,28 +247,121 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	if rep != nil {
-		fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
-			o.to, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
-		if p.Attachments > 0 {
-			fmt.Fprintf(stdout, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
-				rep.AttachmentsCopied, rep.AttachmentsPresent, rep.AttachmentsCopied+rep.AttachmentsPresent)
-		}
-		writeSignatures(stdout, stderr, o.to, rep)
-		if p.OmittedBlobs > 0 {
-			fmt.Fprintf(stdout, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", p.OmittedBlobs, humanBytes(p.OmittedBytes))
-		}
+		printMirrorRun(stdout, stderr, o.to, p, rep)
 	}
 	return err
 }
 
+// mirrorInputs is what runMirror copies: a --from bundle's images and
+// trust material, or the config's (mirrorImages); less what the --have
+// site lock pins (returned as have); with the policies --no-attachments
+// and --no-verify leave.
+func mirrorInputs(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, have []mirror.Image, err error) {
+	if o.from != "" {
+		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
+		if err == nil {
+			in.sp, err = bundlePolicies(strings.TrimPrefix(o.from, ociPrefix), in.lock)
+		}
+	} else {
+		in, err = mirrorImages(stderr, dir, o)
+	}
+	if err != nil {
+		return in, nil, err
+	}
+	if o.have != "" {
+		if in.images, have, err = leaveOut(in.images, o.have); err != nil {
+			return in, nil, err
+		}
+	}
+	if o.from != "" {
+		in.pw = creds.Rule{Dir: dir}
+	}
+	switch {
+	case o.noAttachments:
+		if err := in.sp.withoutAttachments(stderr, o.noVerify); err != nil {
+			return in, nil, err
+		}
+	case o.noVerify:
+		in.sp = sitePolicies{}
+	}
+	return in, have, nil
+}
+
+// mirrorDestination is the options of where the images go: an OCI layout
+// (--to oci:PATH, with have and the trust material), the --to registry
+// (a bundle's images that name their site repository there too; the
+// config's at PREFIX/<registry>/<repository>), or without --to the site
+// repository render names for each image. It sets o.to to what the
+// messages call the destination. Errors: no --to where no site applies.
+func mirrorDestination(o *mirrorOptions, in *mirrorInput, have []mirror.Image) ([]mirror.Option, error) {
+	var opts []mirror.Option
+	switch {
+	case strings.HasPrefix(o.to, ociPrefix):
+		opts = append(opts, mirror.WithToLayout(strings.TrimPrefix(o.to, ociPrefix), in.lock), mirror.WithHave(have))
+		if in.sp.trust != nil {
+			opts = append(opts, mirror.WithTrust(in.sp.trust))
+		}
+	case o.to != "" && o.from != "":
+		// A bundle's images that name their site repository (where
+		// render points) must be put there by --to too; the others go
+		// where it maps them.
+		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}), mirror.WithToImageSites())
+	case o.to != "":
+		// From the config, --to is the destination asked for (a staging
+		// or test registry, say): PREFIX/<registry>/<repository>.
+		for i := range in.images {
+			in.images[i].Site = ""
+		}
+		opts = append(opts, mirror.WithToSite(site.Mapping{Default: o.to}))
+	case in.siteErr != nil:
+		return nil, usageError{fmt.Errorf("--to is not given and %w: choose the profiles with --profile, or give --to", in.siteErr)}
+	default:
+		// Every image to the site repository render names for it: the
+		// plan's, or the one the bundle recorded; the images the plan
+		// gives none (workloads the function only pins) where the
+		// profiles' site maps them.
+		if in.site == nil {
+			if err := everyImageHasSite(in.images, o.from != ""); err != nil {
+				return nil, err
+			}
+		}
+		opts = append(opts, mirror.WithToImageSites())
+		switch {
+		case o.from != "":
+			o.to = "the site repositories the bundle records"
+		case in.site != nil:
+			opts = append(opts, mirror.WithToSite(*in.site))
+			o.to = in.site.Default
+		default:
+			o.to = "the config's site registries"
+		}
+	}
+	return opts, nil
+}
+
+// printMirrorRun says, in text, what a run to dest did: the images and
+// bytes, the attachments, the signatures verified, the blobs a delta
+// bundle left out.
+func printMirrorRun(stdout, stderr io.Writer, dest string, p *mirror.Transfer, rep *mirror.Report) {
+	fmt.Fprintf(stdout, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
+		dest, rep.Copied, rep.Present, humanBytes(rep.Bytes), p.Blobs, p.Mounts, rep.Copied+rep.Present)
+	if p.Attachments > 0 {
+		fmt.Fprintf(stdout, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
+			rep.AttachmentsCopied, rep.AttachmentsPresent, rep.AttachmentsCopied+rep.AttachmentsPresent)
+	}
+	writeSignatures(stdout, stderr, dest, rep)
+	if p.OmittedBlobs > 0 {
+		fmt.Fprintf(stdout, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", p.OmittedBlobs, humanBytes(p.OmittedBytes))
+	}
+}
+
 // mirrorImages lists the images of the selected profiles (all without
-// --profile) with the digests the lock pins, from the image plan
-// (internal/plan): one mirror.Image per distinct pinned digest of each lock
-// key. An index or manifest pin writes the tag; a child pin (one platform)
-// is copied by digest alone. Errors: the config's, and every image the lock
-// does not pin, all named.
+// --profile) with the digests the lock pins (mirror.Select over each
+// profile's plan, then the workloads the KRM function pins), the
+// --artifact images, and the verify policies of every image copied.
+// Errors: the config's, and every image the lock does not pin, all
+// named.
 func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, err error) {
-	var groups [][]*plan.Image
 	src, err := loadSource(stderr, dir, o.load)
 	if err != nil {
 		return in, err
@@ -354,23 +383,7 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 	if !lf.Exists {
 		return in, fmt.Errorf("%s does not exist: run `stowage lock %s` first; the mirror copies what the lock pins", lf.Path, dir)
 	}
-	l := lf.Lock
 	in.lock = lf.Data
-	defer func() {
-		// The verify policies of every image copied (policiesOf).
-		if in.images == nil {
-			return
-		}
-		var all []*plan.Image
-		for _, images := range groups {
-			all = append(all, images...)
-		}
-		pols, perr := loadPolicies(cfg, all)
-		if perr != nil && err == nil {
-			err = perr
-		}
-		in.sp = sitePolicies{pols: pols, trust: trustOf(pols)}
-	}()
 	profiles := o.profiles
 	if len(profiles) == 0 {
 		profiles = cfg.ProfileNames()
@@ -384,80 +397,17 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 		m := site.Of(s)
 		in.site = &m
 	}
-	// The images of each profile, then those only the KRM function pins.
-	for _, pname := range profiles {
-		p, err := plan.Build(cfg, pname, l)
-		if err != nil {
-			return in, err
-		}
-		groups = append(groups, p.Images)
+	groups, err := mirrorGroups(src, lf.Lock, profiles)
+	if err != nil {
+		return in, err
 	}
-	if len(src.Workloads) > 0 {
-		// The workloads alone, at the site the function rewrites them to.
-		ws, err := plan.Site(cfg)
-		if err != nil {
-			return in, err
-		}
-		p, err := plan.All(&v1alpha1.Config{Site: ws}, l, src.Workloads...)
-		if err != nil {
-			return in, err
-		}
-		groups = append(groups, p.Images)
+	sel, err := mirror.Select(groups)
+	if unpinned := (*mirror.UnpinnedError)(nil); errors.As(err, &unpinned) {
+		return in, fmt.Errorf("the lock does not pin every image; run `stowage lock %s`:\n  %s", dir, strings.Join(unpinned.Problems, "\n  "))
+	} else if err != nil {
+		return in, err
 	}
-	seen := map[string]bool{}
-	var problems []string
-	in.roles = map[openpai.Role]map[string]bool{}
-	for _, images := range groups {
-		for _, img := range images {
-			for _, u := range img.Uses {
-				if u.Kind == plan.KindOpenPAI {
-					role := openpai.Role(u.Name)
-					if in.roles[role] == nil {
-						in.roles[role] = map[string]bool{}
-					}
-					in.roles[role][img.Key] = true
-				}
-				for _, e := range u.Pin.Errs {
-					problems = append(problems, e.Error())
-				}
-				if u.Pin.Digest == "" {
-					continue
-				}
-				tag := u.Ref.Tag
-				if u.Pin.Why == plan.PinChild {
-					tag = ""
-				}
-				siteRepo, err := siteRepository(u)
-				if err != nil {
-					problems = append(problems, err.Error())
-					continue
-				}
-				id := img.Key + "\x00" + u.Pin.Digest + "\x00" + tag + "\x00" + siteRepo
-				if seen[id] {
-					continue
-				}
-				seen[id] = true
-				h, err := v1.NewHash(u.Pin.Digest)
-				if err != nil {
-					problems = append(problems, fmt.Sprintf("image %s: digest %q: %v", u.Ref.Written, u.Pin.Digest, err))
-					continue
-				}
-				mi := mirror.Image{Name: img.Key, Written: img.Ref.Written, Source: img.Ref.Repository, Tag: tag, Digest: h, Site: siteRepo}
-				if a := img.Auth; a != nil && a.Username != "" && a.Password != "" {
-					mi.Auth = a
-				}
-				in.images = append(in.images, mi)
-			}
-			if img.Auth != nil {
-				in.authImages = append(in.authImages, img)
-			}
-		}
-	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		problems = compactStrings(problems)
-		return in, fmt.Errorf("the lock does not pin every image; run `stowage lock %s`:\n  %s", dir, strings.Join(problems, "\n  "))
-	}
+	in.images, in.roles, in.authImages = sel.Images, sel.Roles, sel.AuthImages
 	for _, a := range o.artifacts {
 		img, err := artifactImage(a, in.site)
 		if err != nil {
@@ -465,7 +415,47 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 		}
 		in.images = append(in.images, img)
 	}
+	if in.images == nil {
+		return in, nil
+	}
+	// The verify policies of every image copied (policiesOf).
+	var all []*plan.Image
+	for _, images := range groups {
+		all = append(all, images...)
+	}
+	pols, err := loadPolicies(cfg, all)
+	if err != nil {
+		return in, err
+	}
+	in.sp = sitePolicies{pols: pols, trust: trustOf(pols)}
 	return in, nil
+}
+
+// mirrorGroups are the plan images mirror copies: each profile's (its
+// plan built once), then those only the KRM function pins, alone, at the
+// site the function rewrites them to.
+func mirrorGroups(src *source.Source, l *lock.Lock, profiles []string) ([][]*plan.Image, error) {
+	var groups [][]*plan.Image
+	plans := src.Plans(l)
+	for _, pname := range profiles {
+		p, err := plans.Profile(pname)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, p.Images)
+	}
+	if len(src.Workloads) > 0 {
+		ws, err := plan.Site(src.Config)
+		if err != nil {
+			return nil, err
+		}
+		p, err := plan.All(&v1alpha1.Config{Site: ws}, l, src.Workloads...)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, p.Images)
+	}
+	return groups, nil
 }
 
 // artifactImage is the mirror image of an --artifact reference: an OCI
@@ -499,20 +489,6 @@ func artifactImage(s string, sites *site.Mapping) (mirror.Image, error) {
 	return img, nil
 }
 
-// siteRepository is the repository of the use's site reference (the
-// plan's Use.Site, where render points), or "" when its profile names no
-// site registry.
-func siteRepository(u *plan.Use) (string, error) {
-	if u.Site == "" {
-		return "", nil
-	}
-	ref, err := name.ParseReference(u.Site, name.StrictValidation)
-	if err != nil {
-		return "", fmt.Errorf("%s: site reference %q: %v", u.UsedBy(), u.Site, err)
-	}
-	return ref.Context().Name(), nil
-}
-
 // everyImageHasSite refuses a run without --to when an image names no site
 // repository, naming every such image.
 func everyImageHasSite(images []mirror.Image, bundle bool) error {
@@ -544,11 +520,9 @@ func compactStrings(ss []string) []string {
 	return out
 }
 
-// leaveOut drops the images the site lock at path already pins: its entry
-// for the image's key has the same digest, as the entry or as one of its
-// children. It also returns what the site holds of the images' keys (the
-// site lock's entry for each key, at the image's source and site
-// repositories), whose blobs a delta bundle leaves out.
+// leaveOut reads the site lock at path (--have), refusing a file that is
+// no ImageLock without quoting it, and drops the images it already pins
+// (mirror.LeaveOut), returning also what the site holds of their keys.
 func leaveOut(images []mirror.Image, path string) ([]mirror.Image, []mirror.Image, error) {
 	data, err := confined.ReadPath(path, confined.Lock)
 	if err != nil {
@@ -568,45 +542,8 @@ func leaveOut(images []mirror.Image, path string) ([]mirror.Image, []mirror.Imag
 	if err != nil {
 		return nil, nil, fmt.Errorf("--have: %w", err)
 	}
-	var out, held []mirror.Image
-	seen := map[string]bool{}
-	for _, img := range images {
-		e, ok := have.Lookup(lockKey(img))
-		if ok {
-			if h, err := v1.NewHash(e.Digest); err == nil && !seen[img.Name+"\x00"+img.Site] {
-				seen[img.Name+"\x00"+img.Site] = true
-				held = append(held, mirror.Image{Name: img.Name, Written: img.Written, Source: img.Source, Digest: h, Site: img.Site, Auth: img.Auth})
-			}
-		}
-		if ok && holds(e, img.Digest.String()) {
-			continue
-		}
-		out = append(out, img)
-	}
-	return out, held, nil
-}
-
-// lockKey is the lock key of a mirror image: its name is one already, from
-// the plan or a bundle's annotation; parsed again so that any spelling
-// keys alike.
-func lockKey(img mirror.Image) string {
-	ref, err := imageref.Parse(img.Name)
-	if err != nil {
-		return img.Name
-	}
-	return ref.Key()
-}
-
-func holds(e lock.Entry, digest string) bool {
-	if e.Digest == digest {
-		return true
-	}
-	for _, p := range e.Platforms {
-		if p.Digest == digest {
-			return true
-		}
-	}
-	return false
+	copied, held := mirror.LeaveOut(images, have)
+	return copied, held, nil
 }
 
 // planReport is the -o json shape of a mirror plan.
