@@ -126,15 +126,18 @@ func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Write
 	return src, all.Images, lf.Lock, lf.Data, nil
 }
 
+// lockOptions are the flags of stowage lock.
+type lockOptions struct {
+	o       loadOptions
+	ro      registryOptions
+	check   bool
+	viaSite bool
+	format  string
+}
+
 func newLock(getenv env) *cobra.Command {
-	var (
-		o       loadOptions
-		ro      registryOptions
-		check   bool
-		viaSite bool
-		format  string
-	)
-	o.deadline = &ro.runTimeout
+	lo := &lockOptions{}
+	lo.o.deadline = &lo.ro.runTimeout
 	c := &cobra.Command{
 		Use:   "lock [DIR]",
 		Short: "Resolve the images DIR's config (default .) uses that DIR/stowage.lock.yaml lacks",
@@ -165,92 +168,110 @@ mirror filled it; the lock keeps the original names, so it is the same lock the
 connected side writes. --mirror REGISTRY=HOST[:PORT][/PATH] is the same
 vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("-o %q: want text or json", format)}
-			}
-			dir := dirArg(args)
-			rep := newLockReport()
-			if format == "json" {
-				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
-			}
-			if err := checkDirArg(cmd, args); err != nil {
-				return err
-			}
-			var warn io.Writer
-			if !check {
-				warn = cmd.ErrOrStderr()
-			}
-			src, images, old, data, err := lockInputsRepair(cmd.ErrOrStderr(), dir, o, warn)
-			if err != nil {
-				return err
-			}
-			cfg, path := src.Config, src.LockPath
-			rep.loaded(path, old)
-			if check {
-				return lockCheck(cmd.ErrOrStderr(), cfg, path, old, data, images, rep)
-			}
-			if err := src.OwnLock(); err != nil {
-				return err
-			}
-			if viaSite {
-				m, err := configSite(cfg)
-				if err != nil {
-					return fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
-				}
-				ro.site = &m
-			}
-			r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
-			if err != nil {
-				return err
-			}
-			next, lockErr := r.Lock(cmd.Context(), old, images, registry.Fill)
-			done()
-			next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
-			var failed registry.Errors
-			if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
-				return fmt.Errorf("%s not changed: %w", path, lockErr)
-			}
-			// Keep what was learned: the entries that resolved are
-			// written even when others failed.
-			changes := bump.Diff(old, next, images)
-			out := next.Marshal()
-			// A run that failed and learned nothing creates no file.
-			learned := lockErr == nil || data != nil || len(next.Entries) > 0
-			written := learned && !bytes.Equal(out, data)
-			if written {
-				if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
-					return err
-				}
-			}
-			rep.resolved(next, changes, written)
-			// The summary says what the file now holds: after a failure
-			// only when the run changed it.
-			if format == "text" && (lockErr == nil || written) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
-			}
-			switch {
-			case lockErr == nil:
-			case len(next.Entries) == 0:
-				return fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
-					lockErr, path, len(images))
-			case !written:
-				return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: run `stowage lock` again to resolve them",
-					lockErr, path, len(next.Entries), len(failed), len(images))
-			default:
-				return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: run `stowage lock` again to resolve them",
-					lockErr, path, len(next.Entries), len(failed), len(images))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLock(cmd, args, lo, getenv) },
 	}
-	c.Flags().BoolVar(&check, "check", false, "only report whether the lock would change; exit 1 if so")
-	c.Flags().StringVarP(&format, "output", "o", "text", "text, or json: {ok, lock, written, entries, changes, failures, stale, errors} on stdout, also when lock fails")
-	c.Flags().BoolVar(&viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
-	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
-	o.addRootFlag(c.Flags())
-	ro.addFlags(c.Flags())
+	c.Flags().BoolVar(&lo.check, "check", false, "only report whether the lock would change; exit 1 if so")
+	c.Flags().StringVarP(&lo.format, "output", "o", "text", "text, or json: {ok, lock, written, entries, changes, failures, stale, errors} on stdout, also when lock fails")
+	c.Flags().BoolVar(&lo.viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
+	c.Flags().BoolVar(&lo.o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
+	lo.o.addRootFlag(c.Flags())
+	lo.ro.addFlags(c.Flags())
 	return c
+}
+
+// runLock is stowage lock on DIR: the images the lock lacks resolved,
+// the file written with what was learned (also when some failed), or
+// with --check only compared. With -o json the report is written on
+// stdout whatever the outcome.
+func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (err error) {
+	if lo.format != "text" && lo.format != "json" {
+		return usageError{fmt.Errorf("-o %q: want text or json", lo.format)}
+	}
+	dir := dirArg(args)
+	rep := newLockReport()
+	if lo.format == "json" {
+		defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
+	}
+	if err := checkDirArg(cmd, args); err != nil {
+		return err
+	}
+	var warn io.Writer
+	if !lo.check {
+		warn = cmd.ErrOrStderr()
+	}
+	src, images, old, data, err := lockInputsRepair(cmd.ErrOrStderr(), dir, lo.o, warn)
+	if err != nil {
+		return err
+	}
+	cfg, path := src.Config, src.LockPath
+	rep.loaded(path, old)
+	if lo.check {
+		return lockCheck(cmd.ErrOrStderr(), cfg, path, old, data, images, rep)
+	}
+	if err := src.OwnLock(); err != nil {
+		return err
+	}
+	ro := &lo.ro
+	if lo.viaSite {
+		m, err := configSite(cfg)
+		if err != nil {
+			return fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
+		}
+		ro.site = &m
+	}
+	r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
+	if err != nil {
+		return err
+	}
+	next, lockErr := r.Lock(cmd.Context(), old, images, registry.Fill)
+	done()
+	next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
+	var failed registry.Errors
+	if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
+		return fmt.Errorf("%s not changed: %w", path, lockErr)
+	}
+	return writeLock(cmd, lo.format, path, old, next, data, images, lockErr, rep)
+}
+
+// writeLock writes next, what lock learned, to path (data its bytes
+// before; nil when it did not exist) unless nothing changed or a failed
+// run learned nothing, fills rep and prints the summary. lockErr is the
+// run's registry.Errors, if any: the error then says what the file keeps
+// and how many images are missing.
+func writeLock(cmd *cobra.Command, format, path string, old, next *lock.Lock, data []byte, images []*plan.Image, lockErr error, rep *lockReport) error {
+	var failed registry.Errors
+	errors.As(lockErr, &failed)
+	// Keep what was learned: the entries that resolved are written even
+	// when others failed.
+	changes := bump.Diff(old, next, images)
+	out := next.Marshal()
+	// A run that failed and learned nothing creates no file.
+	learned := lockErr == nil || data != nil || len(next.Entries) > 0
+	written := learned && !bytes.Equal(out, data)
+	if written {
+		if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
+			return err
+		}
+	}
+	rep.resolved(next, changes, written)
+	// The summary says what the file now holds: after a failure only
+	// when the run changed it.
+	if format == "text" && (lockErr == nil || written) {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
+	}
+	switch {
+	case lockErr == nil:
+	case len(next.Entries) == 0:
+		return fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
+			lockErr, path, len(images))
+	case !written:
+		return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: run `stowage lock` again to resolve them",
+			lockErr, path, len(next.Entries), len(failed), len(images))
+	default:
+		return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: run `stowage lock` again to resolve them",
+			lockErr, path, len(next.Entries), len(failed), len(images))
+	}
+	return nil
 }
 
 // configSite returns the site registry that applies to every profile of
