@@ -62,114 +62,24 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 	// Every problem at once: a field of the wrong type does not stop the
 	// checks of the others.
 	jip, bad := s.decodeJupyter(fc)
-	ok := len(bad) == 0
 	allowInline := jip.Metadata.Annotations[AllowInlinePasswordsAnnotation] == "true"
 	ns := jip.Metadata.Namespace
 	if ns == "" {
 		ns = "default"
 	}
 	if len(jip.Spec.Images) == 0 {
-		if ok {
+		if len(bad) == 0 {
 			s.errorf(fc, "spec.images", "%s %q lists no images", SubmarineKind, jip.Metadata.Name)
 		}
 		return fnConfig{}, false
 	}
-
-	envs := map[string]any{}
-	var order []string
-	first := map[string]int{}
-	for i, im := range jip.Spec.Images {
-		field := fmt.Sprintf("spec.images[%d]", i)
-		if im.Name == "" {
-			if bad[field+".name"] {
-				continue
-			}
-			s.errorf(fc, field+".name", "image %q needs a name (the environment name)", im.Image)
-			ok = false
-			continue
-		}
-		if j, dup := first[im.Name]; dup {
-			prev := jip.Spec.Images[j].Image
-			if prev != im.Image {
-				s.errorf(fc, field+".name", "environment name %q is used twice, for %q (spec.images[%d]) and %q (spec.images[%d]); give each image its own name",
-					im.Name, prev, j, im.Image, i)
-				ok = false
-			}
-			continue
-		}
-		first[im.Name] = i
-		order = append(order, im.Name)
-		env := map[string]any{"image": im.Image}
-		if a := im.Auth; a != nil {
-			auth := map[string]any{}
-			if a.Secret != "" {
-				auth["secret"] = a.Secret
-			}
-			if a.Username != "" {
-				auth["username"] = a.Username
-			}
-			if a.Email != "" {
-				auth["email"] = a.Email
-			}
-			if a.Password != "" {
-				auth["password"] = a.Password
-				if !isSource(a.Password) {
-					if !allowInline {
-						s.errorf(fc, field+".auth.password",
-							"inline registry passwords are refused: they would sit in Git and in the rendered Secret. Create a kubernetes.io/dockerconfigjson Secret in namespace %s (kubectl create secret docker-registry NAME --docker-server=… --docker-username=… --docker-password=…) and write auth: {secret: NAME}; or use password: env:VARIABLE; or annotate the %s with %s: \"true\" to accept inline passwords",
-							ns, SubmarineKind, AllowInlinePasswordsAnnotation)
-						ok = false
-					} else {
-						s.warnf(fc, field+".auth.password", "inline registry password accepted because of %s: \"true\"; it ends up in Git and in the rendered Secret", AllowInlinePasswordsAnnotation)
-					}
-				}
-			}
-			env["auth"] = auth
-		}
-		envs[im.Name] = env
-	}
-	if !ok {
+	envs, order, first, ok := s.submarineEnvironments(fc, jip, ns, allowInline, bad)
+	if !ok || len(bad) > 0 {
 		return fnConfig{}, false
 	}
-	puller := map[string]any{
-		"name":         jip.Metadata.Name,
-		"namespace":    ns,
-		"environments": order,
-	}
-	if len(jip.Spec.NodeSelector) > 0 {
-		puller["nodeSelector"] = jip.Spec.NodeSelector
-	}
-	if jip.Spec.RefreshHours != nil {
-		puller["refreshHours"] = jip.Spec.RefreshHours
-	}
-	if jip.Spec.RecordsName != "" {
-		puller["recordsName"] = jip.Spec.RecordsName
-	}
-	profile := map[string]any{"pullers": []any{puller}}
-	if v, ok := jip.Metadata.Annotations[VerifyAnnotation]; ok {
-		var pol any
-		if err := sigsyaml.Unmarshal([]byte(v), &pol); err != nil {
-			s.errorf(fc, "metadata.annotations."+VerifyAnnotation, "not a YAML mapping of verify fields ({keys: [keys/release.pub]}): %v", err)
-			return fnConfig{}, false
-		}
-		profile["verify"] = pol
-	}
-	conf := map[string]any{
-		"environments": envs,
-		"profiles":     map[string]any{jip.Metadata.Name: profile},
-	}
-	// The design's spec has no helper or site: annotations set them.
-	helper := map[string]any{}
-	for key, ann := range map[string]string{"image": HelperImageAnnotation, "pause": HelperPauseAnnotation} {
-		if v, ok := jip.Metadata.Annotations[ann]; ok {
-			helper[key] = v
-		}
-	}
-	if len(helper) > 0 {
-		conf["helper"] = helper
-	}
-	if v, ok := jip.Metadata.Annotations[SiteRegistryAnnotation]; ok {
-		conf["site"] = map[string]any{"registry": v}
+	conf, ok := s.submarineConfig(fc, jip, ns, envs, order)
+	if !ok {
+		return fnConfig{}, false
 	}
 	data, err := sigsyaml.Marshal(conf)
 	if err != nil {
@@ -198,6 +108,128 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 		}
 	}
 	return fnConfig{cfg: cfg, profile: jip.Metadata.Name, passwordFields: fields}, true
+}
+
+// submarineEnvironments converts jip's images into config environments:
+// envs by name, their names in order, and first, the index of each
+// name's first image. An image without a name (unless bad already says
+// its name field is wrong), a name given to two different images and an
+// inline password without the annotation are error results; ok is false
+// after any.
+func (s *session) submarineEnvironments(fc *yaml.RNode, jip JupyterImagePuller, ns string, allowInline bool, bad map[string]bool) (envs map[string]any, order []string, first map[string]int, ok bool) {
+	envs, first, ok = map[string]any{}, map[string]int{}, true
+	for i, im := range jip.Spec.Images {
+		field := fmt.Sprintf("spec.images[%d]", i)
+		if im.Name == "" {
+			if bad[field+".name"] {
+				continue
+			}
+			s.errorf(fc, field+".name", "image %q needs a name (the environment name)", im.Image)
+			ok = false
+			continue
+		}
+		if j, dup := first[im.Name]; dup {
+			prev := jip.Spec.Images[j].Image
+			if prev != im.Image {
+				s.errorf(fc, field+".name", "environment name %q is used twice, for %q (spec.images[%d]) and %q (spec.images[%d]); give each image its own name",
+					im.Name, prev, j, im.Image, i)
+				ok = false
+			}
+			continue
+		}
+		first[im.Name] = i
+		order = append(order, im.Name)
+		env := map[string]any{"image": im.Image}
+		if a := im.Auth; a != nil {
+			auth, authOK := s.submarineAuth(fc, field, a, ns, allowInline)
+			ok = ok && authOK
+			env["auth"] = auth
+		}
+		envs[im.Name] = env
+	}
+	return envs, order, first, ok
+}
+
+// submarineAuth is the config auth of the image at field: its Secret,
+// username, email and password. An inline password (not env: or file:)
+// is an error result unless the annotation accepts it (a warning then);
+// ok is false after the error.
+func (s *session) submarineAuth(fc *yaml.RNode, field string, a *JupyterAuth, ns string, allowInline bool) (map[string]any, bool) {
+	auth := map[string]any{}
+	if a.Secret != "" {
+		auth["secret"] = a.Secret
+	}
+	if a.Username != "" {
+		auth["username"] = a.Username
+	}
+	if a.Email != "" {
+		auth["email"] = a.Email
+	}
+	if a.Password == "" {
+		return auth, true
+	}
+	auth["password"] = a.Password
+	if isSource(a.Password) {
+		return auth, true
+	}
+	if !allowInline {
+		s.errorf(fc, field+".auth.password",
+			"inline registry passwords are refused: they would sit in Git and in the rendered Secret. Create a kubernetes.io/dockerconfigjson Secret in namespace %s (kubectl create secret docker-registry NAME --docker-server=… --docker-username=… --docker-password=…) and write auth: {secret: NAME}; or use password: env:VARIABLE; or annotate the %s with %s: \"true\" to accept inline passwords",
+			ns, SubmarineKind, AllowInlinePasswordsAnnotation)
+		return auth, false
+	}
+	s.warnf(fc, field+".auth.password", "inline registry password accepted because of %s: \"true\"; it ends up in Git and in the rendered Secret", AllowInlinePasswordsAnnotation)
+	return auth, true
+}
+
+// submarineConfig is the stowage config of jip with its environments:
+// one profile named after the object with one puller in namespace ns
+// (node selector, refresh hours and records name as jip gives them), the
+// profile's verify policy, helper images and site registry from its
+// annotations. A verify annotation that is no YAML is an error result;
+// ok is false then.
+func (s *session) submarineConfig(fc *yaml.RNode, jip JupyterImagePuller, ns string, envs map[string]any, order []string) (map[string]any, bool) {
+	puller := map[string]any{
+		"name":         jip.Metadata.Name,
+		"namespace":    ns,
+		"environments": order,
+	}
+	if len(jip.Spec.NodeSelector) > 0 {
+		puller["nodeSelector"] = jip.Spec.NodeSelector
+	}
+	if jip.Spec.RefreshHours != nil {
+		puller["refreshHours"] = jip.Spec.RefreshHours
+	}
+	if jip.Spec.RecordsName != "" {
+		puller["recordsName"] = jip.Spec.RecordsName
+	}
+	profile := map[string]any{"pullers": []any{puller}}
+	if v, ok := jip.Metadata.Annotations[VerifyAnnotation]; ok {
+		var pol any
+		if err := sigsyaml.Unmarshal([]byte(v), &pol); err != nil {
+			s.errorf(fc, "metadata.annotations."+VerifyAnnotation, "not a YAML mapping of verify fields ({keys: [keys/release.pub]}): %v", err)
+			return nil, false
+		}
+		profile["verify"] = pol
+	}
+	conf := map[string]any{
+		"environments": envs,
+		"profiles":     map[string]any{jip.Metadata.Name: profile},
+	}
+	// The design's spec has no helper or site: annotations set them.
+	helper := map[string]any{}
+	for key, ann := range map[string]string{"image": HelperImageAnnotation, "pause": HelperPauseAnnotation} {
+		if v, ok := jip.Metadata.Annotations[ann]; ok {
+			helper[key] = v
+		}
+	}
+	if len(helper) > 0 {
+		conf["helper"] = helper
+	}
+	if v, ok := jip.Metadata.Annotations[SiteRegistryAnnotation]; ok {
+		conf["site"] = map[string]any{"registry": v}
+	}
+	return conf, true
 }
 
 // submarineFile is the name of the config a JupyterImagePuller is

@@ -100,102 +100,134 @@ func Reduce(sel Selection) (*Reduction, error) {
 	if g == nil {
 		return nil, errors.Join(append(errs, reg.Validate())...)
 	}
-
-	names := g.Names()
-	features := make([]string, 0, len(g.Features))
+	r := &reducer{g: g, errs: errs, names: g.Names(), origin: map[string]string{}, reported: map[string]bool{}}
 	for f := range g.Features {
-		features = append(features, f)
+		r.features = append(r.features, f)
 	}
-	sort.Strings(features)
-
-	// origin maps each root to the feature that brought it in, or "" when
-	// Keep lists it; Keep wins, then the feature that sorts first.
-	origin := map[string]string{}
-	var selected []string
-	reported := map[string]bool{}
-	for i, f := range sel.Features {
-		if _, ok := g.Features[f]; ok {
-			selected = append(selected, f)
-			continue
-		}
-		if reported["features\x00"+f] {
-			continue
-		}
-		reported["features\x00"+f] = true
-		e := &UnknownError{Kind: "feature", Field: "features", Index: i, Name: f, Version: g.Version,
-			Suggestion: nearest(f, features)}
-		if _, ok := g.Services[f]; ok {
-			e.Reason = "it is a service; list it under keep"
-			e.Suggestion = ""
-		}
-		errs = append(errs, e)
-	}
-	slices.Sort(selected)
-	for _, f := range slices.Compact(selected) {
-		for _, r := range g.Features[f] {
-			if _, ok := origin[r]; !ok {
-				origin[r] = f
-			}
-		}
-	}
-	unknownService := func(field string, i int, n string) error {
-		if reported[field+"\x00"+n] {
-			return nil
-		}
-		reported[field+"\x00"+n] = true
-		e := &UnknownError{Kind: "service", Field: field, Index: i, Name: n, Version: g.Version,
-			Suggestion: nearest(n, names)}
-		switch {
-		case slices.Contains(g.YarnOnly, n):
-			e.Reason = "it is yarn-only (cluster-type yarn), paictl never starts it on k8s"
-			e.Suggestion = ""
-		case slices.Contains(features, n):
-			e.Reason = "it is a feature; list it under features"
-			e.Suggestion = ""
-		}
-		return e
-	}
-	for i, k := range sel.Keep {
-		if _, ok := g.Services[k]; !ok {
-			if e := unknownService("keep", i, k); e != nil {
-				errs = append(errs, e)
-			}
-			continue
-		}
-		origin[k] = ""
-	}
-
-	roots := make([]string, 0, len(origin))
-	for r := range origin {
-		roots = append(roots, r)
+	sort.Strings(r.features)
+	r.selectFeatures(sel.Features)
+	r.keepServices(sel.Keep)
+	roots := make([]string, 0, len(r.origin))
+	for root := range r.origin {
+		roots = append(roots, root)
 	}
 	sort.Strings(roots)
 	kept := g.Closure(roots)
-
-	for i, d := range sel.Drop {
-		if _, ok := g.Services[d]; !ok {
-			if e := unknownService("drop", i, d); e != nil {
-				errs = append(errs, e)
-			}
-			continue
-		}
-		if !slices.Contains(kept, d) || reported["drop\x00"+d] {
-			continue
-		}
-		reported["drop\x00"+d] = true
-		chain := shortestChain(g, roots, d)
-		errs = append(errs, &RequiredError{Field: "drop", Index: i, Name: d,
-			RequiredBy: chain[0], Chain: chain, Feature: origin[chain[0]]})
-	}
+	r.checkDrops(sel.Drop, roots, kept)
 	if err := reg.Validate(); err != nil {
-		errs = append(errs, err)
+		r.errs = append(r.errs, err)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
 	}
+	return r.reduction(reg, roots, kept), nil
+}
 
+// reducer is the state Reduce shares between its steps.
+type reducer struct {
+	g *Graph
+	// errs are the problems found so far, in Reduce's order; reported
+	// the field and name of each unknown or required name reported once.
+	errs     []error
+	reported map[string]bool
+	// names are the graph's services and features its features, sorted.
+	names, features []string
+	// origin maps each root to the feature that brought it in, or ""
+	// when Keep lists it; Keep wins, then the feature that sorts first.
+	origin map[string]string
+}
+
+// selectFeatures adds the roots of the features listed (each once, in
+// sorted order) and reports each unknown one once, with a suggestion, or
+// the reason when it is a service.
+func (r *reducer) selectFeatures(listed []string) {
+	var selected []string
+	for i, f := range listed {
+		if _, ok := r.g.Features[f]; ok {
+			selected = append(selected, f)
+			continue
+		}
+		if r.reported["features\x00"+f] {
+			continue
+		}
+		r.reported["features\x00"+f] = true
+		e := &UnknownError{Kind: "feature", Field: "features", Index: i, Name: f, Version: r.g.Version,
+			Suggestion: nearest(f, r.features)}
+		if _, ok := r.g.Services[f]; ok {
+			e.Reason = "it is a service; list it under keep"
+			e.Suggestion = ""
+		}
+		r.errs = append(r.errs, e)
+	}
+	slices.Sort(selected)
+	for _, f := range slices.Compact(selected) {
+		for _, root := range r.g.Features[f] {
+			if _, ok := r.origin[root]; !ok {
+				r.origin[root] = f
+			}
+		}
+	}
+}
+
+// keepServices makes each service of keep a root of its own and reports
+// each unknown one.
+func (r *reducer) keepServices(keep []string) {
+	for i, k := range keep {
+		if _, ok := r.g.Services[k]; !ok {
+			r.unknownService("keep", i, k)
+			continue
+		}
+		r.origin[k] = ""
+	}
+}
+
+// unknownService reports n, not a service, at field's index i, once per
+// field and name: with a suggestion, or the reason when it is yarn-only
+// or a feature.
+func (r *reducer) unknownService(field string, i int, n string) {
+	if r.reported[field+"\x00"+n] {
+		return
+	}
+	r.reported[field+"\x00"+n] = true
+	e := &UnknownError{Kind: "service", Field: field, Index: i, Name: n, Version: r.g.Version,
+		Suggestion: nearest(n, r.names)}
+	switch {
+	case slices.Contains(r.g.YarnOnly, n):
+		e.Reason = "it is yarn-only (cluster-type yarn), paictl never starts it on k8s"
+		e.Suggestion = ""
+	case slices.Contains(r.features, n):
+		e.Reason = "it is a feature; list it under features"
+		e.Suggestion = ""
+	}
+	r.errs = append(r.errs, e)
+}
+
+// checkDrops reports each service of drop that is unknown, or that kept
+// (the closure of roots) needs, with the shortest chain that needs it.
+func (r *reducer) checkDrops(drop, roots, kept []string) {
+	for i, d := range drop {
+		if _, ok := r.g.Services[d]; !ok {
+			r.unknownService("drop", i, d)
+			continue
+		}
+		if !slices.Contains(kept, d) || r.reported["drop\x00"+d] {
+			continue
+		}
+		r.reported["drop\x00"+d] = true
+		chain := shortestChain(r.g, roots, d)
+		r.errs = append(r.errs, &RequiredError{Field: "drop", Index: i, Name: d,
+			RequiredBy: chain[0], Chain: chain, Feature: r.origin[chain[0]]})
+	}
+}
+
+// reduction is the reduced install of kept, the closure of roots, with
+// registry reg: what is dropped, the start order and paictl's arguments,
+// the images of the reduced and the full install, and why each kept
+// service is kept.
+func (r *reducer) reduction(reg Registry, roots, kept []string) *Reduction {
+	g := r.g
 	var dropped []string
-	for _, n := range names {
+	for _, n := range r.names {
 		if !slices.Contains(kept, n) {
 			dropped = append(dropped, n)
 		}
@@ -204,7 +236,7 @@ func Reduce(sel Selection) (*Reduction, error) {
 	keptBy := make(map[string]Reason, len(kept))
 	for _, k := range kept {
 		chain := shortestChain(g, roots, k)
-		keptBy[k] = Reason{Feature: origin[chain[0]], Chain: chain}
+		keptBy[k] = Reason{Feature: r.origin[chain[0]], Chain: chain}
 	}
 	return &Reduction{
 		Version:    g.Version,
@@ -214,9 +246,9 @@ func Reduce(sel Selection) (*Reduction, error) {
 		StartOrder: order,
 		PaictlArgs: append([]string{"service", "start", "-n"}, order...),
 		Images:     images(g, kept, reg),
-		FullImages: images(g, names, reg),
+		FullImages: images(g, r.names, reg),
 		KeptBy:     keptBy,
-	}, nil
+	}
 }
 
 // shortestChain returns the shortest path from one of roots (sorted) to
