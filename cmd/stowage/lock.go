@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -234,44 +233,26 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 }
 
 // writeLock writes next, what lock learned, to path (data its bytes
-// before; nil when it did not exist) unless nothing changed or a failed
-// run learned nothing, fills rep and prints the summary. lockErr is the
-// run's registry.Errors, if any: the error then says what the file keeps
-// and how many images are missing.
+// before; nil when it did not exist) as bump.NewUpdate decides, fills rep
+// and prints the summary. lockErr is the run's registry.Errors, if any:
+// the error then says what the file keeps and how many images are
+// missing.
 func writeLock(cmd *cobra.Command, format, path string, old, next *lock.Lock, data []byte, images []*plan.Image, lockErr error, rep *lockReport) error {
 	var failed registry.Errors
 	errors.As(lockErr, &failed)
-	// Keep what was learned: the entries that resolved are written even
-	// when others failed.
-	changes := bump.Diff(old, next, images)
-	out := next.Marshal()
-	// A run that failed and learned nothing creates no file.
-	learned := lockErr == nil || data != nil || len(next.Entries) > 0
-	written := learned && !bytes.Equal(out, data)
-	if written {
-		if err := atomicfile.WriteFileContext(cmd.Context(), path, out, 0o644); err != nil {
+	u := bump.NewUpdate(path, old, next, data, images, lockErr, len(failed))
+	if u.Write {
+		if err := atomicfile.WriteFileContext(cmd.Context(), path, u.Data, 0o644); err != nil {
 			return err
 		}
 	}
-	rep.resolved(next, changes, written)
+	rep.resolved(next, u.Changes, u.Write)
 	// The summary says what the file now holds: after a failure only
 	// when the run changed it.
-	if format == "text" && (lockErr == nil || written) {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(changes, len(next.Entries)))
+	if format == "text" && (lockErr == nil || u.Write) {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(u.Changes, len(next.Entries)))
 	}
-	switch {
-	case lockErr == nil:
-	case len(next.Entries) == 0:
-		return fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
-			lockErr, path, len(images))
-	case !written:
-		return fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: run `stowage lock` again to resolve them",
-			lockErr, path, len(next.Entries), len(failed), len(images))
-	default:
-		return fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: run `stowage lock` again to resolve them",
-			lockErr, path, len(next.Entries), len(failed), len(images))
-	}
-	return nil
+	return u.Err
 }
 
 // configSite returns the site registry that applies to every profile of

@@ -1,0 +1,59 @@
+package bump
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// TestNewUpdate holds the lock command's write rule: a run writes what it
+// learned when the bytes change, also after failures; a run that failed
+// and learned nothing creates no file; the error says what the file keeps.
+func TestNewUpdate(t *testing.T) {
+	old, next := locks()
+	oldData := old.Marshal()
+	imgs := images(t, "config")
+	n := len(imgs)
+	failure := errors.New("2 images failed")
+	for _, tc := range []struct {
+		name      string
+		old, next *lock.Lock
+		data      []byte
+		runErr    error
+		write     bool
+		err       string
+	}{
+		{name: "changed", old: old, next: next, data: oldData, write: true},
+		{name: "unchanged", old: old, next: old, data: oldData},
+		{name: "new file", old: &lock.Lock{}, next: next, write: true},
+		{name: "failed, learned some", old: old, next: next, data: oldData, runErr: failure, write: true,
+			err: fmt.Sprintf("2 images failed\nL keeps the 4 entries it has; 2 of %d images missing: run `stowage lock` again to resolve them", n)},
+		{name: "failed, kept all", old: old, next: old, data: oldData, runErr: failure,
+			err: fmt.Sprintf("2 images failed\nL not changed: it keeps its 4 entries; 2 of %d images missing: run `stowage lock` again to resolve them", n)},
+		{name: "failed, nothing learned", old: &lock.Lock{}, next: &lock.Lock{}, runErr: failure,
+			err: fmt.Sprintf("2 images failed\nL not written: none of the %d images resolved; run `stowage lock` again once they do", n)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := NewUpdate("L", tc.old, tc.next, tc.data, imgs, tc.runErr, 2)
+			if u.Write != tc.write || !bytes.Equal(u.Data, tc.next.Marshal()) {
+				t.Errorf("write %v (want %v), data %d bytes", u.Write, tc.write, len(u.Data))
+			}
+			got := ""
+			if u.Err != nil {
+				got = u.Err.Error()
+				if !errors.Is(u.Err, failure) {
+					t.Errorf("the error does not wrap the run's")
+				}
+			}
+			if got != tc.err {
+				t.Errorf("error\n%s\nwant\n%s", got, tc.err)
+			}
+			if len(u.Changes) != len(Diff(tc.old, tc.next, imgs)) {
+				t.Errorf("changes %v", u.Changes)
+			}
+		})
+	}
+}
