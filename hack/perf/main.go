@@ -154,30 +154,10 @@ func perf(o options) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "building stowage, cue and a no-op KRM function …")
-	if o.stowage != "" {
-		abs, err := filepath.Abs(o.stowage)
-		if err != nil {
-			return err
-		}
-		if err := run(root, nil, "cp", abs, stowage); err != nil {
-			return err
-		}
-	} else if err := run(root, nil, "go", "build", "-o", stowage, "./cmd/stowage"); err != nil {
-		return err
-	}
-	// cue from the cuelang.org/go version in go.mod: both run one evaluator.
-	cueVersion, err := output(root, "go", "list", "-m", "-f", "{{.Version}}", "cuelang.org/go")
+	cueVersion, err := buildTools(o, root, tmp, bin, stowage)
 	if err != nil {
 		return err
 	}
-	if err := run(root, []string{"GOBIN=" + bin}, "go", "install", "cuelang.org/go/cmd/cue@"+cueVersion); err != nil {
-		return err
-	}
-	if err := buildNoop(tmp, filepath.Join(bin, "noop")); err != nil {
-		return err
-	}
-
 	var goals []goal
 	var body strings.Builder
 	b := &body
@@ -221,20 +201,64 @@ func perf(o options) error {
 	goals = append(goals, gs...)
 
 	// 4. The registry side, from hack/bench.
-	var lockSection []byte
+	gs, lockSection, err := registryGoals(o)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, gs...)
+	loadEnd := loadavg()
+
+	return writeBenchmarks(o, root, goals, body.String(), lockSection, loadStart, loadEnd)
+}
+
+// buildTools puts stowage (built, or --stowage copied), cue at the
+// cuelang.org/go version of go.mod and a no-op KRM function into bin, and
+// returns that cue version.
+func buildTools(o options, root, tmp, bin, stowage string) (string, error) {
+	fmt.Fprintln(os.Stderr, "building stowage, cue and a no-op KRM function …")
+	if o.stowage != "" {
+		abs, err := filepath.Abs(o.stowage)
+		if err != nil {
+			return "", err
+		}
+		if err := run(root, nil, "cp", abs, stowage); err != nil {
+			return "", err
+		}
+	} else if err := run(root, nil, "go", "build", "-o", stowage, "./cmd/stowage"); err != nil {
+		return "", err
+	}
+	// cue from the cuelang.org/go version in go.mod: both run one evaluator.
+	cueVersion, err := output(root, "go", "list", "-m", "-f", "{{.Version}}", "cuelang.org/go")
+	if err != nil {
+		return "", err
+	}
+	if err := run(root, []string{"GOBIN=" + bin}, "go", "install", "cuelang.org/go/cmd/cue@"+cueVersion); err != nil {
+		return "", err
+	}
+	if err := buildNoop(tmp, filepath.Join(bin, "noop")); err != nil {
+		return "", err
+	}
+
+	return cueVersion, nil
+}
+
+// registryGoals are the registry side's goals and report section, from
+// hack/bench's report (--lock-report) and summary (--lock-json); none
+// without them.
+func registryGoals(o options) (goals []goal, lockSection []byte, err error) {
 	if o.lockReport != "" {
 		if lockSection, err = os.ReadFile(o.lockReport); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if o.lockJSON != "" {
 		data, err := os.ReadFile(o.lockJSON)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		var ls lockSummary
 		if err := json.Unmarshal(data, &ls); err != nil {
-			return fmt.Errorf("%s: %w", o.lockJSON, err)
+			return nil, nil, fmt.Errorf("%s: %w", o.lockJSON, err)
 		}
 		g := goal{goal: fmt.Sprintf("lock of %d tags ≥ 20× faster than a `crane digest` loop", ls.N), measured: fmt.Sprintf("%.1f×", ls.CraneRatio), met: ls.CraneRatio >= 20}
 		goals = append(goals, g)
@@ -248,8 +272,14 @@ func perf(o options) error {
 			measured: fmt.Sprintf("%.3f manifest requests per reference, plus %d ping for the whole run", ls.BumpManifestsRef, ls.BumpPings),
 			met:      ls.BumpManifestsRef == 1})
 	}
-	loadEnd := loadavg()
+	return goals, lockSection, nil
+}
 
+// writeBenchmarks writes the report to o.out: the header (machine,
+// commit, load at start and end), the goals, the sections body and
+// lockSection, the --mirror-report section, and what was written below
+// the kept marker before.
+func writeBenchmarks(o options, root string, goals []goal, body string, lockSection []byte, loadStart, loadEnd string) error {
 	// The report: header, goals, sections.
 	var r strings.Builder
 	cpu, _ := output(root, "sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
@@ -271,7 +301,7 @@ func perf(o options) error {
 		fmt.Fprintf(&r, "| %s | %s | %s |\n", g.goal, g.measured, v)
 	}
 	r.WriteString("\n")
-	r.WriteString(body.String())
+	r.WriteString(body)
 	r.Write(lockSection)
 	if o.mirrorReport != "" {
 		mirrorSection, err := os.ReadFile(o.mirrorReport)
