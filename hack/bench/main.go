@@ -219,53 +219,86 @@ func run(o options) error {
 	// A loop is counted on a sample of about 50 references.
 	countEvery := max(1, o.n/50)
 
+	ms, err := measure(o, c, direct, counted, countEvery)
+	if err != nil {
+		return err
+	}
+	ms.print(o)
+	if o.json != "" {
+		if err := ms.writeSummary(o); err != nil {
+			return err
+		}
+	}
+	if o.md == "" {
+		return nil
+	}
+	return ms.writeMarkdown(o)
+}
+
+// measured are the runs of one benchmark: stowage lock, vet and bump,
+// and kbld, the crane loop and the skopeo loop beside them (kbld and
+// skopeo nil, with a note, when they are not here).
+type measured struct {
+	results                            []result
+	lockRes, vetRes, bumpRes, craneRes result
+	kbldRes, skopeoRes                 *result
+	kbldNote, skopeoNote               string
+	countEvery                         int
+}
+
+// ratio is r's wall time over base's.
+func ratio(r result, base result) float64 { return float64(r.wall) / float64(base.wall) }
+
+// measure times and counts every tool on the direct and counted sites;
+// the loops are counted on every countEvery-th reference.
+func measure(o options, c *counter, direct, counted site, countEvery int) (*measured, error) {
+	ms := &measured{countEvery: countEvery}
+
 	// stowage lock from an empty lock, runs times.
-	var results []result
+	var err error
 	lock := func(st site) (time.Duration, time.Duration, error) {
 		if err := os.Remove(st.lockFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return 0, 0, err
 		}
 		return timed(o.stowage, append([]string{"lock", st.dir}, st.flags...)...)
 	}
-	lockRes, err := repeat(o.runs, c, direct, counted, lock)
+	ms.lockRes, err = repeat(o.runs, c, direct, counted, lock)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lockRes.name, lockRes.command = "stowage lock (empty lock)", "stowage lock DIR --insecure-registry HOST --quiet"
-	results = append(results, lockRes)
+	ms.lockRes.name, ms.lockRes.command = "stowage lock (empty lock)", "stowage lock DIR --insecure-registry HOST --quiet"
+	ms.results = append(ms.results, ms.lockRes)
 
 	// The fixed cost: loading the config of n images and rendering it
 	// with the lock, no network.
-	vetRes, err := repeat(o.runs, c, direct, counted, func(st site) (time.Duration, time.Duration, error) { return timed(o.stowage, "vet", st.dir) })
+	ms.vetRes, err = repeat(o.runs, c, direct, counted, func(st site) (time.Duration, time.Duration, error) { return timed(o.stowage, "vet", st.dir) })
 	if err != nil {
-		return err
+		return nil, err
 	}
-	vetRes.name, vetRes.command, vetRes.note = "stowage vet (config load, offline)", "stowage vet DIR", "no registry: the fixed cost of loading the config"
+	ms.vetRes.name, ms.vetRes.command, ms.vetRes.note = "stowage vet (config load, offline)", "stowage vet DIR", "no registry: the fixed cost of loading the config"
 
-	bumpRes, err := repeat(o.runs, c, direct, counted, func(st site) (time.Duration, time.Duration, error) {
+	ms.bumpRes, err = repeat(o.runs, c, direct, counted, func(st site) (time.Duration, time.Duration, error) {
 		return timed(o.stowage, append([]string{"bump", st.dir, "--exit-code"}, st.flags...)...)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	bumpRes.name, bumpRes.command = "stowage bump (steady state)", "stowage bump DIR --exit-code --insecure-registry HOST --quiet"
-	results = append(results, bumpRes)
+	ms.bumpRes.name, ms.bumpRes.command = "stowage bump (steady state)", "stowage bump DIR --exit-code --insecure-registry HOST --quiet"
+	ms.results = append(ms.results, ms.bumpRes)
 
 	// kbld, when it could be built.
-	var kbldRes *result
-	kbldNote := ""
 	if _, err := os.Stat(o.kbld); err != nil {
-		kbldNote = "kbld could not be built here"
+		ms.kbldNote = "kbld could not be built here"
 		if log, err := os.ReadFile(o.kbldLog); err == nil {
 			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-			kbldNote += ": " + strings.Join(lines[max(0, len(lines)-3):], " / ")
+			ms.kbldNote += ": " + strings.Join(lines[max(0, len(lines)-3):], " / ")
 		}
 	} else {
 		r, err := repeat(o.runs, c, direct, counted, func(st site) (time.Duration, time.Duration, error) {
 			return timed(o.kbld, "-f", st.pod, "--registry-insecure")
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v := o.kbldVersion
 		if b, err := os.ReadFile(o.kbld + ".version"); v == "" && err == nil {
@@ -275,82 +308,91 @@ func run(o options) error {
 			v = toolVersion(o.kbld, "version")
 		}
 		r.name, r.command = "kbld "+v, "kbld -f POD.yaml --registry-insecure (one Pod, n containers)"
-		kbldRes = &r
-		results = append(results, r)
+		ms.kbldRes = &r
+		ms.results = append(ms.results, r)
 	}
 
 	// crane digest, one process per reference.
-	craneRes, err := loop(c, direct.refs, 1, counted.refs, countEvery, func(ref string) (time.Duration, time.Duration, error) {
+	ms.craneRes, err = loop(c, direct.refs, 1, counted.refs, countEvery, func(ref string) (time.Duration, time.Duration, error) {
 		return timed(o.crane, "digest", "--insecure", ref)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	craneRes.name, craneRes.command = "crane digest, sequential loop", "for ref in …; do crane digest --insecure $ref; done"
-	results = append(results, craneRes)
+	ms.craneRes.name, ms.craneRes.command = "crane digest, sequential loop", "for ref in …; do crane digest --insecure $ref; done"
+	ms.results = append(ms.results, ms.craneRes)
 
 	// skopeo inspect, one process per reference, on a sample.
-	var skopeoRes *result
-	skopeoNote := ""
 	if p, err := exec.LookPath(o.skopeo); err != nil {
-		skopeoNote = "skopeo is not installed (apt-get install -y skopeo)"
+		ms.skopeoNote = "skopeo is not installed (apt-get install -y skopeo)"
 	} else {
 		r, err := loop(c, direct.refs, o.skopeoEvery, counted.refs, countEvery, func(ref string) (time.Duration, time.Duration, error) {
 			return timed(p, "inspect", "--tls-verify=false", "--no-tags", "--format", "{{.Digest}}", "docker://"+ref)
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r.name = "skopeo inspect, sequential loop (" + toolVersion(p, "--version") + ")"
 		r.command = "for ref in …; do skopeo inspect --tls-verify=false --no-tags --format '{{.Digest}}' docker://$ref; done"
 		if o.skopeoEvery > 1 {
 			r.note = fmt.Sprintf("timed on every %d%s tag (%d of %d), scaled to %d", o.skopeoEvery, ordinal(o.skopeoEvery), o.n/o.skopeoEvery, o.n, o.n)
 		}
-		skopeoRes = &r
-		results = append(results, r)
+		ms.skopeoRes = &r
+		ms.results = append(ms.results, r)
 	}
 
-	ratio := func(r result, base result) float64 { return float64(r.wall) / float64(base.wall) }
+	return ms, nil
+}
+
+// print writes the table of runs and the ratios on stdout.
+func (ms *measured) print(o options) {
 	fmt.Printf("%d distinct tags, stowage --jobs %d, crane %s\n\n", o.n, o.jobs, toolVersion(o.crane, "version"))
 	fmt.Printf("%-52s %10s %10s %10s %9s  %s\n", "run", "time", "CPU", "requests", "per ref", "requests by kind")
-	for _, r := range append([]result{vetRes}, results...) {
+	for _, r := range append([]result{ms.vetRes}, ms.results...) {
 		fmt.Printf("%-52s %10v %10v %10d %9.3f  %s\n", r.name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), total(r.counts), r.perRef(), describe(r.counts))
 	}
 	fmt.Println()
-	fmt.Printf("crane loop / stowage lock: %.1fx\n", ratio(craneRes, lockRes))
-	fmt.Printf("crane loop / stowage bump: %.1fx\n", ratio(craneRes, bumpRes))
-	if skopeoRes != nil {
-		fmt.Printf("skopeo loop / stowage lock: %.1fx\n", ratio(*skopeoRes, lockRes))
+	fmt.Printf("crane loop / stowage lock: %.1fx\n", ratio(ms.craneRes, ms.lockRes))
+	fmt.Printf("crane loop / stowage bump: %.1fx\n", ratio(ms.craneRes, ms.bumpRes))
+	if ms.skopeoRes != nil {
+		fmt.Printf("skopeo loop / stowage lock: %.1fx\n", ratio(*ms.skopeoRes, ms.lockRes))
 	}
-	if kbldRes != nil {
-		fmt.Printf("kbld / stowage lock: %.1fx\n", ratio(*kbldRes, lockRes))
+	if ms.kbldRes != nil {
+		fmt.Printf("kbld / stowage lock: %.1fx\n", ratio(*ms.kbldRes, ms.lockRes))
 	} else {
-		fmt.Println(kbldNote)
+		fmt.Println(ms.kbldNote)
 	}
-	bumpManifests := bumpRes.counts["HEAD manifest"] + bumpRes.counts["GET manifest"]
+	bumpManifests := ms.bumpManifests()
 	fmt.Printf("steady-state bump: %.3f manifest requests per reference (HEAD %d, GET %d), plus %d ping(s) for the run\n",
-		float64(bumpManifests)/float64(o.n), bumpRes.counts["HEAD manifest"], bumpRes.counts["GET manifest"], bumpRes.counts["ping"])
+		float64(bumpManifests)/float64(o.n), ms.bumpRes.counts["HEAD manifest"], ms.bumpRes.counts["GET manifest"], ms.bumpRes.counts["ping"])
+}
 
-	if o.json != "" {
-		sum := Summary{N: o.n, LockSeconds: lockRes.wall.Seconds(), LockPerRef: lockRes.perRef(), CraneRatio: ratio(craneRes, lockRes),
-			KbldNote: kbldNote, BumpManifestsRef: float64(bumpManifests) / float64(o.n), BumpPings: bumpRes.counts["ping"]}
-		if kbldRes != nil {
-			sum.KbldRatio, sum.KbldPerRef = ratio(*kbldRes, lockRes), kbldRes.perRef()
-		}
-		if skopeoRes != nil {
-			sum.SkopeoRatio = ratio(*skopeoRes, lockRes)
-		}
-		b, err := json.MarshalIndent(sum, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+// bumpManifests are the manifest requests of the steady-state bump.
+func (ms *measured) bumpManifests() int {
+	return ms.bumpRes.counts["HEAD manifest"] + ms.bumpRes.counts["GET manifest"]
+}
+
+// writeSummary writes the figures hack/perf reads to o.json.
+func (ms *measured) writeSummary(o options) error {
+	sum := Summary{N: o.n, LockSeconds: ms.lockRes.wall.Seconds(), LockPerRef: ms.lockRes.perRef(), CraneRatio: ratio(ms.craneRes, ms.lockRes),
+		KbldNote: ms.kbldNote, BumpManifestsRef: float64(ms.bumpManifests()) / float64(o.n), BumpPings: ms.bumpRes.counts["ping"]}
+	if ms.kbldRes != nil {
+		sum.KbldRatio, sum.KbldPerRef = ratio(*ms.kbldRes, ms.lockRes), ms.kbldRes.perRef()
 	}
-	if o.md == "" {
-		return nil
+	if ms.skopeoRes != nil {
+		sum.SkopeoRatio = ratio(*ms.skopeoRes, ms.lockRes)
 	}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.json, append(b, '\n'), 0o644)
+}
+
+// writeMarkdown writes the report section to o.md: the table, the
+// commands, the per-reference costs and the goals.
+func (ms *measured) writeMarkdown(o options) error {
+	bumpManifests := ms.bumpManifests()
 	var b strings.Builder
 	b.WriteString("## Registry: `lock` and `bump` against crane, skopeo and kbld\n\n")
 	fmt.Fprintf(&b, "%d distinct tags (`HOST/bench/img:t0000` …, deterministic stand-in images, about half of them multi-arch\n"+
@@ -359,11 +401,11 @@ func run(o options) error {
 		"so the proxy's own cost is in no time. stowage runs with `--jobs %d` (the default); crane and skopeo are run once\n"+
 		"per reference, one after another, as a script would; kbld resolves one Pod listing every reference. stowage and\n"+
 		"kbld: median of %d runs; the loops: one run. CPU is user plus system time of the tool's processes (the registry's\n"+
-		"is not counted).\n\n", o.n, countEvery, ordinal(countEvery), o.jobs, o.runs)
+		"is not counted).\n\n", o.n, ms.countEvery, ordinal(ms.countEvery), o.jobs, o.runs)
 	b.WriteString("| tool | time | CPU | requests | per reference | requests by kind | stowage lock is faster by |\n|---|---:|---:|---:|---:|---|---:|\n")
-	for _, r := range append(results, vetRes) {
-		faster := fmt.Sprintf("%.1f×", ratio(r, lockRes))
-		if r.name == lockRes.name || r.name == vetRes.name || r.name == bumpRes.name {
+	for _, r := range append(ms.results, ms.vetRes) {
+		faster := fmt.Sprintf("%.1f×", ratio(r, ms.lockRes))
+		if r.name == ms.lockRes.name || r.name == ms.vetRes.name || r.name == ms.bumpRes.name {
 			faster = ""
 		}
 		name := r.name
@@ -372,14 +414,14 @@ func run(o options) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.3f | %s | %s |\n", name, secs(r.wall), secs(r.cpu), total(r.counts), r.perRef(), describe(r.counts), faster)
 	}
-	if kbldRes == nil {
-		fmt.Fprintf(&b, "| kbld — %s | | | | | | |\n", kbldNote)
+	if ms.kbldRes == nil {
+		fmt.Fprintf(&b, "| kbld — %s | | | | | | |\n", ms.kbldNote)
 	}
-	if skopeoRes == nil {
-		fmt.Fprintf(&b, "| skopeo — %s | | | | | | |\n", skopeoNote)
+	if ms.skopeoRes == nil {
+		fmt.Fprintf(&b, "| skopeo — %s | | | | | | |\n", ms.skopeoNote)
 	}
 	b.WriteString("\nCommands (HOST is the registry for the timed runs and the proxy for the counted ones):\n\n")
-	for _, r := range append(results, vetRes) {
+	for _, r := range append(ms.results, ms.vetRes) {
 		fmt.Fprintf(&b, "- %s: `%s`\n", r.name, r.command)
 	}
 	// The crane loop's wall is a process start per reference: under
@@ -392,23 +434,23 @@ func run(o options) error {
 		"difference being the time each crane process waits for a CPU and for its own ping and connection, which a loop pays once per\n"+
 		"reference and the lock once per run.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(strings.Fields(string(load))[:3], " "),
-		perRef(craneRes.wall), perRef(craneRes.cpu), perRef(lockRes.wall), perRef(lockRes.cpu), cpuRatio(craneRes, lockRes), ratio(craneRes, lockRes))
+		perRef(ms.craneRes.wall), perRef(ms.craneRes.cpu), perRef(ms.lockRes.wall), perRef(ms.lockRes.cpu), cpuRatio(ms.craneRes, ms.lockRes), ratio(ms.craneRes, ms.lockRes))
 	b.WriteString("\n| goal | measured | verdict |\n|---|---:|---|\n")
-	fmt.Fprintf(&b, "| lock ≥ 20× faster than the crane digest loop (wall) | %.1f× | %s |\n", ratio(craneRes, lockRes), verdict(ratio(craneRes, lockRes) >= 20))
-	fmt.Fprintf(&b, "| (no goal) crane digest loop against lock, by CPU | %.1f× (%.1f against %.2f ms per reference) | |\n", cpuRatio(craneRes, lockRes), perRef(craneRes.cpu), perRef(lockRes.cpu))
-	if kbldRes != nil {
-		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | %.1f× | %s |\n", ratio(*kbldRes, lockRes), verdict(ratio(*kbldRes, lockRes) >= 2))
+	fmt.Fprintf(&b, "| lock ≥ 20× faster than the crane digest loop (wall) | %.1f× | %s |\n", ratio(ms.craneRes, ms.lockRes), verdict(ratio(ms.craneRes, ms.lockRes) >= 20))
+	fmt.Fprintf(&b, "| (no goal) crane digest loop against lock, by CPU | %.1f× (%.1f against %.2f ms per reference) | |\n", cpuRatio(ms.craneRes, ms.lockRes), perRef(ms.craneRes.cpu), perRef(ms.lockRes.cpu))
+	if ms.kbldRes != nil {
+		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | %.1f× | %s |\n", ratio(*ms.kbldRes, ms.lockRes), verdict(ratio(*ms.kbldRes, ms.lockRes) >= 2))
 	} else {
-		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | not measured: %s | — |\n", kbldNote)
+		fmt.Fprintf(&b, "| lock ≥ 2× faster than kbld | not measured: %s | — |\n", ms.kbldNote)
 	}
-	if kbldRes != nil {
-		fmt.Fprintf(&b, "| (no goal) steady-state bump against kbld, both HEADs only | %.1f× | |\n", ratio(*kbldRes, bumpRes))
+	if ms.kbldRes != nil {
+		fmt.Fprintf(&b, "| (no goal) steady-state bump against kbld, both HEADs only | %.1f× | |\n", ratio(*ms.kbldRes, ms.bumpRes))
 	}
-	if skopeoRes != nil {
-		fmt.Fprintf(&b, "| (no goal) lock against the skopeo inspect loop | %.1f× | |\n", ratio(*skopeoRes, lockRes))
+	if ms.skopeoRes != nil {
+		fmt.Fprintf(&b, "| (no goal) lock against the skopeo inspect loop | %.1f× | |\n", ratio(*ms.skopeoRes, ms.lockRes))
 	}
 	fmt.Fprintf(&b, "| steady-state bump: exactly 1 request per unique reference | %.3f manifest requests per reference (HEAD %d, GET %d) plus %d ping for the run | %s |\n\n",
-		float64(bumpManifests)/float64(o.n), bumpRes.counts["HEAD manifest"], bumpRes.counts["GET manifest"], bumpRes.counts["ping"],
+		float64(bumpManifests)/float64(o.n), ms.bumpRes.counts["HEAD manifest"], ms.bumpRes.counts["GET manifest"], ms.bumpRes.counts["ping"],
 		verdict(bumpManifests == o.n))
 	return os.WriteFile(o.md, []byte(b.String()), 0o644)
 }
