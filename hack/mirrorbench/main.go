@@ -499,39 +499,8 @@ func run(o options) error {
 	defer stopProxy()
 
 	// The set.
-	log.Printf("generating and pushing %d images (%d shared base layers of %d MB, own layers of %d MB)", o.n, o.bases, o.baseMB, o.ownMB)
-	var bases []v1.Layer
-	for i := range o.bases {
-		l, err := newGenLayer(fmt.Sprintf("base-%d", i), int64(o.baseMB)*1e6)
-		if err != nil {
-			return err
-		}
-		bases = append(bases, l)
-	}
-	var set []img
-	for i := range o.n {
-		own, err := newGenLayer(fmt.Sprintf("own-%d", i), int64(o.ownMB)*1e6)
-		if err != nil {
-			return err
-		}
-		im, err := image(bases[i%o.bases], own)
-		if err != nil {
-			return err
-		}
-		set = append(set, img{repo: fmt.Sprintf("bench/img-%03d", i), tag: "v1", image: im})
-	}
-	for _, s := range []string{"helper", "pause"} {
-		l, err := newGenLayer(s, 1000)
-		if err != nil {
-			return err
-		}
-		im, err := image(l)
-		if err != nil {
-			return err
-		}
-		set = append(set, img{repo: "bench/" + s, tag: "v1", image: im})
-	}
-	if err := push(src.Host, set); err != nil {
+	set, err := makeSet(o, src.Host)
+	if err != nil {
 		return err
 	}
 	unique, err := uniqueBytes(set)
@@ -549,95 +518,30 @@ func run(o options) error {
 	if _, _, _, out, err := timed(nil, o.stowage, "lock", dir, "--insecure-registry", src.Host, "--quiet"); err != nil {
 		return fmt.Errorf("%v %s", err, out)
 	}
-	counted := func(r *result) {
-		r.bytes, r.posts, r.mounts, r.requests = proxy.bytes.Load(), proxy.posts.Load(), proxy.mounts.Load(), proxy.requests.Load()
-		r.stamp()
-	}
+	b := &bench{o: o, work: work, src: src.Host, dst: dst, proxy: proxy, dir: dir, set: set,
+		ins: []string{"--insecure-registry", src.Host, "--insecure-registry", proxy.host}, jobs: fmt.Sprint(o.jobs)}
 
-	var results []result
-	ins := []string{"--insecure-registry", src.Host, "--insecure-registry", proxy.host}
-	jobs := fmt.Sprint(o.jobs)
+	in := reportIn{unique: unique}
 	// The plan alone.
-	proxy.reset()
-	planWall, _, _, planOut, err := timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--dry-run", "-o", "json", "--jobs", jobs}, ins...)...)
-	planRequests := proxy.requests.Load()
+	var planned int64
+	in.planWall, in.planRequests, planned, err = b.plan()
 	if err != nil {
 		return err
 	}
-	var plan struct{ Bytes int64 }
-	if err := json.Unmarshal(planOut, &plan); err != nil {
+	in.planned = planned
+	floor, stow, err := b.rounds(blobs)
+	if err != nil {
 		return err
 	}
-	// Three rounds, each the floor then stowage, each into an empty
-	// site: paired, so both see the same load.
-	var floors, stows []result
-	for i := 1; i <= 3; i++ {
-		if err := dst.fresh(); err != nil {
-			return err
-		}
-		proxy.reset()
-		log.Printf("round %d: the floor", i)
-		start := time.Now()
-		err := floorCopy(src.Host, proxy.host, "floor", blobs, o.jobs)
-		f := result{wall: time.Since(start), noCPU: true, err: err}
-		counted(&f)
-		floors = append(floors, f)
-		if err := dst.fresh(); err != nil {
-			return err
-		}
-		proxy.reset()
-		log.Printf("round %d: stowage mirror", i)
-		wall, cpu, rss, _, err := timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--quiet", "--jobs", jobs}, ins...)...)
-		r := result{wall: wall, cpu: cpu, maxRSS: rss, err: err}
-		counted(&r)
-		stows = append(stows, r)
-	}
-	median := func(rs []result) result {
-		sorted := append([]result(nil), rs...)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].wall < sorted[j].wall })
-		m := sorted[len(sorted)/2]
-		for _, r := range rs {
-			if r.err != nil && m.err == nil {
-				m.err = r.err
-			}
-		}
-		m.tool = fmt.Sprintf(" (median of %d, %s to %s)", len(rs), sec(sorted[0].wall), sec(sorted[len(sorted)-1].wall))
-		return m
-	}
-	floor := median(floors)
-	floor.tool = "floor: minimal blob copy of the unique blobs" + floor.tool
-	floor.command = fmt.Sprintf("in-process: per unique blob, the largest first, GET SRC/v2/REPO/blobs/D → POST SITE/v2/floor/REPO/blobs/uploads/ + PUT ?digest=D with the body; %d at once; no manifests", o.jobs)
-	stow := median(stows)
-	stow.tool = "stowage mirror, empty site" + stow.tool
-	stow.command = fmt.Sprintf("stowage mirror DIR --to SITE/stowage --insecure-registry SRC --insecure-registry SITE --quiet --jobs %d", o.jobs)
-	results = append(results, floor, stow)
+	results := []result{floor, stow}
 	// The steady state: the same again.
-	proxy.reset()
-	log.Printf("stowage mirror, rerun")
-	wall, cpu, rss, _, err := timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage", "--quiet", "--jobs", jobs}, ins...)...)
-	rerun := result{tool: "stowage mirror, rerun (everything present)", command: "the same command again",
-		wall: wall, cpu: cpu, maxRSS: rss, err: err}
-	counted(&rerun)
+	rerun := b.mirror("stowage", "stowage mirror, rerun (everything present)", "the same command again", "stowage mirror, rerun")
 	results = append(results, rerun)
-	// Start-up alone, for the rerun's share: the median CPU of 5 runs of
-	// `stowage version`.
-	var ups []time.Duration
-	for range 5 {
-		_, c, _, _, err := timed(nil, o.stowage, "version")
-		if err != nil {
-			return err
-		}
-		ups = append(ups, c)
+	if in.startup, err = startupCPU(o); err != nil {
+		return err
 	}
-	sort.Slice(ups, func(i, j int) bool { return ups[i] < ups[j] })
-	startup := ups[len(ups)/2]
 	// Into a new prefix of a site that holds the blobs under SITE/stowage.
-	proxy.reset()
-	log.Printf("stowage mirror, new prefix")
-	wall, cpu, rss, _, err = timed(nil, o.stowage, append([]string{"mirror", dir, "--to", proxy.host + "/stowage-b", "--quiet", "--jobs", jobs}, ins...)...)
-	prefixB := result{tool: "stowage mirror, new prefix of a site holding the blobs", command: "stowage mirror DIR --to SITE/stowage-b … (after the copy into SITE/stowage)",
-		wall: wall, cpu: cpu, maxRSS: rss, err: err}
-	counted(&prefixB)
+	prefixB := b.mirror("stowage-b", "stowage mirror, new prefix of a site holding the blobs", "stowage mirror DIR --to SITE/stowage-b … (after the copy into SITE/stowage)", "stowage mirror, new prefix")
 	results = append(results, prefixB)
 	if o.onlyStowage {
 		for _, r := range results {
@@ -648,95 +552,26 @@ func run(o options) error {
 	// skopeo sync --preserve-digests from a YAML list: its blob-info
 	// cache cleared (cold), then into a new prefix with the cache warm,
 	// then the warm copy again (steady state).
-	var skopeoCold, skopeoWarm *result
-	cacheDir := ""
 	if skopeoErr == nil {
-		if err := dst.fresh(); err != nil {
+		rs, cacheDir, err := b.skopeoSync(skopeo)
+		if err != nil {
 			return err
 		}
-		var y strings.Builder
-		fmt.Fprintf(&y, "%s:\n  tls-verify: false\n  images:\n", src.Host)
-		for _, s := range set {
-			fmt.Fprintf(&y, "    %s: [%q]\n", s.repo, s.tag)
-		}
-		yml := filepath.Join(work, "sync.yaml")
-		if err := os.WriteFile(yml, []byte(y.String()), 0o644); err != nil {
-			return err
-		}
-		home := filepath.Join(work, "skopeo-home")
-		os.MkdirAll(home, 0o755)
-		cacheDir = skopeoCache(home)
-		if err := clearSkopeoCache(cacheDir); err != nil {
-			return err
-		}
-		version := skopeoVersion(skopeo)
-		for _, step := range []struct{ name, prefix string }{
-			{"cold: blob-info cache cleared, empty site", "skopeo"},
-			{"warm: cache from the cold run, new prefix of that site", "skopeo-b"},
-			{"rerun of the warm copy (everything present)", "skopeo-b"},
-		} {
-			proxy.reset()
-			log.Printf("skopeo sync, %s", step.name)
-			args := []string{"sync", "--src", "yaml", "--dest", "docker", "--dest-tls-verify=false", "--preserve-digests", yml, proxy.host + "/" + step.prefix}
-			wall, cpu, rss, _, err := timed([]string{"HOME=" + home}, skopeo, args...)
-			r := result{tool: "skopeo sync --preserve-digests, " + step.name + " (" + version + ")",
-				command: "skopeo " + strings.Join(args[:len(args)-2], " ") + " sync.yaml SITE/" + step.prefix,
-				wall:    wall, cpu: cpu, maxRSS: rss, err: err}
-			counted(&r)
-			results = append(results, r)
-		}
-		skopeoCold, skopeoWarm = &results[len(results)-3], &results[len(results)-2]
+		results = append(results, rs...)
+		in.skopeoCold, in.skopeoWarm, in.skopeoCache = &results[len(results)-3], &results[len(results)-2], cacheDir
 	}
 	// crane copy, one image after another, into an empty site.
-	if err := dst.fresh(); err != nil {
+	cr, err := b.craneLoop()
+	if err != nil {
 		return err
 	}
-	proxy.reset()
-	log.Printf("crane copy loop")
-	var cr result
-	cr.tool, cr.command = "crane copy, sequential loop (empty site)", "for each image: crane copy --insecure SRC/REPO:TAG SITE/crane/REPO:TAG"
-	for _, s := range set {
-		w, c, rss, _, err := timed(nil, o.crane, "copy", "--insecure", src.Host+"/"+s.repo+":"+s.tag, proxy.host+"/crane/"+s.repo+":"+s.tag)
-		cr.wall += w
-		cr.cpu += c
-		cr.maxRSS = max(cr.maxRSS, rss)
-		if err != nil && cr.err == nil {
-			cr.err = err
-		}
-	}
-	counted(&cr)
 	results = append(results, cr)
 	// Memory while a large layer streams.
-	log.Printf("memory: one image with a %d MB layer", o.bigMB)
-	bigLayer, err := newGenLayer("big", int64(o.bigMB)*1e6)
-	if err != nil {
+	if in.big, err = b.bigLayer(); err != nil {
 		return err
 	}
-	bigImg, err := image(bigLayer)
-	if err != nil {
-		return err
-	}
-	big := []img{{repo: "big/one", tag: "v1", image: bigImg}, set[len(set)-2], set[len(set)-1]}
-	if err := push(src.Host, big[:1]); err != nil {
-		return err
-	}
-	bigDir := filepath.Join(work, "big")
-	if err := writeConfig(bigDir, src.Host, big); err != nil {
-		return err
-	}
-	if _, _, _, out, err := timed(nil, o.stowage, "lock", bigDir, "--insecure-registry", src.Host, "--quiet"); err != nil {
-		return fmt.Errorf("%v %s", err, out)
-	}
-	if err := dst.fresh(); err != nil {
-		return err
-	}
-	proxy.reset()
-	wall, cpu, rss, _, err = timed(nil, o.stowage, append([]string{"mirror", bigDir, "--to", proxy.host + "/big", "--quiet"}, ins...)...)
-	bigRes := result{tool: fmt.Sprintf("stowage mirror, one %d MB layer", o.bigMB), wall: wall, cpu: cpu, maxRSS: rss, bytes: proxy.bytes.Load(), err: err}
-
-	md := report(o, reportIn{unique: unique, planned: plan.Bytes, planWall: planWall, planRequests: planRequests, rs: results, big: bigRes,
-		floor: &results[0], stowage: &results[1], rerun: &rerun, prefixB: &prefixB, crane: &results[len(results)-1],
-		skopeoCold: skopeoCold, skopeoWarm: skopeoWarm, skopeoErr: skopeoErr, skopeoCache: cacheDir, startup: startup})
+	in.rs, in.floor, in.stowage, in.rerun, in.prefixB, in.crane, in.skopeoErr = results, &results[0], &results[1], &rerun, &prefixB, &results[len(results)-1], skopeoErr
+	md := report(o, in)
 	if o.md != "" {
 		if err := os.WriteFile(o.md, []byte(md), 0o644); err != nil {
 			return err
@@ -749,6 +584,259 @@ func run(o options) error {
 	}
 	fmt.Print(md)
 	return nil
+}
+
+// makeSet generates o.n images (o.bases shared base layers of o.baseMB
+// MB, own layers of o.ownMB MB) plus a helper and a pause image, and
+// pushes them to the source registry host.
+func makeSet(o options, host string) ([]img, error) {
+	log.Printf("generating and pushing %d images (%d shared base layers of %d MB, own layers of %d MB)", o.n, o.bases, o.baseMB, o.ownMB)
+	var bases []v1.Layer
+	for i := range o.bases {
+		l, err := newGenLayer(fmt.Sprintf("base-%d", i), int64(o.baseMB)*1e6)
+		if err != nil {
+			return nil, err
+		}
+		bases = append(bases, l)
+	}
+	var set []img
+	for i := range o.n {
+		own, err := newGenLayer(fmt.Sprintf("own-%d", i), int64(o.ownMB)*1e6)
+		if err != nil {
+			return nil, err
+		}
+		im, err := image(bases[i%o.bases], own)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, img{repo: fmt.Sprintf("bench/img-%03d", i), tag: "v1", image: im})
+	}
+	for _, s := range []string{"helper", "pause"} {
+		l, err := newGenLayer(s, 1000)
+		if err != nil {
+			return nil, err
+		}
+		im, err := image(l)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, img{repo: "bench/" + s, tag: "v1", image: im})
+	}
+	if err := push(host, set); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// bench is one benchmark's registries and config: the source registry
+// host src, the site registry dst behind the counting proxy, the config
+// dir of set with its lock, and the flags every stowage mirror gets.
+type bench struct {
+	o     options
+	work  string
+	src   string
+	dst   *siteRegistry
+	proxy *counter
+	dir   string
+	set   []img
+	ins   []string
+	jobs  string
+}
+
+// counted records in r what the proxy saw since its reset.
+func (b *bench) counted(r *result) {
+	r.bytes, r.posts, r.mounts, r.requests = b.proxy.bytes.Load(), b.proxy.posts.Load(), b.proxy.mounts.Load(), b.proxy.requests.Load()
+	r.stamp()
+}
+
+// plan times `stowage mirror --dry-run` alone: its wall time, its
+// requests and the bytes it plans to move.
+func (b *bench) plan() (time.Duration, int64, int64, error) {
+	b.proxy.reset()
+	planWall, _, _, planOut, err := timed(nil, b.o.stowage, append([]string{"mirror", b.dir, "--to", b.proxy.host + "/stowage", "--dry-run", "-o", "json", "--jobs", b.jobs}, b.ins...)...)
+	planRequests := b.proxy.requests.Load()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var plan struct{ Bytes int64 }
+	if err := json.Unmarshal(planOut, &plan); err != nil {
+		return 0, 0, 0, err
+	}
+	return planWall, planRequests, plan.Bytes, nil
+}
+
+// rounds runs three rounds, each the floor (a minimal copy of blobs) then
+// stowage, each into an empty site: paired, so both see the same load.
+// It returns the median of each.
+func (b *bench) rounds(blobs []blobRef) (floor, stow result, err error) {
+	var floors, stows []result
+	for i := 1; i <= 3; i++ {
+		if err := b.dst.fresh(); err != nil {
+			return floor, stow, err
+		}
+		b.proxy.reset()
+		log.Printf("round %d: the floor", i)
+		start := time.Now()
+		err := floorCopy(b.src, b.proxy.host, "floor", blobs, b.o.jobs)
+		f := result{wall: time.Since(start), noCPU: true, err: err}
+		b.counted(&f)
+		floors = append(floors, f)
+		if err := b.dst.fresh(); err != nil {
+			return floor, stow, err
+		}
+		b.proxy.reset()
+		log.Printf("round %d: stowage mirror", i)
+		wall, cpu, rss, _, err := timed(nil, b.o.stowage, append([]string{"mirror", b.dir, "--to", b.proxy.host + "/stowage", "--quiet", "--jobs", b.jobs}, b.ins...)...)
+		r := result{wall: wall, cpu: cpu, maxRSS: rss, err: err}
+		b.counted(&r)
+		stows = append(stows, r)
+	}
+	floor = medianResult(floors)
+	floor.tool = "floor: minimal blob copy of the unique blobs" + floor.tool
+	floor.command = fmt.Sprintf("in-process: per unique blob, the largest first, GET SRC/v2/REPO/blobs/D → POST SITE/v2/floor/REPO/blobs/uploads/ + PUT ?digest=D with the body; %d at once; no manifests", b.o.jobs)
+	stow = medianResult(stows)
+	stow.tool = "stowage mirror, empty site" + stow.tool
+	stow.command = fmt.Sprintf("stowage mirror DIR --to SITE/stowage --insecure-registry SRC --insecure-registry SITE --quiet --jobs %d", b.o.jobs)
+	return floor, stow, nil
+}
+
+// medianResult is the result of median wall time of rs, with the first
+// error of any, its tool naming the range.
+func medianResult(rs []result) result {
+	sorted := append([]result(nil), rs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].wall < sorted[j].wall })
+	m := sorted[len(sorted)/2]
+	for _, r := range rs {
+		if r.err != nil && m.err == nil {
+			m.err = r.err
+		}
+	}
+	m.tool = fmt.Sprintf(" (median of %d, %s to %s)", len(rs), sec(sorted[0].wall), sec(sorted[len(sorted)-1].wall))
+	return m
+}
+
+// mirror times one stowage mirror into SITE/prefix of the site as it
+// is, as tool and command say (logged as what).
+func (b *bench) mirror(prefix, tool, command, what string) result {
+	b.proxy.reset()
+	log.Print(what)
+	wall, cpu, rss, _, err := timed(nil, b.o.stowage, append([]string{"mirror", b.dir, "--to", b.proxy.host + "/" + prefix, "--quiet", "--jobs", b.jobs}, b.ins...)...)
+	r := result{tool: tool, command: command, wall: wall, cpu: cpu, maxRSS: rss, err: err}
+	b.counted(&r)
+	return r
+}
+
+// startupCPU is start-up alone, for the rerun's share: the median CPU of
+// 5 runs of `stowage version`.
+func startupCPU(o options) (time.Duration, error) {
+	var ups []time.Duration
+	for range 5 {
+		_, c, _, _, err := timed(nil, o.stowage, "version")
+		if err != nil {
+			return 0, err
+		}
+		ups = append(ups, c)
+	}
+	sort.Slice(ups, func(i, j int) bool { return ups[i] < ups[j] })
+	return ups[len(ups)/2], nil
+}
+
+// skopeoSync runs skopeo sync --preserve-digests of the set from a YAML
+// list three times: its blob-info cache cleared into an empty site
+// (cold), into a new prefix with the cache warm, and that again (steady
+// state). It returns the three results and the cache directory.
+func (b *bench) skopeoSync(skopeo string) ([]result, string, error) {
+	var results []result
+	if err := b.dst.fresh(); err != nil {
+		return nil, "", err
+	}
+	var y strings.Builder
+	fmt.Fprintf(&y, "%s:\n  tls-verify: false\n  images:\n", b.src)
+	for _, s := range b.set {
+		fmt.Fprintf(&y, "    %s: [%q]\n", s.repo, s.tag)
+	}
+	yml := filepath.Join(b.work, "sync.yaml")
+	if err := os.WriteFile(yml, []byte(y.String()), 0o644); err != nil {
+		return nil, "", err
+	}
+	home := filepath.Join(b.work, "skopeo-home")
+	os.MkdirAll(home, 0o755)
+	cacheDir := skopeoCache(home)
+	if err := clearSkopeoCache(cacheDir); err != nil {
+		return nil, "", err
+	}
+	version := skopeoVersion(skopeo)
+	for _, step := range []struct{ name, prefix string }{
+		{"cold: blob-info cache cleared, empty site", "skopeo"},
+		{"warm: cache from the cold run, new prefix of that site", "skopeo-b"},
+		{"rerun of the warm copy (everything present)", "skopeo-b"},
+	} {
+		b.proxy.reset()
+		log.Printf("skopeo sync, %s", step.name)
+		args := []string{"sync", "--src", "yaml", "--dest", "docker", "--dest-tls-verify=false", "--preserve-digests", yml, b.proxy.host + "/" + step.prefix}
+		wall, cpu, rss, _, err := timed([]string{"HOME=" + home}, skopeo, args...)
+		r := result{tool: "skopeo sync --preserve-digests, " + step.name + " (" + version + ")",
+			command: "skopeo " + strings.Join(args[:len(args)-2], " ") + " sync.yaml SITE/" + step.prefix,
+			wall:    wall, cpu: cpu, maxRSS: rss, err: err}
+		b.counted(&r)
+		results = append(results, r)
+	}
+	return results, cacheDir, nil
+}
+
+// craneLoop copies the set with crane copy, one image after another,
+// into an empty site.
+func (b *bench) craneLoop() (result, error) {
+	var cr result
+	if err := b.dst.fresh(); err != nil {
+		return cr, err
+	}
+	b.proxy.reset()
+	log.Printf("crane copy loop")
+	cr.tool, cr.command = "crane copy, sequential loop (empty site)", "for each image: crane copy --insecure SRC/REPO:TAG SITE/crane/REPO:TAG"
+	for _, s := range b.set {
+		w, c, rss, _, err := timed(nil, b.o.crane, "copy", "--insecure", b.src+"/"+s.repo+":"+s.tag, b.proxy.host+"/crane/"+s.repo+":"+s.tag)
+		cr.wall += w
+		cr.cpu += c
+		cr.maxRSS = max(cr.maxRSS, rss)
+		if err != nil && cr.err == nil {
+			cr.err = err
+		}
+	}
+	b.counted(&cr)
+	return cr, nil
+}
+
+// bigLayer measures memory while a large layer streams: one image with
+// an o.bigMB MB layer mirrored into an empty site.
+func (b *bench) bigLayer() (result, error) {
+	o := b.o
+	log.Printf("memory: one image with a %d MB layer", o.bigMB)
+	bigLayer, err := newGenLayer("big", int64(o.bigMB)*1e6)
+	if err != nil {
+		return result{}, err
+	}
+	bigImg, err := image(bigLayer)
+	if err != nil {
+		return result{}, err
+	}
+	big := []img{{repo: "big/one", tag: "v1", image: bigImg}, b.set[len(b.set)-2], b.set[len(b.set)-1]}
+	if err := push(b.src, big[:1]); err != nil {
+		return result{}, err
+	}
+	bigDir := filepath.Join(b.work, "big")
+	if err := writeConfig(bigDir, b.src, big); err != nil {
+		return result{}, err
+	}
+	if _, _, _, out, err := timed(nil, o.stowage, "lock", bigDir, "--insecure-registry", b.src, "--quiet"); err != nil {
+		return result{}, fmt.Errorf("%v %s", err, out)
+	}
+	if err := b.dst.fresh(); err != nil {
+		return result{}, err
+	}
+	b.proxy.reset()
+	wall, cpu, rss, _, err := timed(nil, o.stowage, append([]string{"mirror", bigDir, "--to", b.proxy.host + "/big", "--quiet"}, b.ins...)...)
+	return result{tool: fmt.Sprintf("stowage mirror, one %d MB layer", o.bigMB), wall: wall, cpu: cpu, maxRSS: rss, bytes: b.proxy.bytes.Load(), err: err}, nil
 }
 
 func skopeoVersion(bin string) string {
