@@ -171,7 +171,8 @@ func recordingEnv(vars map[string]string) (Env, map[string]bool) {
 // the function (ReadFunction, CheckFunction) alike; the exec declaration's
 // --allow-env only narrows the operator's names and never widens them
 // (the CI_JOB_TOKEN attack); a refused variable is never read, and no
-// refusal tells the repository how to widen the rule.
+// refusal tells the repository how to widen the rule. Rule, which
+// chooses between them, gives the same results.
 func TestOperatorRule(t *testing.T) {
 	const needed = `image "r.example/a:1"`
 	outside := "environment variable CI_JOB_TOKEN may not be read (needed by " + needed + "): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)"
@@ -214,6 +215,16 @@ func TestOperatorRule(t *testing.T) {
 					err = Check("", sources, getenv)
 				default:
 					got, err = Read("", sources, getenv)
+				}
+				// Rule chooses the same function.
+				rule, rerr := Rule{Function: tc.function, AllowEnv: tc.declared}, error(nil)
+				if check {
+					rerr = rule.Check(sources, getenv)
+				} else {
+					_, rerr = rule.Read(sources, getenv)
+				}
+				if (rerr == nil) != (err == nil) || (err != nil && rerr.Error() != err.Error()) {
+					t.Errorf("check %v: Rule %+v: %v, want %v", check, rule, rerr, err)
 				}
 				if tc.want != "" {
 					if err == nil || err.Error() != tc.want {
