@@ -141,11 +141,12 @@ node:
 # that run them (admissiontest/, its own module, so that stowage never
 # depends on Kyverno, policy-controller or containers-image): strict decode
 # and validation with their own types, containers-image's policy parser,
-# and the real cosign verifying a site copy under the key the rendered
-# rule carries. Its cold compile is long (kyverno's API package alone pulls
-# in some 1,800 packages: about 20 minutes on 2 cores), so make test runs
-# it only with STOWAGE_REQUIRE_ADMISSION set (.ci/run sets it and compiles
-# it in the background early); make admission runs it regardless. The tag
+# and the real cosign verifying a site copy under the key or trusted root
+# the rendered rule carries. Its cold compile is long (kyverno's API
+# package alone pulls in some 1,800 packages: 14 CPU minutes, 31 minutes
+# on 2 busy cores), so make test runs it only with
+# STOWAGE_REQUIRE_ADMISSION set (.ci/run sets it and compiles it in the
+# background early); make admission runs it regardless. The tag
 # lets containers-image verify OpenPGP in Go, without cgo and gpgme. Its
 # signing test needs docker-registry and cosign, and skips without them
 # (or fails with STOWAGE_REQUIRE_REGISTRY or STOWAGE_REQUIRE_COSIGN set).
