@@ -19,6 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/verifypolicy"
 	"github.com/stowage/stowage/internal/version"
 )
 
@@ -278,7 +279,7 @@ func lockCheck(stderr io.Writer, cfg *v1alpha1.Config, path string, old *lock.Lo
 		return err
 	}
 	stale := bump.StaleEntries(old, next, missing, images, data)
-	unverified, err := unverifiedEntries(cfg, old, images)
+	unverified, err := verifypolicy.Unverified(cfg, old, images)
 	if err != nil {
 		return err
 	}

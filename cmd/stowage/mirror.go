@@ -25,6 +25,7 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/verifypolicy"
 )
 
 // Defaults of mirror's time limits: a blob of several GB is one request.
@@ -418,12 +419,12 @@ func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput
 	if in.images == nil {
 		return in, nil
 	}
-	// The verify policies of every image copied (policiesOf).
+	// The verify policies of every image copied (verifypolicy.Of).
 	var all []*plan.Image
 	for _, images := range groups {
 		all = append(all, images...)
 	}
-	pols, err := loadPolicies(cfg, all)
+	pols, err := verifypolicy.Load(cfg, all)
 	if err != nil {
 		return in, err
 	}

@@ -2,230 +2,29 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/sigverify"
+	"github.com/stowage/stowage/internal/verifypolicy"
 )
 
-// policyAt is a verify policy as written, with the field it is written at
-// ("verify", "images.NAME.verify", "environments.NAME.verify").
-type policyAt struct {
-	at string
-	v  *v1alpha1.Verify
-}
-
-// policiesOf returns the verify policies that apply to img, one per
-// distinct field, in the order of its uses: each use's policy by
-// plan.VerifyPolicy (its image or environment, else its profile, else the
-// top level). An image used in several profiles, or by several images
-// or environments, is verified under each of them: the union. Empty when
-// none applies.
-func policiesOf(cfg *v1alpha1.Config, img *plan.Image) []policyAt {
-	var out []policyAt
-	seen := map[string]bool{}
-	for _, u := range img.Uses {
-		if at, v := plan.VerifyPolicy(cfg, u); v != nil && !seen[at] {
-			seen[at] = true
-			out = append(out, policyAt{at, v})
-		}
-	}
-	return out
-}
-
-// verifyPinned applies the config's verify policies (policiesOf) to next,
-// the lock r.Lock returned from old for images, with lockErr its error.
-// Every entry whose digest is new, or whose recorded signer a policy of it
-// does not trust, is verified with sigstore-go against the registry that
-// served it (no Rekor, Fulcio or TUF request) under each of its policies:
-// VerifiedBy records the signer the first of them found. A digest that
-// does not verify under a required policy is not pinned: the entry is
-// replaced by old's (when old had one its policies trust) or left out, and
-// the failure joins lockErr's registry.Errors (image, digest and why).
-// Under an optional policy it stays with a warning on stderr. An entry no
-// policy applies to carries no VerifiedBy. A policy whose files cannot be
-// read is an error with a nil lock.
+// verifyPinned applies the config's verify policies to next, the lock
+// r.Lock returned from old for images, with lockErr its error
+// (verifypolicy.Pin), and writes a warning on stderr for each signature
+// an optional policy could not verify.
 func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, cfg *v1alpha1.Config, old, next *lock.Lock, images []*plan.Image, lockErr error) (*lock.Lock, error) {
-	if next == nil {
-		return next, lockErr
-	}
-	pols, err := loadPolicies(cfg, images)
-	if err != nil {
-		return nil, err
-	}
-	byKey := map[string]*plan.Image{}
-	for _, img := range images {
-		byKey[img.Ref.Key()] = img
-	}
-	trusted := func(name string, s *lock.Signer) bool {
-		for _, pol := range pols[name] {
-			if !pol.Trusts(s) {
-				return false
-			}
-		}
-		return s != nil
-	}
-	var work []int
-	for i, e := range next.Entries {
-		next.Entries[i].VerifiedBy = nil
-		if len(pols[e.Name]) == 0 {
-			continue
-		}
-		if prev, ok := old.Lookup(e.Name); ok && prev.Digest == e.Digest && trusted(e.Name, prev.VerifiedBy) {
-			next.Entries[i].VerifiedBy = prev.VerifiedBy
-			continue
-		}
-		work = append(work, i)
-	}
-	type outcome struct {
-		refuse, warn *registry.ImageError
-		// warnAt is the field of the optional policy warn is under.
-		warnAt string
-	}
-	var (
-		mu    sync.Mutex
-		found = map[int]outcome{}
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, 4)
-	)
-	for _, i := range work {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			e := next.Entries[i]
-			img := byKey[e.Name]
-			var o outcome
-			var signer *sigverify.Signer
-			for _, pol := range pols[e.Name] {
-				s, err := checkEntry(ctx, r, pol, img, e.Digest)
-				if err != nil {
-					ie := &registry.ImageError{Image: img.Ref.Written, Key: e.Name, UsedBy: img.UsedBy(),
-						Op: verifyOp(pol.At), Answer: r.Scrub(err.Error()), Err: err}
-					if pol.Required && o.refuse == nil {
-						o.refuse = ie
-					} else if !pol.Required && o.warn == nil {
-						o.warn, o.warnAt = ie, pol.At
-					}
-					continue
-				}
-				if signer == nil {
-					signer = s
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			found[i] = o
-			if signer != nil {
-				next.Entries[i].VerifiedBy = &lock.Signer{Key: signer.Key, Identity: signer.Identity, Issuer: signer.Issuer, Signature: signer.Signature}
-			}
-		})
-	}
-	wg.Wait()
-	var errs registry.Errors
-	if lockErr != nil && !errors.As(lockErr, &errs) {
-		return next, lockErr
-	}
-	out := &lock.Lock{}
-	for i, e := range next.Entries {
-		o := found[i]
-		if o.refuse == nil {
-			switch {
-			case o.warn != nil && e.VerifiedBy == nil:
-				fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (%s.mode is optional)\n", escape.Line(o.warn.Error()), o.warnAt)
-			case o.warn != nil:
-				fmt.Fprintf(stderr, "stowage: warning: %s; pinned, verified under another of its policies (this one's mode is optional)\n", escape.Line(o.warn.Error()))
-			}
-			out.Put(e)
-			continue
-		}
-		if prev, ok := old.Lookup(e.Name); ok && trusted(e.Name, prev.VerifiedBy) {
-			out.Put(prev)
-		}
-		errs = append(errs, o.refuse)
-	}
-	if len(errs) == 0 {
-		return out, nil
-	}
-	return out, errs.Sorted()
-}
-
-// verifyOp is the operation a verify failure names: "verify" under the
-// top-level policy, "verify under FIELD" under any other (an image's, an
-// environment's or a profile's), so that the message says which policy
-// refused.
-func verifyOp(at string) string {
-	if at == "verify" {
-		return "verify"
-	}
-	return "verify under " + at
-}
-
-// loadPolicies reads, once each, the verify policies of images
-// (policiesOf), keyed by the image's lock key. Errors: a policy's key or
-// trusted root cannot be read (sigverify.LoadPolicy, naming the field).
-func loadPolicies(cfg *v1alpha1.Config, images []*plan.Image) (map[string][]*sigverify.Policy, error) {
-	loaded := map[string]*sigverify.Policy{}
-	pols := map[string][]*sigverify.Policy{}
-	for _, img := range images {
-		for _, p := range policiesOf(cfg, img) {
-			pol, ok := loaded[p.at]
-			if !ok {
-				var err error
-				if pol, err = sigverify.LoadPolicy(cfg.Dir, p.at, p.v); err != nil {
-					return nil, err
-				}
-				loaded[p.at] = pol
-			}
-			pols[img.Ref.Key()] = append(pols[img.Ref.Key()], pol)
+	out, warnings, err := verifypolicy.Pin(ctx, r, cfg, old, next, images, lockErr)
+	for _, w := range warnings {
+		if w.Verified {
+			fmt.Fprintf(stderr, "stowage: warning: %s; pinned, verified under another of its policies (this one's mode is optional)\n", escape.Line(w.Err.Error()))
+		} else {
+			fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (%s.mode is optional)\n", escape.Line(w.Err.Error()), w.At)
 		}
 	}
-	return pols, nil
-}
-
-// unverifiedEntries lists, offline, the entries of old that a required
-// verify policy of their image does not trust (no verifiedBy, or a signer
-// it does not name): `stowage lock` would verify them again.
-func unverifiedEntries(cfg *v1alpha1.Config, old *lock.Lock, images []*plan.Image) ([]bump.StaleEntry, error) {
-	pols, err := loadPolicies(cfg, images)
-	if err != nil {
-		return nil, err
-	}
-	var out []bump.StaleEntry
-	for _, img := range images {
-		e, ok := old.Lookup(img.Ref.Key())
-		if !ok {
-			continue
-		}
-		for _, pol := range pols[e.Name] {
-			if pol.Required && !pol.Trusts(e.VerifiedBy) {
-				out = append(out, bump.StaleEntry{Status: "unverified", Key: e.Name, Reference: e.Reference})
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
-// checkEntry verifies digest of img under pol, reading img's repository
-// as lock reads it (its mirror, its credentials).
-func checkEntry(ctx context.Context, r *registry.Resolver, pol *sigverify.Policy, img *plan.Image, digest string) (*sigverify.Signer, error) {
-	h, err := v1.NewHash(digest)
-	if err != nil {
-		return nil, err
-	}
-	repo, pl, err := r.Source(img.Ref.Repository, img.Auth)
-	if err != nil {
-		return nil, err
-	}
-	return pol.Check(ctx, repo, pl, h)
+	return out, err
 }

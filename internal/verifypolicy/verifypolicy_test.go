@@ -1,0 +1,125 @@
+package verifypolicy
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/schema"
+)
+
+const example = "../../examples/gpu-platform"
+
+// load is the example's config, its lock and every image it pins.
+func load(t *testing.T) (*v1alpha1.Config, *lock.Lock, []*plan.Image) {
+	t.Helper()
+	cfg, err := schema.Load(example, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lock.Read(filepath.Join(example, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := plan.All(cfg, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, l, all.Images
+}
+
+// TestOfAndLoad: the vendor's environments are verified under their
+// environment's policy, Node Feature Discovery and the model under none;
+// Load reads each policy's key once, keyed by lock key.
+func TestOfAndLoad(t *testing.T) {
+	cfg, _, images := load(t)
+	pols, err := Load(cfg, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := 0
+	for _, img := range images {
+		of := Of(cfg, img)
+		if len(of) != len(pols[img.Ref.Key()]) {
+			t.Errorf("%s: %d policies apply, %d loaded", img.Key, len(of), len(pols[img.Ref.Key()]))
+		}
+		for i, p := range of {
+			if p.Verify.Mode != v1alpha1.VerifyOptional || pols[img.Ref.Key()][i].Required {
+				t.Errorf("%s: policy %s mode %q, loaded required %v; want the example's optional one", img.Key, p.Field, p.Verify.Mode, pols[img.Ref.Key()][i].Required)
+			}
+		}
+		if len(of) > 0 {
+			with++
+		}
+	}
+	if with == 0 || with == len(images) {
+		t.Errorf("%d of %d images under a policy; want some, not all", with, len(images))
+	}
+}
+
+// TestUnverified: under the example's optional policy no entry is
+// unverified; made required, every entry under it without a signer is.
+func TestUnverified(t *testing.T) {
+	cfg, l, images := load(t)
+	got, err := Unverified(cfg, l, images)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("optional: %v, %v; want none", got, err)
+	}
+	var under int
+	for _, img := range images {
+		if len(Of(cfg, img)) > 0 {
+			under++
+		}
+	}
+	for name, env := range cfg.Environments {
+		if env.Verify != nil {
+			v := *env.Verify
+			v.Mode = v1alpha1.VerifyRequired
+			env.Verify = &v
+			cfg.Environments[name] = env
+		}
+	}
+	got, err = Unverified(cfg, l, images)
+	if err != nil || len(got) != under {
+		t.Fatalf("required: %v, %v; want the %d entries under it", got, err, under)
+	}
+	for _, s := range got {
+		if s.Status != "unverified" {
+			t.Errorf("%+v: want status unverified", s)
+		}
+	}
+}
+
+// TestPinWithoutPolicies: an entry no policy applies to is pinned as
+// resolved, carrying no signer; no registry is asked. A lock error that is
+// not per image comes back as it is.
+func TestPinWithoutPolicies(t *testing.T) {
+	cfg, l, images := load(t)
+	// The catalogue images alone: none of them has a policy.
+	all, err := plan.All(&v1alpha1.Config{Images: cfg.Images}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := &lock.Lock{}
+	for _, img := range all.Images {
+		e, _ := l.Lookup(img.Key)
+		e.VerifiedBy = &lock.Signer{Key: "stale"}
+		next.Put(e)
+	}
+	out, warnings, err := Pin(t.Context(), nil, &v1alpha1.Config{Images: cfg.Images}, &lock.Lock{}, next, all.Images, nil)
+	if err != nil || len(warnings) != 0 || len(out.Entries) != len(next.Entries) {
+		t.Fatalf("got %d entries, %v, %v", len(out.Entries), warnings, err)
+	}
+	for _, e := range out.Entries {
+		if e.VerifiedBy != nil {
+			t.Errorf("%s carries signer %+v", e.Name, e.VerifiedBy)
+		}
+	}
+	broken := errors.New("the lock could not be read")
+	if _, _, err := Pin(t.Context(), nil, cfg, l, nil, images, broken); err != broken {
+		t.Errorf("a nil lock: %v, want the run's error", err)
+	}
+}
