@@ -182,8 +182,9 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 	if err := sch.Err(); err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
-	v := sch.LookupPath(cue.ParsePath("#Config")).Unify(user)
-	loc := &locator{user: user, config: v, first: first}
+	schema := sch.LookupPath(cue.ParsePath("#Config"))
+	v := schema.Unify(user)
+	loc := &locator{user: user, config: v, schema: schema, first: first}
 	var errs Errors
 	if err := v.Validate(cue.Concrete(true), cue.All()); err != nil {
 		errs = append(errs, loc.fromCUE(err)...)
@@ -197,16 +198,16 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		failedPaths = append(failedPaths, fp)
 		// A part that does not decode without CUE or checkRaw saying why.
 		if !slices.ContainsFunc(errs, func(e *Error) bool { return related(e.Path, fp) }) {
-			msg := messageOf(f.err)
+			msg, at := messageOf(f.err), f.path
 			if m, ok := firstMessage(f.err); ok {
-				msg = loc.missingHint(f.path, m)
+				at, msg = loc.missingHint(f.path, m)
 				if isPassword(f.path) {
-					msg = redactPassword(m)
+					at, msg = f.path, redactPassword(m)
 				}
 			} else if isPassword(f.path) {
 				msg = redactPassword(cueMessage{format: "%s", args: []any{msg}})
 			}
-			errs = append(errs, loc.at(f.path, "%s", msg))
+			errs = append(errs, loc.at(at, "%s", msg))
 		}
 	}
 	cfg.Dir = dir

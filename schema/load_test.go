@@ -116,6 +116,20 @@ func TestLoadRejects(t *testing.T) {
 			{"config.yaml", 4, "environments.jupyter.nodeSelectr", []string{"field not allowed", `did you mean "nodeSelector"?`}},
 			{"config.yaml", 6, "profile", []string{"field not allowed", `did you mean "profiles"?`}},
 		}},
+		// A misspelt policy field gets the nearest name, and the kinds
+		// it leaves out are named at the policy block (CUE's path for
+		// them is kinds[0], an index, which once panicked the loader).
+		{dir: "policy-kind-typo", want: []wantErr{
+			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{`kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "policy-controller", "crio"`}},
+			{"config.yaml", 9, "profiles.lab.policy.kind", []string{"field not allowed", `did you mean "kinds"?`}},
+		}},
+		{dir: "policy-missing-kinds", want: []wantErr{
+			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{"kinds is required and missing", `"kyverno", "policy-controller", "crio"`}},
+			{"config.yaml", 12, "profiles.audit.policy.kinds", []string{"kinds is required and missing", `"kyverno", "policy-controller", "crio"`}},
+		}},
+		{dir: "policy-empty-kinds", want: []wantErr{
+			{"config.yaml", 9, "profiles.lab.policy.kinds", []string{`kinds is empty: write at least one of "kyverno", "policy-controller", "crio"`}},
+		}, never: []string{"incompatible list lengths"}},
 		{dir: "many-errors", want: []wantErr{
 			{"environments.yaml", 8, "environments.jupyter.tolerations[0].operator", []string{`"Sometimes" is not allowed here; want one of "Equal", "Exists"`}},
 			{"environments.yaml", 12, `environments."jupyter-gpu".nodeSelector."gpu type"`, []string{"not a valid label key"}},

@@ -19,6 +19,9 @@ type locator struct {
 	user cue.Value
 	// config is user unified with #Config: what the schema allows where.
 	config cue.Value
+	// schema is #Config alone, for what the schema asks at a path
+	// whatever the user wrote there.
+	schema cue.Value
 	// first is the file named when nothing in the files is closer.
 	first string
 }
@@ -120,7 +123,12 @@ func (l *locator) fromCUE(err error) Errors {
 		case m.format == cueNotAllowed:
 			le.Msg += l.allowedFields(p)
 		default:
-			le.Msg = l.missingHint(p, m)
+			if msg, ok := l.shortList(p, m); ok {
+				le.Msg = msg
+				break
+			}
+			p, le.Msg = l.missingHint(p, m)
+			le.Path = pathString(p)
 		}
 		if conflict && len(positions) >= 2 {
 			le.Msg = definedTwice(p) + le.Msg
@@ -293,7 +301,7 @@ func (l *locator) allowedFields(p cue.Path) string {
 		return ""
 	}
 	sort.Strings(allowed)
-	return suggest(sels[len(sels)-1].Unquoted(), allowed) + " (allowed here: " + strings.Join(allowed, ", ") + ")"
+	return suggest(label(sels[len(sels)-1]), allowed) + " (allowed here: " + strings.Join(allowed, ", ") + ")"
 }
 
 // messageOf is err's message without the path CUE puts in front of it.
@@ -459,7 +467,7 @@ func definedTwice(p cue.Path) string {
 	if len(sels) < 2 || nouns[sels[0].String()] == "" {
 		return ""
 	}
-	msg := fmt.Sprintf("%s %q is defined more than once", nouns[sels[0].String()], sels[1].Unquoted())
+	msg := fmt.Sprintf("%s %q is defined more than once", nouns[sels[0].String()], label(sels[1]))
 	if len(sels) > 2 {
 		msg += ", with different values for " + pathString(cue.MakePath(sels[2:]...))
 	}

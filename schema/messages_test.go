@@ -26,6 +26,12 @@ func TestMissingFieldNamed(t *testing.T) {
 			"cfg/c.cue:2:9: images.x: reference or byNodeLabel is required"},
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: string, namespace: \"n\", images: [\"x\"]}]\n",
 			"cfg/c.cue:3:31: profiles.p.pullers[0].name: name has no concrete value: write a string (CUE: incomplete value string)"},
+		// A required list left out: CUE names its first element; the
+		// message names the list, at the block that lacks it.
+		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\nprofiles: p: policy: {mode: \"audit\"}\n",
+			`cfg/c.cue:4:14: profiles.p.policy.kinds: kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "policy-controller", "crio"`},
+		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\nprofiles: p: policy: kinds: []\n",
+			`cfg/c.cue:4:22: profiles.p.policy.kinds: kinds is empty: write at least one of "kyverno", "policy-controller", "crio"`},
 	} {
 		_, err := LoadFiles("cfg", []File{{Name: "cfg/c.cue", Data: []byte("package stowage\n" + c.file)}}, Options{})
 		if err == nil || err.Error() != c.want {
