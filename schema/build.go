@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
@@ -130,6 +132,10 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 				errs = append(errs, e)
 				continue
 			}
+			if es := duplicateKeys(af, f.Name); len(es) > 0 {
+				errs = append(errs, es...)
+				continue
+			}
 		}
 		nodes += countNodes(af)
 		if lim := maxNodes; nodes > lim {
@@ -163,8 +169,14 @@ func notConfig(af *ast.File, file string) *Error {
 	for i := 0; i < len(decls); i++ {
 		switch d := decls[i].(type) {
 		case *ast.Field:
-			if name, _, err := ast.LabelName(d.Label); err == nil && (name == "apiVersion" || name == "kind") {
+			name, _, err := ast.LabelName(d.Label)
+			if err == nil && (name == "apiVersion" || name == "kind") {
 				seen[name] = d.Pos()
+			}
+			if err == nil && name == "mediaType" {
+				if e := sigstoreFile(d, file); e != nil {
+					return e
+				}
 			}
 		case *ast.EmbedDecl:
 			switch x := d.Expr.(type) {
@@ -185,6 +197,37 @@ func notConfig(af *ast.File, file string) *Error {
 		return at(seen["apiVersion"], "holds a Kubernetes object (apiVersion and kind), not stowage config; is it rendered output or a manifest? keep those outside the config directory")
 	}
 	return nil
+}
+
+// sigstoreMediaType starts the media type of sigstore's JSON files: a
+// trusted root is "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+// a bundle "application/vnd.dev.sigstore.bundle.v0.3+json".
+const sigstoreMediaType = "application/vnd.dev.sigstore."
+
+// sigstoreFile is an error at mediaType, a top-level field of file, when
+// its value is a sigstore media type: the file is a trusted root (or
+// another sigstore file) put directly in the config directory, where
+// every .json file is read as config, and unification would report each
+// of its fields as not allowed.
+func sigstoreFile(mediaType *ast.Field, file string) *Error {
+	lit, ok := mediaType.Value.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return nil
+	}
+	mt, err := literal.Unquote(lit.Value)
+	if err != nil || !strings.HasPrefix(mt, sigstoreMediaType) {
+		return nil
+	}
+	e := &Error{File: file}
+	if p := mediaType.Pos(); p.IsValid() {
+		setPos(e, p)
+	}
+	if strings.HasPrefix(mt, sigstoreMediaType+"trustedroot") {
+		e.Msg = fmt.Sprintf("is a sigstore trusted root (mediaType %q), not stowage config: every .json file directly in the config directory is read as config; move it into a subdirectory and name it in the verify policy, e.g. trust/%s with verify: trustedRoot: \"trust/%s\"", mt, filepath.Base(file), filepath.Base(file))
+	} else {
+		e.Msg = fmt.Sprintf("is a sigstore file (mediaType %q), not stowage config: every .json file directly in the config directory is read as config; keep trust files in a subdirectory, e.g. trust/%s", mt, filepath.Base(file))
+	}
+	return e
 }
 
 // firstPos is the first valid position in n (its own, or its first

@@ -20,6 +20,9 @@ type Error struct {
 	// fromCUE in the same process; nil for stowage's own errors and after
 	// a trip through JSON.
 	cue *cueMessage
+	// users is how many positions in user files the CUE error named
+	// (two for a conflict between two of the user's values).
+	users int
 }
 
 func (e *Error) Error() string {

@@ -139,6 +139,9 @@ func loadEmbedded(dir, file string, data []byte, field string, drop []string, op
 	if err != nil {
 		return nil, yamlProblem(decodeErrors(err, file), data).sorted()
 	}
+	if es := duplicateKeys(f, file); len(es) > 0 {
+		return nil, es.sorted()
+	}
 	var body *ast.StructLit
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.Field)

@@ -130,6 +130,18 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "policy-empty-kinds", want: []wantErr{
 			{"config.yaml", 9, "profiles.lab.policy.kinds", []string{`kinds is empty: write at least one of "kyverno", "policy-controller", "crio"`}},
 		}, never: []string{"incompatible list lengths"}},
+		// A key given twice in one YAML mapping is said to be, with
+		// both lines, not reported as a conflict of values (which named
+		// a kind the file never wrote, from the schema's disjunction).
+		{dir: "policy-duplicate-key", want: []wantErr{
+			{"config.yaml", 10, "profiles.lab.policy.kinds", []string{`duplicate key "kinds"`, "line 9 and again at line 10"}},
+		}, never: []string{"policy-controller", "conflicting values"}},
+		// A sigstore trusted root put directly in the config directory
+		// is named once as what it is, with where it goes, not reported
+		// field by field as unknown config.
+		{dir: "trusted-root-inside", want: []wantErr{
+			{"trusted_root.json", 2, "", []string{"is a sigstore trusted root", "not stowage config", `verify: trustedRoot: "trust/trusted_root.json"`}},
+		}, never: []string{"field not allowed", "tlogs"}},
 		{dir: "many-errors", want: []wantErr{
 			{"environments.yaml", 8, "environments.jupyter.tolerations[0].operator", []string{`"Sometimes" is not allowed here; want one of "Equal", "Exists"`}},
 			{"environments.yaml", 12, `environments."jupyter-gpu".nodeSelector."gpu type"`, []string{"not a valid label key"}},

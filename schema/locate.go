@@ -114,8 +114,8 @@ func (l *locator) fromCUE(err error) Errors {
 	for _, e := range cueerrors.Errors(err) {
 		m := messageFrom(e)
 		p := cuePath(e.Path())
-		le := &Error{Path: pathString(p), Msg: m.String(), cue: &m}
 		positions := userPositions(e)
+		le := &Error{Path: pathString(p), Msg: m.String(), cue: &m, users: len(positions)}
 		_, _, _, conflict := m.conflict()
 		switch {
 		case isPassword(p):
@@ -228,6 +228,7 @@ func mergeDisjunctions(errs Errors) Errors {
 		}
 		done[e.Path] = true
 		alts := slices.Delete(slices.Clone(group), header, header+1)
+		alts = userConflicts(alts)
 		if merged := mergeConflicts(alts); merged != nil {
 			out = append(out, merged)
 		} else if len(alts) > 0 {
@@ -235,6 +236,29 @@ func mergeDisjunctions(errs Errors) Errors {
 		} else {
 			out = append(out, group[header])
 		}
+	}
+	return out
+}
+
+// userConflicts is, of the alternatives of a disjunction that failed,
+// the conflicts between two of the user's own values, when there are any:
+// two files (or two YAML keys) giving a field "kyverno" and "crio" fail
+// every alternative of "kyverno" | "policy-controller" | "crio", and the
+// alternatives that pit one user value against a schema value the user
+// never wrote ("policy-controller") say nothing the user can act on.
+// Otherwise alts is returned as it is.
+func userConflicts(alts Errors) Errors {
+	var out Errors
+	for _, e := range alts {
+		if e.cue == nil {
+			return alts
+		}
+		if _, _, _, ok := e.cue.conflict(); ok && e.users >= 2 {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return alts
 	}
 	return out
 }

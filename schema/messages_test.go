@@ -39,3 +39,28 @@ func TestMissingFieldNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestUserConflictOnly: two of the user's values for one field, neither
+// of them wrong alone, are one conflict naming those two; the schema's
+// other alternatives ("policy-controller") are not reported as if the
+// user had written them. In YAML or JSON the same key twice in a mapping
+// is a duplicate key, at the second, naming both lines.
+func TestUserConflictOnly(t *testing.T) {
+	base := "images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\n"
+	for _, c := range []struct {
+		files []File
+		want  string
+	}{
+		{[]File{{Name: "cfg/a.cue", Data: []byte("package stowage\n" + base + "profiles: p: policy: kinds: [\"kyverno\"]\n")},
+			{Name: "cfg/b.cue", Data: []byte("package stowage\nprofiles: p: policy: kinds: [\"crio\"]\n")}},
+			`cfg/a.cue:4:30: profiles.p.policy.kinds[0]: profile "p" is defined more than once, with different values for policy.kinds[0]: conflicting values "crio" and "kyverno" (see also cfg/b.cue:2:30)`},
+		{[]File{{Name: "cfg/a.cue", Data: []byte("package stowage\n" + base)},
+			{Name: "cfg/p.json", Data: []byte(`{"profiles": {"p": {"secrets": "render",` + "\n" + `"secrets": "render"}}}`)}},
+			`cfg/p.json:2:2: profiles.p.secrets: duplicate key "secrets": this mapping gives it at line 1 and again at line 2; a key appears once in a mapping (keep one)`},
+	} {
+		_, err := LoadFiles("cfg", c.files, Options{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("err = %v\nwant %s", err, c.want)
+		}
+	}
+}
