@@ -272,12 +272,21 @@ func TestBumpShowsSigners(t *testing.T) {
 	if _, stderr, code := runCLI(t, nil, "lock", dir, "--check"); code != 0 {
 		t.Fatalf("lock --check exit %d:\n%s", code, stderr)
 	}
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Fatalf("vet of a verified lock: exit %d:\n%s", code, stderr)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(strings.Replace(cfg, "keys: [a.pub, b.pub]", "keys: [b.pub]", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := runCLI(t, nil, "lock", dir, "--check")
 	if code != 1 || strings.Count(stderr, "unverified ") != 2 || !strings.Contains(stderr, "unverified "+repo.Tag("1").Name()+" (no signer its required verify policy trusts)") {
 		t.Errorf("lock --check with another key: exit %d, want 1 and two unverified entries:\n%s", code, stderr)
+	}
+	// vet, offline, refuses the same lock: config and lock do not agree
+	// while the lock pins digests the required policy does not trust.
+	_, stderr, code = runCLI(t, nil, "vet", dir)
+	if code != 1 || strings.Count(stderr, "unverified ") != 2 || !strings.Contains(stderr, "run `stowage lock`") {
+		t.Errorf("vet with another key: exit %d, want 1 and two unverified entries:\n%s", code, stderr)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ import (
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/verifypolicy"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -149,6 +151,9 @@ func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		}
 	}
 	v.rep.Objects = n
+	if err := vetVerified(cfg, l, vetted); err != nil {
+		return err
+	}
 	siteNote := ""
 	if v.site {
 		ms, imgs, sites, err := siteManifests(cfg, vetted, l, nil)
@@ -175,6 +180,30 @@ func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
 	}
 	v.printOK(cmd.OutOrStdout(), fmt.Sprintf("ok: %d profile(s), %d object(s), %d pinned digest(s) exist%s\n", len(profiles), n, pins, siteNote), external)
 	return nil
+}
+
+// vetVerified refuses, offline, a lock whose entries a required verify
+// policy of their image does not trust (no verifiedBy, or a signer the
+// policy no longer names: verifypolicy.Unverified, lock --check's rule),
+// so that a config and lock that would pin digests nobody verified do not
+// vet as agreeing. The error names each entry and says to run lock.
+func vetVerified(cfg *v1alpha1.Config, l *lock.Lock, plans []*plan.Plan) error {
+	var images []*plan.Image
+	for _, p := range plans {
+		images = append(images, p.Images...)
+	}
+	unverified, err := verifypolicy.Unverified(cfg, l, images)
+	if err != nil || len(unverified) == 0 {
+		return err
+	}
+	var lines []string
+	for _, s := range unverified {
+		if line := escape.Line(s.String()); !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
+	}
+	return fmt.Errorf("the lock pins digests its required verify policies do not trust; run `stowage lock` (it verifies them again) and commit the result:\n  %s",
+		strings.Join(lines, "\n  "))
 }
 
 // verifyPins checks with r that every digest p pins exists in its
