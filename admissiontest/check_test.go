@@ -278,3 +278,24 @@ func admissionObjects(stream []byte) (objs [][]byte, others [][]byte, err error)
 		}
 	}
 }
+
+// ofProfile is the objects of objs (JSON, as admissionObjects returns
+// them) that carry profile's admission.Label.
+func ofProfile(t *testing.T, objs [][]byte, profile string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, b := range objs {
+		var o struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Metadata.Labels[admission.Label] == profile {
+			out = append(out, b)
+		}
+	}
+	return out
+}

@@ -364,7 +364,8 @@ func keysOf[V any](m map[string]V) []string {
 var allKinds = []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO}
 
 // TestRenderedPoliciesValidate: for a table of inputs (keys, two keys,
-// keyless exact and regexp identities, audit mode, policies written alike
+// keyless exact and regexp identities (policy-controller: Render refuses
+// keyless policies for kyverno and crio), audit mode, policies written alike
 // merged, an image under two policies, a Docker Hub image without a site,
 // a name of its own), every object admission.Render returns decodes
 // strictly into Kyverno's, policy-controller's or k8s.io/api's own type
@@ -415,19 +416,19 @@ func TestRenderedPoliciesValidate(t *testing.T) {
 		},
 		{
 			name:     "keyless exact",
-			spec:     v1alpha1.AdmissionPolicy{Kinds: allKinds},
+			spec:     v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionPolicyController}},
 			policies: []admission.Policy{keyless("images.model.verify", []v1alpha1.VerifyIdentity{exact}, model)},
 			want:     want{Groups: []group{{Name: "images-model", Images: []admission.Image{model}, IDs: []v1alpha1.VerifyIdentity{exact}}}},
 		},
 		{
 			name:     "keyless regexp and exact",
-			spec:     v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionKyverno}},
+			spec:     v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionPolicyController}},
 			policies: []admission.Policy{keyless("verify", []v1alpha1.VerifyIdentity{regexp, exact}, model, helper)},
 			want:     want{Groups: []group{{Name: "top-level", Images: []admission.Image{model, helper}, IDs: []v1alpha1.VerifyIdentity{regexp, exact}}}},
 		},
 		{
 			name: "audit",
-			spec: v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController}, Mode: v1alpha1.AdmissionAudit},
+			spec: v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionPolicyController}, Mode: v1alpha1.AdmissionAudit},
 			policies: []admission.Policy{
 				keyPolicy("verify", []string{"keys/a.pub"}, busybox),
 				keyless("images.model.verify", []v1alpha1.VerifyIdentity{exact}, model),
@@ -438,8 +439,27 @@ func TestRenderedPoliciesValidate(t *testing.T) {
 			}},
 		},
 		{
+			name:     "audit, kyverno",
+			spec:     v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController}, Mode: v1alpha1.AdmissionAudit},
+			policies: []admission.Policy{keyPolicy("verify", []string{"keys/a.pub"}, busybox)},
+			want:     want{Audit: true, Groups: []group{{Name: "top-level", Images: []admission.Image{busybox}, Keys: [][]byte{keyA}}}},
+		},
+		{
 			name: "merged, and an image under two policies",
 			spec: v1alpha1.AdmissionPolicy{Kinds: allKinds, Name: "site-images"},
+			policies: []admission.Policy{
+				keyPolicy("environments.driver.verify", []string{"keys/b.pub"}, driver),
+				keyPolicy("environments.cuda.verify", []string{"keys/b.pub"}, cuda),
+				keyPolicy("verify", []string{"keys/a.pub"}, busybox, cuda),
+			},
+			want: want{Name: "site-images", Groups: []group{
+				{Name: "environments", Images: []admission.Image{cuda, driver}, Keys: [][]byte{keyB}},
+				{Name: "top-level", Images: []admission.Image{busybox, cuda}, Keys: [][]byte{keyA}},
+			}},
+		},
+		{
+			name: "merged, an image under a key and a keyless policy",
+			spec: v1alpha1.AdmissionPolicy{Kinds: []string{v1alpha1.AdmissionPolicyController}, Name: "site-images"},
 			policies: []admission.Policy{
 				keyPolicy("environments.driver.verify", []string{"keys/b.pub"}, driver),
 				keyPolicy("environments.cuda.verify", []string{"keys/b.pub"}, cuda),

@@ -250,20 +250,22 @@ const (
 // with a key by the real cosign (the top-level policy), and a model image
 // keyless (a Sigstore bundle from sigstore-go's virtual sigstore, a policy
 // of its own with its trusted root beside the config); stowage locks them,
-// mirrors them to a site prefix on another docker-registry and renders the
-// profile with all three policy kinds. Each reference the rendered
-// DaemonSets name matches exactly one Kyverno rule and one
-// ClusterImagePolicy by those projects' own matchers, and what that rule
-// carries verifies the site copy with `cosign verify`, offline (no network
-// beyond loopback): its key (--key), or the trusted root it carries
-// (Kyverno's roots and Rekor, CT and TSA keys; the TrustRoot the
-// ClusterImagePolicy names) with its identity and issuer. Under the CRI-O
-// fragment containers-image's PolicyContext admits the key-signed copies
-// (the scope of the site repository accepts signatures for the repository
-// cosign signed). Copies at the same site repositories signed with another
-// key, or by another sigstore, match the same rules and fail the same
-// verification; the source reference and a sibling repository at the site
-// match no rule and no CRI-O scope.
+// mirrors them to a site prefix on another docker-registry and renders
+// profile edge (the key-signed image and the helper) with all three
+// policy kinds and profile lab (the keyless image and the helper) with
+// policy-controller, the one kind that checks keyless bundles. Each
+// reference the rendered DaemonSets name matches exactly one Kyverno rule
+// and one ClusterImagePolicy of its profile by those projects' own
+// matchers, and what that rule carries verifies the site copy with
+// `cosign verify`, offline (no network beyond loopback): its key (--key),
+// or the TrustRoot the ClusterImagePolicy names with its identity and
+// issuer (--new-bundle-format, as its signatureFormat bundle reads it).
+// Under the CRI-O fragment containers-image's PolicyContext admits the
+// key-signed copies (the scope of the site repository accepts signatures
+// for the repository cosign signed). Copies at the same site repositories
+// signed with another key, or by another sigstore, match the same rules
+// and fail the same verification; the source reference and a sibling
+// repository at the site match no rule and no CRI-O scope.
 func TestSiteCopyVerifiesUnderRenderedPolicy(t *testing.T) {
 	cs := cosigntest.Lookup(t)
 	src := registrytest.Start(t, registrytest.Options{})
@@ -307,19 +309,28 @@ profiles:
   edge:
     namespace: prepull
     policy: {kinds: [kyverno, policy-controller, crio]}
-    pullers: [{name: pre, namespace: prepull, images: [app, model]}]
+    pullers: [{name: pre, namespace: prepull, images: [app]}]
+  lab:
+    namespace: lab
+    policy: {kinds: [policy-controller]}
+    pullers: [{name: pre, namespace: lab, images: [model]}]
 `, repo.Tag("1.0").Name(), modelRepo.Tag("1.0").Name(), testIdentity, testIssuer, repo.Tag("helper").Name(), prefix)
 	writeFile(t, filepath.Join(dir, "stowage.yaml"), []byte(cfg))
 	insecure := []string{"--insecure-registry", src.Host, "--insecure-registry", dst.Host}
 	stowage(t, append([]string{"lock", dir, "-q"}, insecure...)...)
 	stowage(t, append([]string{"mirror", dir, "--to", prefix, "-q"}, insecure...)...)
-	out := stowage(t, "render", dir)
+	out := append(stowage(t, "render", dir, "--profile", "edge"), "\n---\n"...)
+	out = append(out, stowage(t, "render", dir, "--profile", "lab")...)
 
 	objs, others, err := admissionObjects(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := check(objs)
+	c, err := check(ofProfile(t, objs, "edge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := check(ofProfile(t, objs, "lab"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +342,10 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertChecked(t, c, want{Name: "stowage-edge", Namespace: "prepull", Kinds: allKinds, Root: rootPath, Groups: []group{
+	assertChecked(t, c, want{Name: "stowage-edge", Namespace: "prepull", Kinds: allKinds, Groups: []group{
+		{Name: "top-level", Images: []admission.Image{{Site: siteRepo.Name(), Signed: repo.Name()}}, Keys: [][]byte{pubPEM}},
+	}})
+	assertChecked(t, lab, want{Name: "stowage-lab", Namespace: "lab", Kinds: []string{v1alpha1.AdmissionPolicyController}, Root: rootPath, Groups: []group{
 		{Name: "images-model", Images: []admission.Image{{Site: siteModel.Name(), Signed: modelRepo.Name()}}, IDs: []v1alpha1.VerifyIdentity{{Identity: testIdentity, Issuer: testIssuer}}},
 		{Name: "top-level", Images: []admission.Image{{Site: siteRepo.Name(), Signed: repo.Name()}}, Keys: [][]byte{pubPEM}},
 	}})
@@ -380,40 +394,26 @@ profiles:
 		}
 		return m
 	}
-	// keylessChecks verifies ref with what the keyless rule and policy
-	// carry: the Kyverno entry's roots, Rekor, CT and TSA keys as a
-	// trusted root; the TrustRoot the ClusterImagePolicy's authority
-	// names. Each returns cosign's result.
-	keylessChecks := func(ref string) (kyvernoErr, cipErr error) {
+	// keylessCheck verifies ref with what lab's keyless
+	// ClusterImagePolicy carries: the TrustRoot its authority names (a
+	// Sigstore bundle, signatureFormat bundle, as policy-controller reads
+	// it). Kyverno and CRI-O are not rendered for keyless policies.
+	keylessCheck := func(ref string) error {
 		t.Helper()
-		m := matched(ref, "verify-images-model", "stowage-edge-images-model")
-		if len(m.kyvernoKeyless) != 1 || len(m.cipKeyless) != 1 || len(m.kyvernoKeys)+len(m.cipKeys) != 0 {
-			t.Fatalf("%s: %d Kyverno and %d policy-controller keyless authorities, %d keys; want one keyless each", ref, len(m.kyvernoKeyless), len(m.cipKeyless), len(m.kyvernoKeys)+len(m.cipKeys))
+		m := match(t, lab, ref)
+		if len(m.kyvernoRules) != 0 || !slices.Equal(m.cips, []string{"stowage-lab-images-model"}) {
+			t.Fatalf("%s: matches Kyverno rules %q and ClusterImagePolicies %q, want none and stowage-lab-images-model", ref, m.kyvernoRules, m.cips)
 		}
-		k := m.kyvernoKeyless[0]
-		if k.Rekor == nil || k.CTLog == nil {
-			t.Fatalf("%s: the Kyverno keyless entry has no Rekor or CT settings: %+v", ref, k)
+		if len(m.cipKeyless) != 1 || len(m.cipKeys) != 0 {
+			t.Fatalf("%s: %d policy-controller keyless authorities, %d keys; want one keyless", ref, len(m.cipKeyless), len(m.cipKeys))
 		}
-		var tsas []trustAuthority
-		if k.CTLog.TSACertChain != "" {
-			tsas = append(tsas, trustAuthority{Chain: []byte(k.CTLog.TSACertChain)})
-		}
-		var ctlogs []trustLog
-		if k.CTLog.CTLogPubKey != "" {
-			ctlogs = append(ctlogs, trustLog{URL: "https://ctfe.invalid", Key: []byte(k.CTLog.CTLogPubKey)})
-		}
-		kroot := writeTrustedRoot(t, t.TempDir(), []trustAuthority{{Chain: []byte(k.Roots)}}, tsas,
-			[]trustLog{{URL: k.Rekor.URL, Key: []byte(k.Rekor.RekorPubKey)}}, ctlogs)
-		kyvernoErr = verifyKeyless(kroot, k.Subject, k.Issuer, ref)
-
 		a := m.cipKeyless[0]
-		tr := c.Roots[a.Keyless.TrustRootRef]
-		if tr == nil || len(a.Keyless.Identities) != 1 {
-			t.Fatalf("%s: authority %+v names TrustRoot %q, which is not rendered, or not one identity", ref, a.Keyless, a.Keyless.TrustRootRef)
+		tr := lab.Roots[a.Keyless.TrustRootRef]
+		if tr == nil || len(a.Keyless.Identities) != 1 || a.SignatureFormat != "bundle" {
+			t.Fatalf("%s: authority %+v (format %q) names TrustRoot %q, which is not rendered, or not one identity, or reads no bundle", ref, a.Keyless, a.SignatureFormat, a.Keyless.TrustRootRef)
 		}
 		id := a.Keyless.Identities[0]
-		cipErr = verifyKeyless(trustRootFile(t, tr), id.Subject, id.Issuer, ref)
-		return kyvernoErr, cipErr
+		return verifyKeyless(trustRootFile(t, tr), id.Subject, id.Issuer, ref)
 	}
 
 	for _, ref := range keyed {
@@ -431,11 +431,15 @@ profiles:
 			t.Errorf("containers-image under the CRI-O fragment refuses %s: %v", ref, err)
 		}
 	}
-	// The keyless copy. containers-image reads cosign's tag-scheme
-	// signatures only, not Sigstore bundles (OCI referrers), so the CRI-O
-	// fragment is not evaluated for it.
-	if kerr, cerr := keylessChecks(modelRef); kerr != nil || cerr != nil {
-		t.Errorf("cosign verify %s with the Kyverno rule's trusted root: %v\nwith the ClusterImagePolicy's TrustRoot: %v", modelRef, kerr, cerr)
+	// The keyless copy, under lab's ClusterImagePolicy. The helper is
+	// under lab's key policy too.
+	if err := keylessCheck(modelRef); err != nil {
+		t.Errorf("cosign verify %s with the ClusterImagePolicy's TrustRoot: %v", modelRef, err)
+	}
+	if m := match(t, lab, keyed[1]); !slices.Equal(m.cips, []string{"stowage-lab-top-level"}) || len(m.cipKeys) != 1 {
+		t.Errorf("%s: lab's ClusterImagePolicies %q with %d keys, want stowage-lab-top-level with one", keyed[1], m.cips, len(m.cipKeys))
+	} else if err := verifyKey(m.cipKeys[0], keyed[1]); err != nil {
+		t.Errorf("cosign verify %s with lab's ClusterImagePolicy's key: %v", keyed[1], err)
 	}
 
 	// Copies at the site signed with another key or by another sigstore:
@@ -459,8 +463,8 @@ profiles:
 	rogueModel := pushRandom(t, siteModel.Tag("rogue"))
 	cosigntest.AttachBundle(t, siteModel, manifestDesc(t, siteModel.Digest(rogueModel.String())), cosigntest.KeylessBundle(t, stranger, testIdentity, testIssuer, rogueModel))
 	rogueModelRef := siteModel.Name() + "@" + rogueModel.String()
-	if kerr, cerr := keylessChecks(rogueModelRef); kerr == nil || cerr == nil {
-		t.Errorf("cosign verify accepted %s, signed by another sigstore: under the Kyverno rule's trusted root %v, under the ClusterImagePolicy's TrustRoot %v", rogueModelRef, kerr, cerr)
+	if err := keylessCheck(rogueModelRef); err == nil {
+		t.Errorf("cosign verify accepted %s, signed by another sigstore, under the ClusterImagePolicy's TrustRoot", rogueModelRef)
 	}
 
 	// Outside the site prefix: the source copy and a sibling repository
@@ -475,8 +479,10 @@ profiles:
 	}
 	outside := []string{repo.Name() + "@" + appDigest.String(), modelRepo.Name() + "@" + modelDigest.String(), sibling.Name() + "@" + appDigest.String()}
 	for _, ref := range append(outside, siteRepo.Name()+"/sub:1.0") {
-		if m := match(t, c, ref); len(m.kyvernoRules)+len(m.cips) != 0 {
-			t.Errorf("%s, outside the site repositories, matches Kyverno rules %q and ClusterImagePolicies %q", ref, m.kyvernoRules, m.cips)
+		for _, c := range []*checked{c, lab} {
+			if m := match(t, c, ref); len(m.kyvernoRules)+len(m.cips) != 0 {
+				t.Errorf("%s, outside the site repositories, matches Kyverno rules %q and ClusterImagePolicies %q", ref, m.kyvernoRules, m.cips)
+			}
 		}
 	}
 	for _, ref := range outside {

@@ -69,9 +69,9 @@ const Label = "stowage.dev/profile"
 // Render returns the objects of in.Spec.Kinds, in the order kyverno,
 // policy-controller (TrustRoots first), crio, each sorted by name. Errors
 // name the field: a file missing from Files, a trusted root that does not
-// parse, a policy CRI-O cannot express (more than one identity, keys and
-// identities together, a regular expression), a profile whose policy:
-// has no image under a verify policy.
+// parse, a keyless policy under kyverno or crio (keylessUnsupported, at
+// profiles.P.policy.kinds), a profile whose policy: has no image under a
+// verify policy.
 func Render(in Input) ([]*unstructured.Unstructured, error) {
 	pols := slices.Clone(in.Policies)
 	slices.SortFunc(pols, func(a, b Policy) int { return strings.Compare(a.At, b.At) })
@@ -94,6 +94,13 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 		if !slices.Contains(in.Spec.Kinds, k) {
 			continue
 		}
+		if why := keylessUnsupported[k]; why != "" {
+			for _, p := range pols {
+				if len(p.Verify.Identities) > 0 {
+					return nil, fmt.Errorf("%s.kinds: %s cannot check the keyless policy %s.identities: %s", at, k, p.At, why)
+				}
+			}
+		}
 		var objs []*unstructured.Unstructured
 		var err error
 		switch k {
@@ -110,6 +117,19 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// keylessUnsupported says, for each kind that cannot check a keyless
+// policy as stowage verifies it, why: stowage finds keyless signatures
+// only as Sigstore bundles among a digest's OCI 1.1 referrers
+// (sigverify.VerifyKeyless), never as cosign's tag-scheme signatures.
+var keylessUnsupported = map[string]string{
+	v1alpha1.AdmissionCRIO: "stowage verifies keyless signatures only as Sigstore bundles (OCI 1.1 referrers), " +
+		"and CRI-O's containers-image reads cosign's tag-scheme signatures (sha256-<hex>.sig) only, so every keyless image would be refused; " +
+		"leave crio out of kinds, or verify the profile's images with keys",
+	v1alpha1.AdmissionKyverno: "stowage verifies keyless signatures only as Sigstore bundles (OCI 1.1 referrers), " +
+		"which a Kyverno ClusterPolicy reads only under type SigstoreBundle, and then against Kyverno's own TUF trusted root, not the policy's trustedRoot; " +
+		"use policy-controller for keyless policies (its ClusterImagePolicy carries the trusted root), or verify with keys",
 }
 
 type renderer struct {
@@ -228,11 +248,22 @@ func (r *renderer) keys(p Policy) ([]string, error) {
 
 // publicKeyOnly checks that b, which render publishes inline in
 // cluster-wide objects, is one PEM "PUBLIC KEY" block (a PKIX public key,
-// as cosign.pub is) and nothing else but white space: a private key, a
-// second block or any other bytes are refused. lock reads the same files
-// with sigstore's cryptoutils (sigverify.LoadKey); this is the stricter
-// rule for what may be published.
+// as cosign.pub is) and nothing else but white space: a second block or
+// any other bytes are refused, and a private key (a PEM block whose type
+// names one, cosign.key included, wherever it is in b) is refused saying
+// so, since only its public half belongs in the repository. lock reads
+// the same files with sigstore's cryptoutils (sigverify.LoadKey); this is
+// the stricter rule for what may be published.
 func publicKeyOnly(b []byte) error {
+	for rest := b; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		if strings.Contains(block.Type, "PRIVATE KEY") {
+			return fmt.Errorf("a private key (PEM %q), not a public key: only the public key (cosign.pub, from cosign public-key) belongs in the repository; remove this file, and rotate the key if it was ever committed", block.Type)
+		}
+	}
 	block, rest := pem.Decode(b)
 	if block == nil || block.Type != "PUBLIC KEY" {
 		return errors.New(`not a PEM public key: want one "PUBLIC KEY" block`)
@@ -248,9 +279,8 @@ func publicKeyOnly(b []byte) error {
 
 // trust is the parts of a trusted_root.json the policies need, as PEM.
 type trust struct {
-	cas, tsas       []authority
-	tlogs, ctlogs   []tlog
-	caPEM, rekorPEM string
+	cas, tsas     []authority
+	tlogs, ctlogs []tlog
 }
 
 type authority struct {
@@ -300,14 +330,6 @@ func (r *renderer) trustedRoot(p Policy) (*trust, error) {
 	if len(t.cas) == 0 {
 		return nil, fmt.Errorf("%s: %s has no certificate authority to check keyless certificates against", at, p.Verify.TrustedRoot)
 	}
-	var ca, rk strings.Builder
-	for _, a := range t.cas {
-		ca.WriteString(a.chain)
-	}
-	for _, l := range t.tlogs {
-		rk.WriteString(l.pub)
-	}
-	t.caPEM, t.rekorPEM = ca.String(), rk.String()
 	return t, nil
 }
 
@@ -337,14 +359,12 @@ func suffix(p Policy) string {
 
 func (r *renderer) enforce() bool { return r.in.Spec.Mode != v1alpha1.AdmissionAudit }
 
-// kyvernoDefaultRekor is the Rekor URL Kyverno's ClusterPolicy CRD
-// defaults a keyless attestor's rekor.url to.
-const kyvernoDefaultRekor = "https://rekor.sigstore.dev"
-
 // kyverno is one ClusterPolicy with a rule per verify policy: Kyverno
 // admits an image only when every rule whose imageReferences match it
 // passes (the union lock applies), and a rule's attestor entries are
-// alternatives (count 1: any key or identity of the policy).
+// alternatives (count 1: any key of the policy). The rules are of
+// Kyverno's default type, Cosign, which reads cosign's tag-scheme
+// signatures; Render refuses keyless policies (keylessUnsupported).
 func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 	action := "Enforce"
 	if !r.enforce() {
@@ -369,46 +389,6 @@ func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 				"rekor":      map[string]any{"ignoreTlog": true},
 				"ctlog":      map[string]any{"ignoreSCT": true},
 			}})
-		}
-		if len(p.Verify.Identities) > 0 {
-			t, err := r.trustedRoot(p)
-			if err != nil {
-				return nil, err
-			}
-			for _, id := range p.Verify.Identities {
-				kl := map[string]any{"roots": t.caPEM}
-				set := func(k, v string) {
-					if v != "" {
-						kl[k] = v
-					}
-				}
-				set("subject", id.Identity)
-				set("subjectRegExp", id.IdentityRegexp)
-				set("issuer", id.Issuer)
-				set("issuerRegExp", id.IssuerRegexp)
-				// Kyverno's validation requires a Rekor URL (its CRD
-				// would default the public log's): the trusted root's
-				// log, or without one the public log's, never asked
-				// since the log check is off.
-				rekorURL := kyvernoDefaultRekor
-				if len(t.tlogs) > 0 && t.tlogs[0].url != "" {
-					rekorURL = t.tlogs[0].url
-				}
-				if t.rekorPEM != "" {
-					kl["rekor"] = map[string]any{"url": rekorURL, "pubkey": t.rekorPEM, "ignoreTlog": false}
-				} else {
-					kl["rekor"] = map[string]any{"url": rekorURL, "ignoreTlog": true}
-				}
-				ct := map[string]any{"ignoreSCT": len(t.ctlogs) == 0}
-				if len(t.ctlogs) > 0 {
-					ct["pubkey"] = t.ctlogs[0].pub
-				}
-				if len(t.tsas) > 0 {
-					ct["tsaCertChain"] = t.tsas[0].chain
-				}
-				kl["ctlog"] = ct
-				entries = append(entries, map[string]any{"keyless": kl})
-			}
 		}
 		rules = append(rules, map[string]any{
 			"name":  "verify-" + r.names[i],
@@ -552,8 +532,8 @@ const CRIOKey = "policy.json"
 // containers-image's remapIdentity (and every identity but matchRepository
 // and exactRepository) refuses, so the scope, which is the site
 // repository, does the remapping. A policy's keys are alternatives
-// (keyDatas); keyless needs one exact identity (fulcio subjectEmail and
-// oidcIssuer) and the trusted root's Rekor key. Its default accepts
+// (keyDatas); keyless policies are refused before (keylessUnsupported).
+// Its default accepts
 // anything: the fragment constrains the profile's images only, and is
 // merged into the node's /etc/containers/policy.json.
 func (r *renderer) crio() ([]*unstructured.Unstructured, error) {
@@ -567,35 +547,16 @@ func (r *renderer) crio() ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch ids := p.Verify.Identities; {
-		case len(keys) > 0 && len(ids) > 0:
-			return nil, fmt.Errorf("%s: keys and identities together: a policy.json requirement accepts keys or one keyless identity, not either", p.At)
-		case len(ids) > 1:
-			return nil, fmt.Errorf("%s.identities: %d identities: a policy.json requirement accepts exactly one keyless identity", p.At, len(ids))
-		case len(ids) == 1:
-			id := ids[0]
-			if id.Identity == "" || id.Issuer == "" {
-				return nil, fmt.Errorf("%s.identities[0]: a regular expression: policy.json's fulcio accepts an exact subjectEmail and oidcIssuer only", p.At)
-			}
-			t, err := r.trustedRoot(p)
-			if err != nil {
-				return nil, err
-			}
-			if len(t.tlogs) == 0 {
-				return nil, fmt.Errorf("%s.trustedRoot: %s has no Rekor key, which policy.json's fulcio requires", p.At, p.Verify.TrustedRoot)
-			}
-			req["fulcio"] = map[string]any{"caData": []byte(t.caPEM), "oidcIssuer": id.Issuer, "subjectEmail": id.Identity}
-			req["rekorPublicKeyData"] = []byte(t.tlogs[0].pub)
-		default:
-			var datas [][]byte
-			for _, k := range keys {
-				datas = append(datas, []byte(k))
-			}
-			if len(datas) == 1 {
-				req["keyData"] = datas[0]
-			} else {
-				req["keyDatas"] = datas
-			}
+		// Render refused identities for crio (keylessUnsupported), so
+		// the policy's keys are what it verifies with.
+		var datas [][]byte
+		for _, k := range keys {
+			datas = append(datas, []byte(k))
+		}
+		if len(datas) == 1 {
+			req["keyData"] = datas[0]
+		} else {
+			req["keyDatas"] = datas
 		}
 		for _, im := range p.Images {
 			rq := map[string]any{}

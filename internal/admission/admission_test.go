@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,31 +69,49 @@ func encode(t *testing.T, in Input) []byte {
 	return buf.Bytes()
 }
 
-// TestRenderGolden: the three kinds for the example, byte for byte the
-// files in testdata (go test -update rewrites them), the same bytes
-// whatever the order of the policies and images given.
+// keysOnly is in without its keyless policy: what kyverno and crio can
+// check.
+func keysOnly(in Input) Input {
+	in.Policies = in.Policies[1:]
+	return in
+}
+
+// TestRenderGolden: the three kinds for the example's key policy, and
+// policy-controller for the whole example (keyless included), byte for
+// byte the files in testdata (go test -update rewrites them), the same
+// bytes whatever the order of the policies and images given.
 func TestRenderGolden(t *testing.T) {
-	in := example(t, v1alpha1.AdmissionCRIO, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
-	got := encode(t, in)
-	golden := filepath.Join("testdata", "edge.yaml")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
+	for _, c := range []struct {
+		golden string
+		in     Input
+	}{
+		{"edge.yaml", keysOnly(example(t, v1alpha1.AdmissionCRIO, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController))},
+		{"edge-keyless.yaml", example(t, v1alpha1.AdmissionPolicyController)},
+	} {
+		got := encode(t, c.in)
+		golden := filepath.Join("testdata", c.golden)
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
-	}
-	// Reversed input, same bytes.
-	rev := in
-	rev.Policies = []Policy{in.Policies[1], in.Policies[0]}
-	rev.Policies[0].Images = []Image{in.Policies[1].Images[2], in.Policies[1].Images[1], in.Policies[1].Images[0]}
-	if again := encode(t, rev); !bytes.Equal(again, got) {
-		t.Errorf("another input order gives other bytes")
+		if !bytes.Equal(got, want) {
+			t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
+		}
+		// Reversed input, same bytes.
+		rev := c.in
+		rev.Policies = slices.Clone(c.in.Policies)
+		slices.Reverse(rev.Policies)
+		last := len(rev.Policies) - 1
+		rev.Policies[last].Images = slices.Clone(rev.Policies[last].Images)
+		slices.Reverse(rev.Policies[last].Images)
+		if again := encode(t, rev); !bytes.Equal(again, got) {
+			t.Errorf("%s: another input order gives other bytes", c.golden)
+		}
 	}
 }
 
@@ -100,7 +119,7 @@ func TestRenderGolden(t *testing.T) {
 // accepting signatures for the signed repository (exactRepository) with
 // the key inline.
 func TestCRIOPolicy(t *testing.T) {
-	objs, err := Render(example(t, v1alpha1.AdmissionCRIO))
+	objs, err := Render(keysOnly(example(t, v1alpha1.AdmissionCRIO)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +166,22 @@ func TestRenderRefuses(t *testing.T) {
 		want string
 	}{
 		{"no policy", func(in *Input) { in.Policies = nil }, `profiles.edge.policy: no image of profile "edge" is under a verify policy`},
-		{"file not read", func(in *Input) { delete(in.Files, "keys/release.pub") }, "profiles.edge.policy (kyverno): verify.keys[0]: file keys/release.pub was not read"},
-		{"crio regexp", func(in *Input) {
+		{"file not read", func(in *Input) { *in = keysOnly(*in); delete(in.Files, "keys/release.pub") }, "profiles.edge.policy (kyverno): verify.keys[0]: file keys/release.pub was not read"},
+		// Keyless signatures are Sigstore bundles in stowage: CRI-O reads
+		// tag-scheme signatures only, a Kyverno ClusterPolicy reads
+		// bundles against its own TUF root only.
+		{"crio keyless", func(in *Input) { in.Spec.Kinds = []string{v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} },
+			"profiles.edge.policy.kinds: crio cannot check the keyless policy images.model.verify.identities: stowage verifies keyless signatures only as Sigstore bundles"},
+		{"kyverno keyless", func(in *Input) {},
+			"profiles.edge.policy.kinds: kyverno cannot check the keyless policy images.model.verify.identities: stowage verifies keyless signatures only as Sigstore bundles (OCI 1.1 referrers), which a Kyverno ClusterPolicy reads only under type SigstoreBundle"},
+		{"crio keys and identities", func(in *Input) {
 			in.Spec.Kinds = []string{v1alpha1.AdmissionCRIO}
-			in.Policies[0].Verify.Identities[0] = v1alpha1.VerifyIdentity{IdentityRegexp: "^rel", Issuer: "x"}
-		}, "profiles.edge.policy (crio): images.model.verify.identities[0]: a regular expression"},
-		{"crio two identities", func(in *Input) {
-			in.Spec.Kinds = []string{v1alpha1.AdmissionCRIO}
-			in.Policies[0].Verify.Identities = append(in.Policies[0].Verify.Identities, in.Policies[0].Verify.Identities[0])
-		}, "images.model.verify.identities: 2 identities"},
-		{"bad trusted root", func(in *Input) { in.Files["trust/trusted_root.json"] = []byte("{") }, "images.model.verify.trustedRoot: trust/trusted_root.json is not a sigstore trusted_root.json"},
+			in.Policies[0].Verify.Keys = []string{"keys/release.pub"}
+		}, "profiles.edge.policy.kinds: crio cannot check the keyless policy images.model.verify.identities"},
+		{"bad trusted root", func(in *Input) {
+			in.Spec.Kinds = []string{v1alpha1.AdmissionPolicyController}
+			in.Files["trust/trusted_root.json"] = []byte("{")
+		}, "images.model.verify.trustedRoot: trust/trusted_root.json is not a sigstore trusted_root.json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := example(t, v1alpha1.AdmissionKyverno)

@@ -9,17 +9,21 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The admission policies of internal/admission's golden file (a Kyverno
-// ClusterPolicy with key and keyless rules, policy-controller TrustRoot
-// and ClusterImagePolicies, the CRI-O ConfigMap) pass.
+// The admission policies of internal/admission's golden files (a Kyverno
+// ClusterPolicy with key rules, policy-controller TrustRoot and
+// ClusterImagePolicies, key and keyless, the CRI-O ConfigMap) pass.
 func TestCheckAdmissionGolden(t *testing.T) {
-	stream := readFixture(t, "../../admission/testdata/edge.yaml")
-	if err := CheckAll(stream); err != nil {
-		t.Fatalf("CheckAll(internal/admission/testdata/edge.yaml) = %v, want nil", err)
+	var all strings.Builder
+	for _, f := range []string{"edge.yaml", "edge-keyless.yaml"} {
+		stream := readFixture(t, "../../admission/testdata/"+f)
+		if err := CheckAll(stream); err != nil {
+			t.Fatalf("CheckAll(internal/admission/testdata/%s) = %v, want nil", f, err)
+		}
+		all.Write(stream)
 	}
 	for _, kind := range []string{"kind: ClusterPolicy", "kind: TrustRoot", "kind: ClusterImagePolicy", "kind: ConfigMap"} {
-		if !strings.Contains(string(stream), kind) {
-			t.Errorf("edge.yaml has no %s: the test no longer covers it", kind)
+		if !strings.Contains(all.String(), kind) {
+			t.Errorf("the golden files have no %s: the test no longer covers it", kind)
 		}
 	}
 }

@@ -198,17 +198,28 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 	}
 	// A private key, or any bytes that are not a PEM public key, is never
 	// published inline: refused at its field, as lock refuses it.
-	for name, data := range map[string]string{
-		"priv.pem":    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
-		"garbage.pub": "hello world\n",
-		"two.pub":     string(pem) + "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
+	// A private key says so.
+	const private = "a private key (PEM \"EC PRIVATE KEY\"), not a public key: only the public key (cosign.pub, from cosign public-key) belongs in the repository"
+	for name, want := range map[string]string{
+		"priv.pem":    private,
+		"garbage.pub": "not a PEM public key",
+		"two.pub":     private,
+		"cosign.key":  "a private key (PEM \"ENCRYPTED SIGSTORE PRIVATE KEY\")",
+		"extra.pub":   "not a PEM public key: more than one PEM block",
 	} {
+		data := map[string]string{
+			"priv.pem":    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
+			"garbage.pub": "hello world\n",
+			"two.pub":     string(pem) + "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n",
+			"cosign.key":  "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\neyJrZGYiOnt9fQ==\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n",
+			"extra.pub":   string(pem) + string(pem),
+		}[name]
 		if err := os.WriteFile(filepath.Join(dir, "keys", name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cfg.Verify.Keys = []string{"keys/" + name}
 		_, err := render.FromConfig(cfg, "", l, render.Options{Dir: dir})
-		if err == nil || !strings.Contains(err.Error(), "verify.keys[0]: key keys/"+name+": not a PEM public key") {
+		if err == nil || !strings.Contains(err.Error(), "verify.keys[0]: key keys/"+name+": "+want) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
