@@ -59,9 +59,17 @@ var (
 	CA = Kind{What: "CA file", Max: 1 << 20}
 )
 
+// outside is the error for rel, which is not local: an absolute path or
+// one leading up out of dir, named as written, since joined to dir it
+// would name neither the file given nor one inside dir.
+func outside(dir, rel string, k Kind) error {
+	return &Error{Path: rel, Kind: k.What, Reason: "is outside " + dirName(dir) + "; give a path inside it"}
+}
+
 // Error is a file that was refused or could not be read.
 type Error struct {
-	// Path is the file as named (joined to its directory).
+	// Path is the file as named: joined to its directory, or as written
+	// when it is not local (absolute, or leading out of the directory).
 	Path string
 	// Kind names what the file is for.
 	Kind string
@@ -88,7 +96,7 @@ func ReadFile(dir, rel string, k Kind) ([]byte, error) {
 		return &Error{Path: shown, Kind: k.What, Reason: reason, Err: err}
 	}
 	if !filepath.IsLocal(rel) {
-		return nil, fail("is outside "+dirName(dir)+"; give a path inside it", nil)
+		return nil, outside(dir, rel, k)
 	}
 	f, err := openBeneath(dir, rel)
 	if err != nil {
@@ -108,7 +116,7 @@ func CheckFile(dir, rel string, k Kind) (int64, error) {
 		return &Error{Path: shown, Kind: k.What, Reason: reason, Err: err}
 	}
 	if !filepath.IsLocal(rel) {
-		return 0, fail("is outside "+dirName(dir)+"; give a path inside it", nil)
+		return 0, outside(dir, rel, k)
 	}
 	f, err := openBeneath(dir, rel)
 	if err != nil {
