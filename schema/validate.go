@@ -352,13 +352,19 @@ func unjoin(err error) []error {
 
 type adder func(p cue.Path, format string, args ...any)
 
-// checkName refuses an image or environment name holding a control,
-// bidirectional or zero-width format character or bytes that are not
-// UTF-8 (the characters escape.Line rewrites): the name goes into
-// container names, labels and every message about it.
-func checkName(add adder, p cue.Path, name string) {
-	if escape.Line(name) != name {
-		add(p, "the name holds a control, format or non-UTF-8 character; use printable characters")
+// checkName refuses an image or environment name that is not printable
+// (checkPrintable): the name goes into container names, labels and every
+// message about it.
+func checkName(add adder, p cue.Path, name string) { checkPrintable(add, p, "name", name) }
+
+// checkPrintable refuses s, the what written at p, when it holds a
+// control, bidirectional or zero-width format character or bytes that are
+// not UTF-8 (the characters escape.Line rewrites): names, keyless
+// identities and issuers go into rendered objects and messages, where
+// such characters hide or rewrite what a reader sees.
+func checkPrintable(add adder, p cue.Path, what, s string) {
+	if escape.Line(s) != s {
+		add(p, "the %s holds a control, format or non-UTF-8 character; use printable characters", what)
 	}
 }
 
@@ -748,7 +754,8 @@ func suggest(s string, names []string) string {
 }
 
 // checkVerify checks a verify policy: something to verify with; identities
-// with a trusted root and a trusted root with identities; each identity
+// with a trusted root and a trusted root with identities; each key path
+// once; identities and issuers printable (checkPrintable); each identity
 // with exactly one of identity and identityRegexp and one of issuer and
 // issuerRegexp, the regular expressions valid RE2. The files are read (and
 // confined to the config directory) when lock uses them.
@@ -765,8 +772,24 @@ func checkVerify(add adder, p cue.Path, v *v1alpha1.Verify) {
 	case len(v.Identities) == 0 && v.TrustedRoot != "":
 		add(extend(p, "trustedRoot"), "a trustedRoot is only used by identities; give identities or remove it")
 	}
+	first := map[string]int{}
+	for i, k := range v.Keys {
+		if j, ok := first[k]; ok {
+			add(extend(p, "keys", i), "key %q is listed twice (keys[%d] too); list each key once", k, j)
+			continue
+		}
+		first[k] = i
+	}
 	for i, id := range v.Identities {
 		ip := extend(p, "identities", i)
+		for _, f := range []struct{ name, value string }{
+			{"identity", id.Identity}, {"identityRegexp", id.IdentityRegexp},
+			{"issuer", id.Issuer}, {"issuerRegexp", id.IssuerRegexp},
+		} {
+			if f.value != "" {
+				checkPrintable(add, extend(ip, f.name), f.name, f.value)
+			}
+		}
 		checkExactOrRegexp(add, ip, "identity", id.Identity, id.IdentityRegexp)
 		checkExactOrRegexp(add, ip, "issuer", id.Issuer, id.IssuerRegexp)
 	}
