@@ -230,6 +230,9 @@ func (r *renderer) file(at, path string) ([]byte, error) {
 	return b, nil
 }
 
+// keys are p's keys as PEM, each checked by publicKeyOnly, in the order
+// written; a file whose key an earlier file of p already holds (the same
+// bytes under two names) is left out, so that no key is published twice.
 func (r *renderer) keys(p Policy) ([]string, error) {
 	var out []string
 	for i, k := range p.Verify.Keys {
@@ -241,7 +244,9 @@ func (r *renderer) keys(p Policy) ([]string, error) {
 		if err := publicKeyOnly(b); err != nil {
 			return nil, fmt.Errorf("%s: key %s: %w", at, k, err)
 		}
-		out = append(out, strings.TrimSpace(string(b))+"\n")
+		if key := strings.TrimSpace(string(b)) + "\n"; !slices.Contains(out, key) {
+			out = append(out, key)
+		}
 	}
 	return out, nil
 }

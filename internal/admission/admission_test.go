@@ -263,3 +263,16 @@ func TestNamesCutApart(t *testing.T) {
 		t.Errorf("names %v: want 2 rules and 2 ClusterImagePolicies, all distinct", seen)
 	}
 }
+
+// TestSameKeyTwice: a key under two file names is published once, in
+// each kind.
+func TestSameKeyTwice(t *testing.T) {
+	in := keysOnly(example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO))
+	in.Files["keys/copy.pub"] = append([]byte("\n"), in.Files["keys/release.pub"]...)
+	in.Policies[0].Verify.Keys = []string{"keys/release.pub", "keys/copy.pub"}
+	out := string(encode(t, in))
+	once := string(encode(t, keysOnly(example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO))))
+	if out != once {
+		t.Errorf("the same key under two names renders otherwise than once:\n%s", out)
+	}
+}
