@@ -768,7 +768,7 @@ func checkVerify(add adder, p cue.Path, v *v1alpha1.Verify) {
 	}
 	switch {
 	case len(v.Identities) > 0 && v.TrustedRoot == "":
-		add(extend(p, "identities"), "identities need a trustedRoot (a sigstore trusted_root.json beside the config) to be checked against")
+		add(extend(p, "identities"), "identities need a trustedRoot (a sigstore trusted_root.json in a folder of the config directory, such as trust/trusted_root.json) to be checked against")
 	case len(v.Identities) == 0 && v.TrustedRoot != "":
 		add(extend(p, "trustedRoot"), "a trustedRoot is only used by identities; give identities or remove it")
 	}

@@ -12,7 +12,7 @@ func TestVerifyPolicyLocated(t *testing.T) {
 	for _, c := range []struct{ verify, want string }{
 		{"verify: {}\n", "cfg/c.cue:4:1: verify: verify needs keys or identities to verify with"},
 		{"verify: identities: [{identity: \"a@b\", issuer: \"https://i\"}]\n",
-			"cfg/c.cue:4:9: verify.identities: identities need a trustedRoot (a sigstore trusted_root.json beside the config) to be checked against"},
+			"cfg/c.cue:4:9: verify.identities: identities need a trustedRoot (a sigstore trusted_root.json in a folder of the config directory, such as trust/trusted_root.json) to be checked against"},
 		{"verify: {keys: [\"k.pub\"], trustedRoot: \"t.json\"}\n",
 			"cfg/c.cue:4:27: verify.trustedRoot: a trustedRoot is only used by identities; give identities or remove it"},
 		{"verify: {trustedRoot: \"t.json\", identities: [{identity: \"a@b\", identityRegexp: \"a\", issuer: \"https://i\"}]}\n",
