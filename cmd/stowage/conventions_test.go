@@ -51,6 +51,13 @@ func TestLimitFlagsHidden(t *testing.T) {
 	if code != 0 || strings.Contains(string(stdout), "max-config-bytes") || !strings.Contains(string(stdout), "Examples:") {
 		t.Errorf("render --help: exit %d, limits shown or no examples:\n%s", code, stdout)
 	}
+	// It lists every kind of object render writes, the admission
+	// policies of profiles.NAME.policy included.
+	for _, kind := range []string{"DaemonSets", "ClusterPolicy", "ClusterImagePolicies", "TrustRoots", "CRI-O policy.json"} {
+		if !strings.Contains(strings.Join(strings.Fields(string(stdout)), " "), kind) {
+			t.Errorf("render --help does not name %s:\n%s", kind, stdout)
+		}
+	}
 	stdout, _, code = runCLI(t, nil, "help", "limits")
 	for _, f := range limitFlags {
 		if code != 0 || !strings.Contains(string(stdout), "--"+f) {

@@ -24,7 +24,11 @@ func newRender(getenv env) *cobra.Command {
 		Short: "Render a profile of the config in DIR (default .) with digests from DIR/stowage.lock.yaml",
 		Long: `Render a profile: DaemonSets that pre-pull every image pinned to its digest,
 pull Secrets, records ConfigMaps, the OpenPAI service ConfigMap and the package
-cache ConfigMap. Never contacts a registry: digests come from the lock.
+cache ConfigMap, and, when the profile has policy:, the admission policies that
+verify its images at the site (a Kyverno ClusterPolicy, policy-controller
+ClusterImagePolicies and TrustRoots, a ConfigMap holding a CRI-O policy.json
+fragment; see docs/signatures.md). Never contacts a registry: digests come from
+the lock.
 
 Without --output-dir, writes one multi-document YAML stream to stdout. With
 --output-dir DIR (-d), writes one file per object plus a kustomization.yaml,
