@@ -14,6 +14,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -100,6 +101,9 @@ func copyRenamed(t *testing.T, dir string, files []schema.File, rename func(i in
 	return to
 }
 
+// copyLock copies the example's lock and the trust files its verify
+// policies name (registrytest.CopyTrustFiles) from from to to: what render
+// reads beside the config files.
 func copyLock(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(from, lock.FileName))
@@ -107,6 +111,13 @@ func copyLock(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(to, lock.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schema.Load(from, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := registrytest.CopyTrustFiles(cfg, from, to); err != nil {
 		t.Fatal(err)
 	}
 }
