@@ -423,6 +423,21 @@ func (b *sizeBound) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return n - 1, &OversizeBlobError{Digest: b.d.Digest, Size: b.d.Size}
 	}
+	if b.left == 0 && n > 0 && err == nil {
+		// The declared size is reached: look for one byte more before
+		// the last bytes are handed on, so that an oversize source is
+		// refused before the destination has the whole declared body
+		// (and answers for it, which would race this error).
+		var one [1]byte
+		m, perr := b.rc.Read(one[:])
+		switch {
+		case m > 0:
+			b.left = -1
+			return n - 1, &OversizeBlobError{Digest: b.d.Digest, Size: b.d.Size}
+		case perr != nil:
+			return n, perr
+		}
+	}
 	return n, err
 }
 

@@ -347,8 +347,11 @@ type cancelOnClose struct {
 // TimeoutError.
 func (b *cancelOnClose) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil && b.parent.Err() == nil {
-		return n, &TimeoutError{After: b.timeout}
+	var te *TimeoutError
+	if err != nil && err != io.EOF && errors.As(context.Cause(b.ctx), &te) && b.parent.Err() == nil {
+		// The attempt's deadline, not Close (which cancels it too: a
+		// read after the body was closed is not a timeout).
+		return n, te
 	}
 	return n, err
 }
