@@ -304,18 +304,7 @@ var kyvernoSpec = func() *node {
 		"issuer": nonEmpty(), "issuerRegExp": nonEmpty(), "subject": nonEmpty(), "subjectRegExp": nonEmpty(),
 		"roots": certsPEM(), "rekor": rekor, "ctlog": ctlog,
 	})
-	keyless.check = func(v any, p *field.Path) field.ErrorList {
-		m := v.(map[string]any)
-		var errs field.ErrorList
-		for _, pair := range [][2]string{{"issuer", "issuerRegExp"}, {"subject", "subjectRegExp"}} {
-			_, a := m[pair[0]]
-			_, b := m[pair[1]]
-			if a == b {
-				errs = append(errs, field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("exactly one of %s, %s must be set", pair[0], pair[1])))
-			}
-		}
-		return errs
-	}
+	keyless.check = exactIdentity
 	entry := withOneOf(object(map[string]*node{"keys": keys, "keyless": keyless}), "keys", "keyless")
 	attestorSet := object(map[string]*node{
 		"count":   {typ: "integer", min: 1},
@@ -371,18 +360,7 @@ var kyvernoSpec = func() *node {
 var clusterImagePolicySpec = func() *node {
 	ref := object(map[string]*node{"trustRootRef": nonEmpty()}, "trustRootRef")
 	identity := object(map[string]*node{"issuer": nonEmpty(), "issuerRegExp": nonEmpty(), "subject": nonEmpty(), "subjectRegExp": nonEmpty()})
-	identity.check = func(v any, p *field.Path) field.ErrorList {
-		m := v.(map[string]any)
-		var errs field.ErrorList
-		for _, pair := range [][2]string{{"issuer", "issuerRegExp"}, {"subject", "subjectRegExp"}} {
-			_, a := m[pair[0]]
-			_, b := m[pair[1]]
-			if a == b {
-				errs = append(errs, field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("exactly one of %s, %s must be set", pair[0], pair[1])))
-			}
-		}
-		return errs
-	}
+	identity.check = exactIdentity
 	authority := withOneOf(object(map[string]*node{
 		"name": nonEmpty(),
 		"key": object(map[string]*node{
@@ -429,3 +407,19 @@ var trustRootSpec = func() *node {
 		}, "certificateAuthorities"),
 	}, "sigstoreKeys")
 }()
+
+// exactIdentity is the check of a keyless identity, Kyverno's and
+// policy-controller's alike: exactly one of issuer and issuerRegExp, and
+// exactly one of subject and subjectRegExp.
+func exactIdentity(v any, p *field.Path) field.ErrorList {
+	m := v.(map[string]any)
+	var errs field.ErrorList
+	for _, pair := range [][2]string{{"issuer", "issuerRegExp"}, {"subject", "subjectRegExp"}} {
+		_, a := m[pair[0]]
+		_, b := m[pair[1]]
+		if a == b {
+			errs = append(errs, field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("exactly one of %s, %s must be set", pair[0], pair[1])))
+		}
+	}
+	return errs
+}
