@@ -151,13 +151,13 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVarP(&o.format, "output", "o", "text", "text or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
-	o.reg.addFlags(fs)
 	// A blob is one request, and a mirror moves gigabytes: longer limits.
-	o.reg.requestTimeout, o.reg.runTimeout = mirrorRequestTimeout, mirrorRunTimeout
-	fs.Lookup("timeout").DefValue = mirrorRequestTimeout.String()
-	fs.Lookup("timeout").Usage = "time limit of one registry request, a whole blob included"
-	fs.Lookup("deadline").DefValue = mirrorRunTimeout.String()
-	fs.Lookup("jobs").Usage = "blobs, manifests and HEADs in flight at once"
+	o.reg.addFlagsWith(fs, registryDefaults{
+		requestTimeout: mirrorRequestTimeout,
+		runTimeout:     mirrorRunTimeout,
+		timeoutUsage:   "time limit of one registry request, a whole blob included",
+		jobsUsage:      "blobs, manifests and HEADs in flight at once",
+	})
 	return c
 }
 

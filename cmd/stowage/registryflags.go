@@ -57,14 +57,36 @@ func (o *registryOptions) settings() []registrySetting {
 	}
 }
 
-func (o *registryOptions) addFlags(fs *pflag.FlagSet) {
+// registryDefaults are what differs between the commands in their
+// registry flags: the defaults of --timeout and --deadline and the help of
+// --timeout and --jobs.
+type registryDefaults struct {
+	requestTimeout, runTimeout time.Duration
+	timeoutUsage, jobsUsage    string
+}
+
+// resolveDefaults are the registry flags' defaults of the commands that
+// resolve references (lock, bump, vet, push): registry's limits.
+var resolveDefaults = registryDefaults{
+	requestTimeout: registry.DefaultRequestTimeout,
+	runTimeout:     registry.DefaultRunTimeout,
+	timeoutUsage:   "time limit of one registry request",
+	jobsUsage:      "references resolved at once",
+}
+
+// addFlags defines the registry flags on fs with resolveDefaults.
+func (o *registryOptions) addFlags(fs *pflag.FlagSet) { o.addFlagsWith(fs, resolveDefaults) }
+
+// addFlagsWith defines the registry flags on fs, once for every command,
+// with the defaults and help d.
+func (o *registryOptions) addFlagsWith(fs *pflag.FlagSet, d registryDefaults) {
 	o.flags = fs
-	fs.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "references resolved at once")
+	fs.IntVar(&o.jobs, "jobs", registry.DefaultJobs, d.jobsUsage)
 	fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP to this registry, host[:port] as contacted (repeatable; default $STOWAGE_INSECURE_REGISTRY, comma-separated)")
 	fs.StringArrayVar(&o.mirrors, "mirror", nil, "resolve REGISTRY's images at a mirror, REGISTRY=HOST[:PORT][/PATH]; the lock keeps the original names (repeatable; default $STOWAGE_MIRROR, comma-separated)")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM file of a private CA to trust besides the system's (default $STOWAGE_CA_FILE)")
-	fs.DurationVar(&o.requestTimeout, "timeout", registry.DefaultRequestTimeout, "time limit of one registry request")
-	fs.DurationVar(&o.runTimeout, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
+	fs.DurationVar(&o.requestTimeout, "timeout", d.requestTimeout, d.timeoutUsage)
+	fs.DurationVar(&o.runTimeout, "deadline", d.runTimeout, "time limit of the whole run")
 	fs.IntVar(&o.retries, "retries", registry.DefaultAttempts-1, "retries of a request after a 429, a 5xx, a reset connection or a timeout")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	fs.StringArrayVar(&o.trustedRealms, "trust-token-realm", nil, "send registry credentials to the token realm on this host[:port] although it is not the registry's own host (repeatable; default $STOWAGE_TRUST_TOKEN_REALM, comma-separated)")
