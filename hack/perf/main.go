@@ -172,7 +172,7 @@ func perf(o options) error {
 	goals = append(goals, gs...)
 
 	// 2. Scale series, with cue export of the same files beside it.
-	gs, err = m.scale(b)
+	gs, err = m.scale(b, cueVersion)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ var scaleSizes = []int{100, 500, 2000, 8000, 20000}
 // `cue export` of the same files with the schema, with the growth of
 // each per 10× images (where CUE itself grows faster than linearly, the
 // column shows it).
-func (m *meter) scale(b *strings.Builder) ([]goal, error) {
+func (m *meter) scale(b *strings.Builder, cueVersion string) ([]goal, error) {
 	b.WriteString("## Scale: render time and memory against images\n\n")
 	b.WriteString("Synthetic configs from `go run ./hack/scalegen -n N -o DIR` (N images, N/40 pullers in up to 20 namespaces, the lock\n" +
 		"from the stand-in images; about half are multi-arch indexes), rendered by stowage and exported by cue with the schema\n" +
@@ -127,6 +127,7 @@ func (m *meter) scale(b *strings.Builder) ([]goal, error) {
 	var goals []goal
 	var prevS, prevC sample
 	var prevN int
+	cueDirs := map[int][]string{}
 	for i, n := range scaleSizes {
 		dir := filepath.Join(m.tmp, fmt.Sprintf("scale-%d", n))
 		if err := configgen.Generate(n, 40, dir); err != nil {
@@ -149,6 +150,7 @@ func (m *meter) scale(b *strings.Builder) ([]goal, error) {
 		if err != nil {
 			return nil, err
 		}
+		cueDirs[n] = append([]string{cdir}, files...)
 		growth := ""
 		if i > 0 {
 			factor := float64(n) / float64(prevN)
@@ -164,6 +166,9 @@ func (m *meter) scale(b *strings.Builder) ([]goal, error) {
 	}
 	b.WriteString("\nCommands: `stowage render DIR` (the YAML stream to stdout); `cue export stowage.cue zz_bench_config.cue config.yaml`\n" +
 		"as above. Linear growth is 10.0× per 10× images; a fixed start-up cost makes small inputs grow less.\n\n")
+	if err := m.profileCUE(b, cueDirs, cueVersion); err != nil {
+		return nil, err
+	}
 	return goals, nil
 }
 
