@@ -56,7 +56,7 @@ func (m *meter) profileCUE(b *strings.Builder, cueDirs map[int][]string, cueVers
 	fmt.Fprintf(b, "Where `cue export`'s CPU goes as the images grow (cuelang.org/go %s, `cue export --cpuprofile P …`, then\n"+
 		"`go tool pprof -top -nodefraction=0 -focus='%s' P`: the samples whose stack holds CUE's field lookup\n"+
 		"by label, which scans the fields of a struct one by one). \"one struct of N fields\" is `fields.cue`, which holds nothing of\n"+
-		"stowage's: `#Image: {reference: string}`, `images: [string]: #Image` and N fields `images: \"img-NNNNN\": reference: \"…\"`.\n\n",
+		"stowage's: `#Image: {reference: string}`, `images: [string]: #Image` and `images: {…}` with N fields `\"img-NNNNN\": reference: \"…\"`.\n\n",
 		cueVersion, arcLookup)
 	b.WriteString("| input | images | cue export: time, CPU | profile samples | in field lookup | CPU growth per 10× images |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, rows := range []struct {
@@ -146,9 +146,10 @@ func writeFieldsFile(dir string, n int) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("package fields\n\n#Image: {reference: string}\nimages: [string]: #Image\n")
+	b.WriteString("package fields\n\n#Image: {reference: string}\nimages: [string]: #Image\nimages: {\n")
 	for i := range n {
-		fmt.Fprintf(&b, "images: \"img-%05d\": reference: \"registry.example:5000/team-%02d/app-%05d:v%d\"\n", i, i%20, i, i%7)
+		fmt.Fprintf(&b, "\t\"img-%05d\": reference: \"registry.example:5000/app-%05d:v1\"\n", i, i)
 	}
+	b.WriteString("}\n")
 	return os.WriteFile(filepath.Join(dir, "fields.cue"), []byte(b.String()), 0o644)
 }
