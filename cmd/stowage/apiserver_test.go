@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stowage/stowage/internal/cluster"
 )
 
 // hostileToken is the bearer token of the hostile API server tests.
@@ -162,7 +164,7 @@ func TestStatusHostileAPIServer(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{"continue":"page-%d"},"items":[{"metadata":{"name":"node-%d"}}]}`, i, i)
 		})
-		if code != 1 || !strings.Contains(out, "note: nodes: read only the first 50000 (a list longer than 100 pages is cut)") || n.Load() != statusMaxPages || took > 30*time.Second {
+		if code != 1 || !strings.Contains(out, "note: nodes: read only the first 50000 (a list longer than 100 pages is cut)") || n.Load() != cluster.MaxPages || took > 30*time.Second {
 			t.Errorf("exit %d after %d node lists in %s\n%s%s", code, n.Load(), took, out, stderr)
 		}
 		// The same token again is refused at once.
@@ -188,13 +190,13 @@ func TestStatusHostileAPIServer(t *testing.T) {
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
-			items := make([]string, statusPageSize+1)
+			items := make([]string, cluster.PageSize+1)
 			for i := range items {
 				items[i] = fmt.Sprintf(`{"metadata":{"name":"n%d"}}`, i)
 			}
 			fmt.Fprintf(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[%s]}`, strings.Join(items, ","))
 		})
-		if code != 1 || !strings.Contains(stderr, fmt.Sprintf("the API server returned %d nodes in one page, more than the %d asked for", statusPageSize+1, statusPageSize)) {
+		if code != 1 || !strings.Contains(stderr, fmt.Sprintf("the API server returned %d nodes in one page, more than the %d asked for", cluster.PageSize+1, cluster.PageSize)) {
 			t.Errorf("exit %d\n%s%s", code, out, stderr)
 		}
 	})
@@ -209,14 +211,14 @@ func TestStatusHostileAPIServer(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"n","labels":{"x":"`)
 			chunk := []byte(strings.Repeat("a", 1<<20))
-			for sent.Load() < 2*statusMaxResponseBytes {
+			for sent.Load() < 2*cluster.MaxResponseBytes {
 				if _, err := w.Write(chunk); err != nil {
 					return
 				}
 				sent.Add(int64(len(chunk)))
 			}
 		})
-		if code != 1 || !strings.Contains(stderr, "listing nodes on http://127.0.0.1:") || !strings.Contains(stderr, fmt.Sprintf("the API server's answer is larger than %d MiB, the bound of stowage status", statusMaxResponseBytes>>20)) || took > 30*time.Second {
+		if code != 1 || !strings.Contains(stderr, "listing nodes on http://127.0.0.1:") || !strings.Contains(stderr, fmt.Sprintf("the API server's answer is larger than %d MiB, the bound of stowage status", cluster.MaxResponseBytes>>20)) || took > 30*time.Second {
 			t.Errorf("exit %d in %s after %d MiB sent\n%s%s", code, took, sent.Load()>>20, out, stderr)
 		}
 	})

@@ -7,19 +7,15 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/stowage/stowage/internal/cluster"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/secret"
@@ -33,16 +29,6 @@ type statusOptions struct {
 	kubeconfig, context, output string
 	timeout, deadline, wait     time.Duration
 }
-
-// Bounds of the cluster reads: objects per list request, list pages per
-// kind before the read stops and says so, and objects per run (all lists
-// together) before it fails. A page holding more objects than asked for,
-// or a continue token given twice, fails the read too.
-const (
-	statusPageSize = 500
-	statusMaxPages = 100
-	statusMaxItems = 200_000
-)
 
 // statusPollInterval is how often status --wait reads the cluster again.
 const statusPollInterval = 5 * time.Second
@@ -100,19 +86,19 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			// status shows: errors, the report, the API server's warnings
 			// and client-go's own log lines (routed here from klog).
 			secrets := &secret.Set{}
-			routeKlog(cmd.ErrOrStderr(), secrets)
+			cluster.RouteKlog(cmd.ErrOrStderr(), secrets)
 			rc, err := restConfig(o, getenv)
 			if err != nil {
 				return err
 			}
-			addConfigSecrets(secrets, rc)
-			rc.WarningHandler = newAPIWarnings(cmd.ErrOrStderr(), rc.Host, secrets)
+			cluster.AddConfigSecrets(secrets, rc)
+			rc.WarningHandler = cluster.NewWarnings(cmd.ErrOrStderr(), rc.Host, secrets)
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.wait+o.deadline)
 			defer cancel()
 			read := func(ctx context.Context) (*status.Report, error) {
 				ctx, cancel := context.WithTimeout(ctx, o.deadline)
 				defer cancel()
-				cl, err := readCluster(ctx, rc, exp, secrets, o.timeout)
+				cl, err := cluster.Read(ctx, rc, exp, secrets, o.timeout)
 				if err != nil {
 					return nil, err
 				}
@@ -290,145 +276,4 @@ func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
 	rc.Timeout = o.timeout
 	rc.UserAgent = version.Get().UserAgent() + " (status)"
 	return rc, nil
-}
-
-// readCluster reads what status.Evaluate needs for exp: every node, each
-// rendered DaemonSet (absent ones are left out), the pods each selects,
-// and the pod events of their namespaces. Lists are paged; a list longer
-// than statusMaxPages pages, or events the credentials may not read, are
-// noted rather than failed.
-//
-// Credentials in secrets are scrubbed from its errors; timeout is the
-// limit of each request (--timeout), named when a request reaches it.
-func readCluster(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *secret.Set, timeout time.Duration) (*status.Cluster, error) {
-	kc, err := newKubeClient(rc, secrets)
-	if err != nil {
-		return nil, err
-	}
-	c := &status.Cluster{DaemonSets: map[string]*appsv1.DaemonSet{}}
-	host := rc.Host
-	fail := func(what string, err error) error { return clusterError(ctx, timeout, host, what, err) }
-
-	budget := statusMaxItems
-	note, err := pages(ctx, "nodes", &budget, func(opts metav1.ListOptions) (string, int, error) {
-		l := &corev1.NodeList{}
-		if err := kc.list(ctx, kc.core, "", "nodes", opts, l); err != nil {
-			return "", 0, err
-		}
-		c.Nodes = append(c.Nodes, l.Items...)
-		return l.Continue, len(l.Items), nil
-	}, metav1.ListOptions{})
-	if err != nil {
-		return nil, fail("listing nodes", err)
-	}
-	c.Notes = appendNote(c.Notes, note)
-
-	var namespaces []string
-	for _, ds := range exp.DaemonSets {
-		live, err := kc.daemonSet(ctx, ds.Namespace, ds.Name)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fail(fmt.Sprintf("reading DaemonSet %s/%s", ds.Namespace, ds.Name), err)
-		}
-		c.DaemonSets[ds.Namespace+"/"+ds.Name] = live
-		if !slices.Contains(namespaces, ds.Namespace) {
-			namespaces = append(namespaces, ds.Namespace)
-		}
-		sel, err := metav1.LabelSelectorAsSelector(live.Spec.Selector)
-		if err != nil {
-			return nil, fmt.Errorf("DaemonSet %s/%s: selector: %w", ds.Namespace, ds.Name, err)
-		}
-		note, err := pages(ctx, "pods of DaemonSet "+ds.Namespace+"/"+ds.Name, &budget, func(opts metav1.ListOptions) (string, int, error) {
-			l := &corev1.PodList{}
-			if err := kc.list(ctx, kc.core, ds.Namespace, "pods", opts, l); err != nil {
-				return "", 0, err
-			}
-			c.Pods = append(c.Pods, l.Items...)
-			return l.Continue, len(l.Items), nil
-		}, metav1.ListOptions{LabelSelector: sel.String()})
-		if err != nil {
-			return nil, fail(fmt.Sprintf("listing the pods of DaemonSet %s/%s", ds.Namespace, ds.Name), err)
-		}
-		c.Notes = appendNote(c.Notes, note)
-	}
-	for _, ns := range namespaces {
-		note, err := pages(ctx, "pod events in namespace "+ns, &budget, func(opts metav1.ListOptions) (string, int, error) {
-			l := &corev1.EventList{}
-			if err := kc.list(ctx, kc.core, ns, "events", opts, l); err != nil {
-				return "", 0, err
-			}
-			c.Events = append(c.Events, l.Items...)
-			return l.Continue, len(l.Items), nil
-		}, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()})
-		if apierrors.IsForbidden(err) {
-			c.Notes = append(c.Notes, fmt.Sprintf("events in namespace %s are not readable with these credentials: reasons come from container statuses only", ns))
-			continue
-		}
-		if err != nil {
-			return nil, fail("listing the events in namespace "+ns, err)
-		}
-		c.Notes = appendNote(c.Notes, note)
-	}
-	c.Now = time.Now()
-	return c, nil
-}
-
-// pages calls list with Limit and Continue until the last page, or until
-// statusMaxPages pages, when it returns a note saying the list was cut.
-// list returns the continue token and the number of objects of its page;
-// a page of more than statusPageSize objects, a continue token given
-// twice, or more objects than budget has left (budget is the run's, shared
-// by every list and decremented) fail the read.
-func pages(ctx context.Context, what string, budget *int, list func(metav1.ListOptions) (string, int, error), opts metav1.ListOptions) (string, error) {
-	opts.Limit = statusPageSize
-	seen := map[string]bool{}
-	for range statusMaxPages {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		next, n, err := list(opts)
-		if err != nil {
-			return "", err
-		}
-		if n > statusPageSize {
-			return "", fmt.Errorf("the API server returned %d %s in one page, more than the %d asked for", n, what, statusPageSize)
-		}
-		if *budget -= n; *budget < 0 {
-			return "", fmt.Errorf("more than %d objects read from the API server in one run (at %s), the bound of stowage status", statusMaxItems, what)
-		}
-		if next == "" {
-			return "", nil
-		}
-		if seen[next] {
-			return "", fmt.Errorf("the API server gave the same continue token twice for %s", what)
-		}
-		seen[next] = true
-		opts.Continue = next
-	}
-	return fmt.Sprintf("%s: read only the first %d (a list longer than %d pages is cut)", what, statusPageSize*statusMaxPages, statusMaxPages), nil
-}
-
-func appendNote(notes []string, n string) []string {
-	if n == "" {
-		return notes
-	}
-	return append(notes, n)
-}
-
-// clusterError names the API server and what failed; a timeout says
-// which limit was reached: the reading's (ctx, --deadline) or one
-// request's (timeout, --timeout).
-func clusterError(ctx context.Context, timeout time.Duration, host, what string, err error) error {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		return fmt.Errorf("%s on %s: --deadline reached: %w", what, host, err)
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return fmt.Errorf("%s on %s: the request got no answer within --timeout %s (the limit of each request to the API server): %w", what, host, timeout, err)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s on %s: forbidden; status needs get and list on DaemonSets, Pods, Nodes and Events (examples/status/rbac.yaml): %w", what, host, err)
-	default:
-		return fmt.Errorf("%s on %s: %w", what, host, err)
-	}
 }

@@ -8,7 +8,7 @@
 // It is pure: Expect takes the image plan and the rendered DaemonSets,
 // Evaluate takes the objects a caller read from the cluster (DaemonSets,
 // their pods, nodes, events) and returns a Report. Reading the cluster is
-// the caller's business (cmd/stowage/status.go).
+// internal/cluster's business.
 package status
 
 import (

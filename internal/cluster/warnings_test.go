@@ -1,8 +1,10 @@
-package main
+package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -10,15 +12,33 @@ import (
 	"github.com/stowage/stowage/internal/secret"
 )
 
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestRouteKlog: what client-go logs through klog (a warning, an error,
-// a structured line) reaches status's stderr one line each, scrubbed of
+// a structured line) reaches the writer (status's stderr) one line each, scrubbed of
 // the kubeconfig's token and escaped; klog alone wrote it to the
 // process's stderr as its callers wrote it.
 func TestRouteKlog(t *testing.T) {
 	var out syncBuffer
 	s := &secret.Set{}
 	s.Add(hostileToken)
-	routeKlog(&out, s)
+	RouteKlog(&out, s)
 	t.Cleanup(func() { klog.ClearLogger() })
 	klog.Warning("token " + hostileToken + " \x1b]0;pwned\x07")
 	klog.Errorf("failed: %s\nsecond line \u202e", strings.ToUpper(hostileToken))
@@ -41,28 +61,28 @@ func TestRouteKlog(t *testing.T) {
 }
 
 // TestAPIWarningsBounded: an API server sending a warning on every answer
-// gets each distinct text shown once, at most maxAPIWarnings of them and
+// gets each distinct text shown once, at most MaxWarnings of them and
 // then one line saying the rest are not; other warn codes are not shown.
 func TestAPIWarningsBounded(t *testing.T) {
 	var out syncBuffer
 	s := &secret.Set{}
 	s.Add(hostileToken)
-	w := newAPIWarnings(&out, "https://127.0.0.1:6443", s)
+	w := NewWarnings(&out, "https://127.0.0.1:6443", s)
 	for range 3 {
-		for i := range maxAPIWarnings + 50 {
+		for i := range MaxWarnings + 50 {
 			w.HandleWarningHeader(299, "-", fmt.Sprintf("warning %d for %s", i, hostileToken))
 		}
 	}
 	w.HandleWarningHeader(199, "-", "miscellaneous")
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != maxAPIWarnings+1 {
-		t.Fatalf("%d lines, want %d", len(lines), maxAPIWarnings+1)
+	if len(lines) != MaxWarnings+1 {
+		t.Fatalf("%d lines, want %d", len(lines), MaxWarnings+1)
 	}
 	if lines[0] != "stowage: warning from the API server https://127.0.0.1:6443: warning 0 for ***" {
 		t.Errorf("first line %q", lines[0])
 	}
-	if want := fmt.Sprintf("stowage: the API server https://127.0.0.1:6443 sent more than %d warnings; the others are not shown", maxAPIWarnings); lines[maxAPIWarnings] != want {
-		t.Errorf("last line %q, want %q", lines[maxAPIWarnings], want)
+	if want := fmt.Sprintf("stowage: the API server https://127.0.0.1:6443 sent more than %d warnings; the others are not shown", MaxWarnings); lines[MaxWarnings] != want {
+		t.Errorf("last line %q, want %q", lines[MaxWarnings], want)
 	}
 	if strings.Contains(out.String(), hostileToken) || strings.Contains(out.String(), "miscellaneous") {
 		t.Errorf("output:\n%s", out.String())

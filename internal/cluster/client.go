@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -9,9 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
-
-	"github.com/go-logr/logr/funcr"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
-	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/secret"
 )
 
@@ -30,8 +25,8 @@ import (
 // broken: one answer's body, and redirects followed per request (only to
 // the same scheme, host and port).
 const (
-	statusMaxResponseBytes = 64 << 20
-	statusMaxRedirects     = 10
+	MaxResponseBytes = 64 << 20
+	MaxRedirects     = 10
 )
 
 // kubeClient reads what stowage status needs (nodes, pods, events and
@@ -45,7 +40,7 @@ const (
 // redirect is followed only to the same scheme, host and port (client-go
 // adds the credentials to every request it sends, so a redirect elsewhere
 // would carry them there), an answer's body is read up to
-// statusMaxResponseBytes, and every credential of the configuration is
+// MaxResponseBytes, and every credential of the configuration is
 // scrubbed, in each spelling internal/secret knows, from what is shown.
 type kubeClient struct {
 	core, apps *rest.RESTClient
@@ -89,10 +84,10 @@ func newKubeClient(rc *rest.Config, secrets *secret.Set) (*kubeClient, error) {
 	return &kubeClient{core: core, apps: apps, params: runtime.NewParameterCodec(s), secrets: secrets}, nil
 }
 
-// addConfigSecrets adds the credentials of rc to s: its bearer token (or
-// the token file's, at most 64 KiB), its basic auth password and
-// user:password.
-func addConfigSecrets(s *secret.Set, rc *rest.Config) {
+// AddConfigSecrets adds the credentials of rc to s, for Read, Warnings
+// and RouteKlog to scrub: its bearer token (or the token file's, at most
+// 64 KiB), its basic auth password and user:password.
+func AddConfigSecrets(s *secret.Set, rc *rest.Config) {
 	s.Add(rc.BearerToken)
 	if rc.BearerTokenFile != "" {
 		if f, err := os.Open(rc.BearerTokenFile); err == nil {
@@ -104,12 +99,12 @@ func addConfigSecrets(s *secret.Set, rc *rest.Config) {
 	s.AddBasic(rc.Username, rc.Password)
 }
 
-// sameServer is the http.Client's redirect rule: at most
-// statusMaxRedirects, each to the scheme, host and port of the first
-// request; otherwise the redirect is refused and its answer returned.
+// sameServer is the http.Client's redirect rule: at most MaxRedirects,
+// each to the scheme, host and port of the first request; otherwise the
+// redirect is refused and its answer returned.
 func sameServer(req *http.Request, via []*http.Request) error {
-	if len(via) > statusMaxRedirects {
-		return fmt.Errorf("more than %d redirects", statusMaxRedirects)
+	if len(via) > MaxRedirects {
+		return fmt.Errorf("more than %d redirects", MaxRedirects)
 	}
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
@@ -118,8 +113,7 @@ func sameServer(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// boundedBodies fails the read of an answer's body past
-// statusMaxResponseBytes.
+// boundedBodies fails the read of an answer's body past MaxResponseBytes.
 type boundedBodies struct{ rt http.RoundTripper }
 
 func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -127,13 +121,15 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: statusMaxResponseBytes}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxResponseBytes}
 	return resp, nil
 }
 
-// errTooLarge is the error of a body past statusMaxResponseBytes.
-var errTooLarge = fmt.Errorf("the API server's answer is larger than %d MiB, the bound of stowage status", statusMaxResponseBytes>>20)
+// errTooLarge is the error of a body past MaxResponseBytes.
+var errTooLarge = fmt.Errorf("the API server's answer is larger than %d MiB, the bound of stowage status", MaxResponseBytes>>20)
 
+// cappedBody reads at most left bytes of a body; one byte more is
+// errTooLarge.
 type cappedBody struct {
 	io.ReadCloser
 	left int64
@@ -191,60 +187,4 @@ func (e *scrubbedError) Unwrap() error { return e.err }
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// maxAPIWarnings bounds the distinct warnings status shows from one run.
-const maxAPIWarnings = 100
-
-// apiWarnings is the rest.WarningHandler of status: each distinct warning
-// the API server sends (an HTTP Warning header, code 299), which
-// client-go's default handler logs through klog as sent, is written to
-// w once, scrubbed of the credentials in secrets and escaped, at most
-// maxAPIWarnings of them.
-type apiWarnings struct {
-	w       io.Writer
-	host    string
-	secrets *secret.Set
-
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func newAPIWarnings(w io.Writer, host string, secrets *secret.Set) *apiWarnings {
-	return &apiWarnings{w: w, host: host, secrets: secrets, seen: map[string]bool{}}
-}
-
-// HandleWarningHeader writes one warning; see apiWarnings.
-func (a *apiWarnings) HandleWarningHeader(code int, _ string, text string) {
-	if code != 299 || text == "" {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.seen[text] || len(a.seen) > maxAPIWarnings {
-		return
-	}
-	a.seen[text] = true
-	if len(a.seen) > maxAPIWarnings {
-		fmt.Fprintf(a.w, "stowage: the API server %s sent more than %d warnings; the others are not shown\n", escape.Line(a.host), maxAPIWarnings)
-		return
-	}
-	fmt.Fprintf(a.w, "stowage: warning from the API server %s: %s\n", escape.Line(a.host), escape.Line(a.secrets.Scrub(text)))
-}
-
-// routeKlog sends klog's output (client-go logs through it, to stderr by
-// default, as its callers wrote it) to w instead, one line per message,
-// scrubbed of the credentials in secrets and escaped. It replaces klog's
-// logger for the whole process.
-func routeKlog(w io.Writer, secrets *secret.Set) {
-	var mu sync.Mutex
-	klog.SetLogger(funcr.New(func(prefix, args string) {
-		mu.Lock()
-		defer mu.Unlock()
-		line := args
-		if prefix != "" {
-			line = prefix + ": " + args
-		}
-		fmt.Fprintf(w, "stowage: client-go: %s\n", escape.Line(secrets.Scrub(line)))
-	}, funcr.Options{}))
 }
