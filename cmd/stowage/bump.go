@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/render"
 )
 
 // bumpOptions are the flags of stowage bump.
@@ -64,9 +60,10 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 	return c
 }
 
-// runBump is stowage bump on dir: every tag resolved again, the lock, the
+// runBump is stowage bump on dir: the flags checked, the source loaded,
+// bump.Run's transaction (every tag resolved again; the lock, the
 // --render directory and the --pr-body file written together or not at
-// all, the pull request title and body printed.
+// all) and the pull request title and body printed.
 func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	o, format, prBody, renderOut := b.o, b.format, b.prBody, b.renderOut
 	if err := checkFormat("-o", format, "text", "json"); err != nil {
@@ -85,89 +82,38 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	if err := src.OwnLock(); err != nil {
 		return err
 	}
-	cfg, path := src.Config, src.LockPath
 	if src.Kustomization != nil && renderOut != "" {
 		return usageError{fmt.Errorf("--render is for a config directory; %s is a kustomization, which kustomize renders with the function", dir)}
 	}
-	// Every output against the config, the lock and each other,
-	// before a registry is contacted.
-	if err := output.CheckPaths(output.Paths{ConfigDir: dir, Lock: path, RenderDir: renderOut, RenderFlag: "--render", PRBody: prBody}); err != nil {
-		return err
-	}
-	r, done, err := b.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
+	res, err := bump.Run(cmd.Context(), bump.Input{
+		Config: src.Config, Dir: dir, LockPath: src.LockPath, Old: old, OldData: data, Images: images,
+		RenderDir: renderOut, Profile: o.profile, Getenv: getenv, PRBody: prBody, KeepGoing: b.keepGoing,
+		Connect: func() (func(context.Context) (*lock.Lock, error), error) {
+			r, done, err := b.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) (*lock.Lock, error) {
+				next, lockErr := r.Lock(ctx, old, images, registry.Refresh)
+				done()
+				return verifyPinned(ctx, cmd.ErrOrStderr(), r, src.Config, old, next, images, lockErr)
+			}, nil
+		},
+	})
 	if err != nil {
-		return err
-	}
-	next, lockErr := r.Lock(cmd.Context(), old, images, registry.Refresh)
-	done()
-	next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
-	var failed registry.Errors
-	if lockErr != nil && (!b.keepGoing || next == nil || !errors.As(lockErr, &failed)) {
-		return fmt.Errorf("%s not changed: %w", path, lockErr)
-	}
-	changes := bump.Diff(old, next, images)
-	out := next.Marshal()
-	lockChanged := !bytes.Equal(out, data)
-
-	// Render before writing anything, with the new lock, so that
-	// a failed render leaves every file as it was.
-	files, renderChanged, err := bumpRender(cfg, dir, o.profile, renderOut, next, getenv)
-	if err != nil {
-		return err
-	}
-	// The lock, the rendered directory and the PR body change
-	// together or not at all (a failed or interrupted write puts
-	// back the ones made before it).
-	var ws output.Set
-	if lockChanged {
-		ws.File(path, out)
-	}
-	if renderChanged {
-		ws.Dir(renderOut, files)
-	}
-	report := bump.NewReport(changes, bump.BodyOptions{LockFile: path, RenderDir: renderOut})
-	if prBody != "" && report.Body != "" {
-		ws.File(prBody, []byte(output.PRBodyMarker+report.Body))
-	}
-	if err := ws.Commit(cmd.Context()); err != nil {
 		return err
 	}
 	printWrittenPins(cmd.ErrOrStderr(), images)
-	if err := printBump(cmd, b, report, len(changes), path, len(next.Entries)); err != nil {
+	if err := printBump(cmd, b, res.Report, len(res.Changes), src.LockPath, res.Entries); err != nil {
 		return err
 	}
-	if lockErr != nil {
-		return fmt.Errorf("--keep-going: %w\nthe other images were bumped; the failed ones keep their old entries in %s", lockErr, path)
+	if res.Err != nil {
+		return res.Err
 	}
-	if b.exitCode && (len(changes) > 0 || lockChanged || renderChanged) {
+	if b.exitCode && res.Changed() {
 		return errCheckFailed
 	}
 	return nil
-}
-
-// bumpRender renders profile of cfg with the new lock next into the
-// files of renderOut (none without --render) and says whether they
-// differ from what renderOut holds.
-func bumpRender(cfg *v1alpha1.Config, dir, profile, renderOut string, next *lock.Lock, getenv env) (map[string][]byte, bool, error) {
-	if renderOut == "" {
-		return nil, false, nil
-	}
-	objs, err := render.FromConfig(cfg, profile, next, render.Options{Dir: dir, Getenv: getenv})
-	if err != nil {
-		return nil, false, fmt.Errorf("--render %s: %w", renderOut, err)
-	}
-	files, err := render.Files(objs)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := output.CheckDir(renderOut); err != nil {
-		return nil, false, fmt.Errorf("--render: %w", err)
-	}
-	diff, err := output.Diff(renderOut, files)
-	if err != nil {
-		return nil, false, err
-	}
-	return files, len(diff) > 0, nil
 }
 
 // printBump prints what bump changed (changes entries): the JSON report,

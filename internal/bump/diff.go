@@ -2,8 +2,14 @@
 // reviewer: the difference between two locks with the config's uses of each
 // image (Diff, over plan.All's Images), and a pull request's title,
 // markdown body, branch name and JSON report (Title, Body, Branch,
-// NewReport). It is pure: no file, network or environment access, so that
-// the same change gives the same text, byte for byte.
+// NewReport). Those are pure: no file, network or environment access, so
+// that the same change gives the same text, byte for byte.
+//
+// Run is the one that writes: the `stowage bump` transaction, resolving
+// through the registry client its caller connects, rendering with the new
+// lock, and writing the lock, the rendered directory and the pull request
+// body together or not at all. NewUpdate decides what a `stowage lock` run
+// writes.
 package bump
 
 import (
