@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +16,6 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
 	"github.com/stowage/stowage/internal/version"
@@ -213,7 +211,7 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	}
 	ro := &lo.ro
 	if lo.viaSite {
-		m, err := configSite(cfg)
+		m, err := plan.SiteMapping(cfg)
 		if err != nil {
 			return fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
 		}
@@ -256,38 +254,12 @@ func writeLock(cmd *cobra.Command, format, path string, old, next *lock.Lock, da
 	return u.Err
 }
 
-// configSite returns the site registry that applies to every profile of
-// cfg, or to a config without profiles (a functionConfig that only pins),
-// by plan.Site's rule, as the site package's mapping. Errors: no site
-// applies, or the profiles disagree (plan.SiteError, naming them).
-func configSite(cfg *v1alpha1.Config) (site.Mapping, error) {
-	s, err := plan.Site(cfg)
-	if err != nil {
-		return site.Mapping{}, err
-	}
-	if s == nil {
-		return site.Mapping{}, errors.New("the config names no site registry (its site field, top-level or in a profile)")
-	}
-	return site.Of(s), nil
-}
-
 // lockCheck reports, without the network, whether `stowage lock` would
-// change the file (bump.StaleEntries says how), on stderr and in rep.
+// change the file (verifypolicy.CheckLock says how), on stderr and in rep.
 func lockCheck(stderr io.Writer, cfg *v1alpha1.Config, path string, old *lock.Lock, data []byte, images []*plan.Image, rep *lockReport) error {
-	next, missing, err := registry.Pending(old, images)
+	stale, err := verifypolicy.CheckLock(cfg, old, data, images)
 	if err != nil {
 		return err
-	}
-	stale := bump.StaleEntries(old, next, missing, images, data)
-	unverified, err := verifypolicy.Unverified(cfg, old, images)
-	if err != nil {
-		return err
-	}
-	if len(unverified) > 0 {
-		// A format entry says only the bytes differ, which is no longer so.
-		stale = slices.DeleteFunc(stale, func(s bump.StaleEntry) bool { return s.Status == "format" })
-		stale = append(stale, unverified...)
-		slices.SortStableFunc(stale, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) })
 	}
 	if len(stale) == 0 {
 		return nil

@@ -231,3 +231,19 @@ func (p *Plan) SiteManifests(s *v1alpha1.Site) ([]SiteManifest, error) {
 	})
 	return out, nil
 }
+
+// SiteMapping returns the mapping (site.Of) of the site registry that
+// applies to the whole of cfg, by Site's rule with no profile named: the
+// one every profile has, or a config without profiles' top-level site.
+// It is where `stowage lock --via-site` reads every image. Errors: Site's
+// (a *SiteError when the profiles disagree), or that no site applies.
+func SiteMapping(cfg *v1alpha1.Config) (site.Mapping, error) {
+	s, err := Site(cfg)
+	if err != nil {
+		return site.Mapping{}, err
+	}
+	if s == nil {
+		return site.Mapping{}, errors.New("the config names no site registry (its site field, top-level or in a profile)")
+	}
+	return site.Of(s), nil
+}

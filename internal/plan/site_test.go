@@ -170,3 +170,28 @@ func TestOpenPAIList(t *testing.T) {
 		t.Errorf("site manifests of %s = %v, want %v", fc, got, want)
 	}
 }
+
+// TestSiteMapping: the mapping --via-site reads at is the site every
+// profile shares, mapped as render maps it; profiles that disagree are
+// Site's error, and a config naming no site says so.
+func TestSiteMapping(t *testing.T) {
+	one := loadCUE(t, `
+images: tool: reference: "ghcr.io/example-org/tool:1"
+site: registry: "site.top:5000/mirror"
+profiles: a: {namespace: "a", pullers: [{name: "p", namespace: "a", images: ["tool"]}]}
+`, schema.Options{})
+	m, err := SiteMapping(one)
+	if err != nil || m.Default != "site.top:5000/mirror" {
+		t.Fatalf("SiteMapping = %+v, %v; want the default prefix site.top:5000/mirror", m, err)
+	}
+	if _, err := SiteMapping(loadCUE(t, twoSites, schema.Options{})); !errors.As(err, new(*SiteError)) {
+		t.Errorf("disagreeing profiles: %v, want a *SiteError", err)
+	}
+	none := loadCUE(t, `
+images: tool: reference: "ghcr.io/example-org/tool:1"
+profiles: a: {namespace: "a", pullers: [{name: "p", namespace: "a", images: ["tool"]}]}
+`, schema.Options{})
+	if _, err := SiteMapping(none); err == nil || err.Error() != "the config names no site registry (its site field, top-level or in a profile)" {
+		t.Errorf("no site: %v", err)
+	}
+}

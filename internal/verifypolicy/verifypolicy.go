@@ -1,13 +1,16 @@
 // Package verifypolicy applies a config's verify policies to its images:
 // which policies apply to an image (Of, the union over its uses), each
 // loaded once (Load), the signatures `stowage lock` and `bump` check
-// before they pin a digest (Pin), and the entries `lock --check` finds
-// unverified offline (Unverified).
+// before they pin a digest (Pin), the entries `lock --check` finds
+// unverified offline (Unverified), and lock --check's whole rule
+// (CheckLock: stale entries and unverified ones).
 package verifypolicy
 
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -238,4 +241,30 @@ func checkEntry(ctx context.Context, r *registry.Resolver, pol *sigverify.Policy
 		return nil, err
 	}
 	return pol.Check(ctx, repo, pl, h)
+}
+
+// CheckLock is the rule of `stowage lock --check`, offline: how the lock
+// file (old, data its bytes) differs from what `stowage lock` would write
+// for images (bump.StaleEntries over registry.Pending), and the entries
+// that a required verify policy of their image does not trust
+// (Unverified), which lock would verify again. When some are unverified a
+// "format" entry is dropped (it says only the bytes differ, which is then
+// no longer so) and the entries are sorted by key. Empty when lock would
+// change nothing. Errors are Pending's (registry.Errors) and Load's.
+func CheckLock(cfg *v1alpha1.Config, old *lock.Lock, data []byte, images []*plan.Image) ([]bump.StaleEntry, error) {
+	next, missing, err := registry.Pending(old, images)
+	if err != nil {
+		return nil, err
+	}
+	stale := bump.StaleEntries(old, next, missing, images, data)
+	unverified, err := Unverified(cfg, old, images)
+	if err != nil {
+		return nil, err
+	}
+	if len(unverified) > 0 {
+		stale = slices.DeleteFunc(stale, func(s bump.StaleEntry) bool { return s.Status == "format" })
+		stale = append(stale, unverified...)
+		slices.SortStableFunc(stale, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return stale, nil
 }

@@ -2,10 +2,14 @@ package verifypolicy
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
@@ -121,5 +125,61 @@ func TestPinWithoutPolicies(t *testing.T) {
 	broken := errors.New("the lock could not be read")
 	if _, _, err := Pin(t.Context(), nil, cfg, l, nil, images, broken); err != broken {
 		t.Errorf("a nil lock: %v, want the run's error", err)
+	}
+}
+
+// TestCheckLock: lock --check's rule on the example: its lock as
+// committed is current; other bytes for the same entries are one format
+// entry; an entry taken out is missing, one no profile uses is unused;
+// with the policy made required the entries without a signer are
+// unverified, sorted among the others by key, and the format entry is
+// dropped.
+func TestCheckLock(t *testing.T) {
+	cfg, l, images := load(t)
+	data, err := os.ReadFile(filepath.Join(example, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := CheckLock(cfg, l, data, images)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("committed lock: %v, %v; want none", got, err)
+	}
+	reformatted := append([]byte("# a comment lock would not write\n"), data...)
+	got, err = CheckLock(cfg, l, reformatted, images)
+	if err != nil || !slices.Equal(got, []bump.StaleEntry{{Status: "format"}}) {
+		t.Fatalf("reformatted: %v, %v; want one format entry", got, err)
+	}
+
+	edited := &lock.Lock{}
+	dropped := images[0]
+	for _, e := range l.Entries {
+		if e.Name != dropped.Key {
+			edited.Put(e)
+		}
+	}
+	const unused = "registry.lab.internal/unused:1"
+	edited.Put(lock.Entry{Name: unused, Reference: unused, Digest: "sha256:" + strings.Repeat("0", 64), Kind: lock.KindManifest, Size: 1})
+	got, err = CheckLock(cfg, edited, edited.Marshal(), images)
+	want := []bump.StaleEntry{{Status: "missing", Key: dropped.Key, Reference: dropped.Ref.Written}, {Status: "unused", Key: unused}}
+	slices.SortFunc(want, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) })
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("edited: %v, %v; want %v", got, err, want)
+	}
+
+	for name, env := range cfg.Environments {
+		if env.Verify != nil {
+			v := *env.Verify
+			v.Mode = v1alpha1.VerifyRequired
+			env.Verify = &v
+			cfg.Environments[name] = env
+		}
+	}
+	unverified, err := Unverified(cfg, l, images)
+	if err != nil || len(unverified) == 0 {
+		t.Fatalf("required: %v, %v; want entries without a signer", unverified, err)
+	}
+	got, err = CheckLock(cfg, l, reformatted, images)
+	if err != nil || !slices.Equal(got, unverified) || !slices.IsSortedFunc(got, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Errorf("required, reformatted: %v, %v; want the unverified entries alone, %v", got, err, unverified)
 	}
 }
