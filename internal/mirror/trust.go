@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/trustfile"
 )
 
 // The trust material a bundle carries: one OCI manifest (an artifact of
@@ -56,10 +57,13 @@ const (
 	maxTrustDocument = 16 << 20
 	// maxTrustFiles bounds the files (layers) and the policies: 1,000.
 	maxTrustFiles = 1000
-	// maxKeyFile and maxRootFile are sigverify.KeyFile's and
-	// sigverify.TrustedRootFile's bounds (64 KiB, 1 MiB).
-	maxKeyFile  = 64 << 10
-	maxRootFile = 1 << 20
+)
+
+// maxKeyFile and maxRootFile bound a key and a trusted root read from a
+// bundle as lock and render bound them (internal/trustfile).
+var (
+	maxKeyFile  = trustfile.Key.Max
+	maxRootFile = trustfile.TrustedRoot.Max
 )
 
 // Trust is what a bundle records of the verify policies its images were

@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/trustfile"
 )
 
 // Options say where FromConfig reads password sources and trust files.
@@ -61,8 +62,8 @@ func FromConfig(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) (
 // FromPlan renders p, the plan of one profile of cfg with l (plan.Build):
 // the plan's password sources read under o.Rule() (unless o.NoPasswords:
 // then only checked as o.CheckPasswords and o.Function say), the trust
-// files of its admission policies read confined and bounded (KeyFile,
-// TrustedRootFile), then Render. Kubernetes validity is the tests' job
+// files of its admission policies read confined and bounded (trustfile.Key,
+// trustfile.TrustedRoot), then Render. Kubernetes validity is the tests' job
 // (internal/kubecheck and the real API server in e2e/). Errors are those
 // of each step, all of a step's problems at once; nothing is rendered
 // when any step fails.
@@ -73,9 +74,9 @@ func FromPlan(p *plan.Plan, cfg *v1alpha1.Config, l *lock.Lock, o Options) ([]Ob
 	}
 	trust := map[string][]byte{}
 	for _, f := range p.AdmissionFiles(cfg) {
-		k := KeyFile
+		k := trustfile.Key
 		if !slices.Contains(keysOf(cfg), f) {
-			k = TrustedRootFile
+			k = trustfile.TrustedRoot
 		}
 		b, err := confined.ReadFile(o.Dir, f, k)
 		if err != nil {
@@ -109,14 +110,6 @@ func passwords(sources []creds.Source, o Options) (map[string][]byte, error) {
 	}
 	return pw, nil
 }
-
-// The bounds of the files an admission policy carries inline: those of
-// sigverify.KeyFile and sigverify.TrustedRootFile, which lock reads the
-// same files under (TestTrustBounds holds them equal).
-var (
-	KeyFile         = confined.Kind{What: "verify key file", Max: 64 << 10}
-	TrustedRootFile = confined.Kind{What: "trusted root file", Max: 1 << 20}
-)
 
 // fieldOf names the first field (in the order top level, images,
 // environments, profiles, each by name) whose verify policy writes path

@@ -12,7 +12,6 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
-	"github.com/stowage/stowage/internal/sigverify"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -124,14 +123,6 @@ func TestRenderMissingEntry(t *testing.T) {
 	objs, err := render.FromConfig(cfg, "", &kept, render.Options{Dir: example, NoPasswords: true})
 	if objs != nil || err == nil || !strings.Contains(err.Error(), `docker.io/apache/submarine:jupyter-notebook-0.7.0 (used by environment "jupyter")`) {
 		t.Errorf("objs %d, err %v", len(objs), err)
-	}
-}
-
-// TestTrustBounds: render reads an admission policy's files under the
-// bounds lock reads them under.
-func TestTrustBounds(t *testing.T) {
-	if render.KeyFile != sigverify.KeyFile || render.TrustedRootFile != sigverify.TrustedRootFile {
-		t.Errorf("FromConfig bounds %+v %+v, sigverify's %+v %+v", render.KeyFile, render.TrustedRootFile, sigverify.KeyFile, sigverify.TrustedRootFile)
 	}
 }
 

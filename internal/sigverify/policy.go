@@ -12,15 +12,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
-)
-
-// The files a policy reads, with their bounds.
-var (
-	// KeyFile is a cosign public key PEM file: 64 KiB (a key is < 1 KiB).
-	KeyFile = confined.Kind{What: "verify key file", Max: 64 << 10}
-	// TrustedRootFile is a sigstore trusted_root.json: 1 MiB (the public
-	// good instance's is about 10 KiB).
-	TrustedRootFile = confined.Kind{What: "trusted root file", Max: 1 << 20}
+	"github.com/stowage/stowage/internal/trustfile"
 )
 
 // Policy is a config's verify policy with its files read.
@@ -47,8 +39,8 @@ type Policy struct {
 }
 
 // LoadPolicy reads v's keys and trusted root from dir, each confined to
-// it (internal/confined, like a file: password) and bounded by KeyFile
-// and TrustedRootFile. nil v gives a nil Policy. Errors name the field
+// it (internal/confined, like a file: password) and bounded by
+// trustfile.Key and trustfile.TrustedRoot. nil v gives a nil Policy. Errors name the field
 // (at, "verify" or "images.NAME.verify", then ".keys[0]") and the file.
 func LoadPolicy(dir, at string, v *v1alpha1.Verify) (*Policy, error) {
 	return PolicyFrom(at, v, func(path string, k confined.Kind) ([]byte, error) {
@@ -66,7 +58,7 @@ func PolicyFrom(at string, v *v1alpha1.Verify, read func(path string, k confined
 	}
 	p := &Policy{At: at, Spec: *v, Files: map[string][]byte{}, Required: v.Required()}
 	for i, k := range v.Keys {
-		data, err := read(k, KeyFile)
+		data, err := read(k, trustfile.Key)
 		if err != nil {
 			return nil, fmt.Errorf("%s.keys[%d]: %w", at, i, err)
 		}
@@ -81,7 +73,7 @@ func PolicyFrom(at string, v *v1alpha1.Verify, read func(path string, k confined
 		p.Identities = append(p.Identities, Identity{Subject: id.Identity, SubjectRegexp: id.IdentityRegexp, Issuer: id.Issuer, IssuerRegexp: id.IssuerRegexp})
 	}
 	if v.TrustedRoot != "" {
-		data, err := read(v.TrustedRoot, TrustedRootFile)
+		data, err := read(v.TrustedRoot, trustfile.TrustedRoot)
 		if err != nil {
 			return nil, fmt.Errorf("%s.trustedRoot: %w", at, err)
 		}

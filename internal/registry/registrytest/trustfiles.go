@@ -8,14 +8,14 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
-	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/trustfile"
 )
 
 // TrustFile is a key or trusted-root file a config's verify policies name.
 type TrustFile struct {
 	// Path is the path as written, relative to the config directory.
 	Path string
-	// Kind bounds its read: source.KeyFile or source.TrustedRootFile.
+	// Kind bounds its read: trustfile.Key or trustfile.TrustedRoot.
 	Kind confined.Kind
 }
 
@@ -30,10 +30,10 @@ func TrustFiles(cfg *v1alpha1.Config) []TrustFile {
 			return
 		}
 		for _, k := range v.Keys {
-			kinds[k] = source.KeyFile
+			kinds[k] = trustfile.Key
 		}
 		if _, ok := kinds[v.TrustedRoot]; v.TrustedRoot != "" && !ok {
-			kinds[v.TrustedRoot] = source.TrustedRootFile
+			kinds[v.TrustedRoot] = trustfile.TrustedRoot
 		}
 	}
 	add(cfg.Verify)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/trustfile"
 )
 
 func TestCopyTrustFiles(t *testing.T) {
@@ -32,7 +32,7 @@ func TestCopyTrustFiles(t *testing.T) {
 		Profiles:     map[string]v1alpha1.Profile{"p": {Verify: &v1alpha1.Verify{TrustedRoot: "trust/trusted_root.json"}}},
 	}
 	got := TrustFiles(cfg)
-	want := []TrustFile{{"keys/env.pub", source.KeyFile}, {"keys/top.pub", source.KeyFile}, {"trust/trusted_root.json", source.TrustedRootFile}}
+	want := []TrustFile{{"keys/env.pub", trustfile.Key}, {"keys/top.pub", trustfile.Key}, {"trust/trusted_root.json", trustfile.TrustedRoot}}
 	if len(got) != len(want) {
 		t.Fatalf("TrustFiles = %v, want %v", got, want)
 	}
