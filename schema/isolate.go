@@ -26,7 +26,7 @@ const ChildArg = "__stowage-evaluate-config"
 // empty environment, the files on its stdin and the result on its stdout.
 // The parent kills the child when Limits.Time passes, and the child bounds
 // its own address space (RLIMIT_AS, on Unix) at Limits.Memory plus
-// ChildOverhead, besides watching its heap as an in-process load does.
+// childOverhead, besides watching its heap as an in-process load does.
 // So a config that asks for one block larger than the memory left (a CUE
 // string doubled thirty times) or that keeps a non-preemptible copy
 // running past the time limit ends with the child, and the load returns
@@ -44,11 +44,11 @@ type childOption string
 
 func (c childOption) apply(s *settings) { s.child = string(c) }
 
-// ChildOverhead is the address space a child may use besides
+// childOverhead is the address space a child may use besides
 // Limits.Memory: the binary, the Go runtime's reservations and thread
 // stacks (a stowage binary needs about 1 GB of address space before it
 // evaluates anything).
-const ChildOverhead = 2 << 30
+const childOverhead = 2 << 30
 
 // childRequest is one load, as the parent sends it to the child.
 type childRequest struct {
@@ -154,7 +154,7 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	lims := req.Limits.orDefault()
-	limitAddressSpace(uint64(lims.Memory) + ChildOverhead)
+	limitAddressSpace(uint64(lims.Memory) + childOverhead)
 	var cfg *v1alpha1.Config
 	if e := req.Embedded; e != nil {
 		f := req.Files[0]
