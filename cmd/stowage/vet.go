@@ -137,8 +137,8 @@ func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
 	v.rep.Profiles = profiles
 	for _, name := range profiles {
 		p, err := plans.Profile(name)
+		var objs []render.Object
 		if err == nil {
-			var objs []render.Object
 			objs, err = render.FromPlan(p, cfg, l, render.Options{Dir: src.Dir, NoPasswords: true, CheckPasswords: true, Getenv: v.getenv})
 			n += len(objs)
 		}
@@ -146,9 +146,10 @@ func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
 			return fmt.Errorf("profile %q: %w", name, err)
 		}
 		vetted = append(vetted, p)
-		if external, err = externalSecrets(cfg, p, l, external, v.rep); err != nil {
-			return err
-		}
+		external = externalSecrets(p, external, v.rep)
+		// Who may use each image offline, from the DaemonSets just
+		// rendered: the profile is rendered once.
+		offlineUse(p, daemonSets(objs), v.rep)
 	}
 	v.rep.Objects = n
 	if err := vetVerified(cfg, l, vetted); err != nil {
@@ -268,9 +269,15 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 			return err
 		}
 		vetted = append(vetted, p)
-		if external, err = externalSecrets(src.Config, p, l, external, v.rep); err != nil {
+		external = externalSecrets(p, external, v.rep)
+		// The function rendered its profiles in kustomize's form; who may
+		// use each image offline is read from the profile's DaemonSets
+		// rendered here.
+		dss, err := offlineDaemonSets(src.Config, p, l)
+		if err != nil {
 			return err
 		}
+		offlineUse(p, dss, v.rep)
 	}
 	pinned := ""
 	if n := len(src.Workloads); n > 0 {
@@ -333,23 +340,44 @@ func runFunction(src *source.Source, getenv env) (int, error) {
 	return len(rl.Items) - len(b.Items), nil
 }
 
-// externalSecrets appends to lines, for the plan p of one profile, each pull Secret the
-// DaemonSets name but stowage does not render (render.ExternalSecrets),
-// as "profile P: Secret NAME (REGISTRY, USED BY) in NS, NS".
-func externalSecrets(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock, lines []string, rep *vetReport) ([]string, error) {
+// externalSecrets appends to lines, for the plan p of one profile, each
+// pull Secret the DaemonSets name but stowage does not render
+// (render.ExternalSecrets), as "profile P: Secret NAME (REGISTRY, USED BY)
+// in NS, NS", and records them in rep.
+func externalSecrets(p *plan.Plan, lines []string, rep *vetReport) []string {
 	for _, e := range render.ExternalSecrets(p) {
 		rep.ExternalSecrets = append(rep.ExternalSecrets, vetSecret{Profile: p.Profiles[0], Name: e.Name, Registry: e.Registry, UsedBy: e.UsedBy, Namespaces: e.Namespaces})
 		lines = append(lines, fmt.Sprintf("profile %s: Secret %s (%s; %s) in %s", p.Profiles[0], e.Name, e.Registry,
 			strings.Join(e.UsedBy, ", "), strings.Join(e.Namespaces, ", ")))
 	}
-	return lines, offlineUse(cfg, p, l, rep)
+	return lines
 }
 
 // offlineUse adds to rep, for the plan p of one profile, who may use each
-// pre-pulled image offline (plan.Access over the DaemonSets render makes
-// with placeholder passwords; the names of the Secrets do not depend on
-// them).
-func offlineUse(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock, rep *vetReport) error {
+// pre-pulled image offline (plan.Access over dss, the profile's rendered
+// DaemonSets).
+func offlineUse(p *plan.Plan, dss []*appsv1.DaemonSet, rep *vetReport) {
+	for _, a := range plan.Access(p, dss) {
+		rep.Images = append(rep.Images, vetImage{Profile: p.Profiles[0], Reference: a.Reference, OfflineUse: a})
+	}
+}
+
+// daemonSets returns the DaemonSets among objs.
+func daemonSets(objs []render.Object) []*appsv1.DaemonSet {
+	var dss []*appsv1.DaemonSet
+	for _, o := range objs {
+		if ds, ok := o.Object.(*appsv1.DaemonSet); ok {
+			dss = append(dss, ds)
+		}
+	}
+	return dss
+}
+
+// offlineDaemonSets renders the DaemonSets of the plan p of one profile
+// with placeholder passwords (the names of the Secrets do not depend on
+// them), for a kustomization, whose function rendered them as kustomize's
+// items.
+func offlineDaemonSets(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock) ([]*appsv1.DaemonSet, error) {
 	pw := map[string][]byte{}
 	for _, s := range p.PasswordSources() {
 		pw[s.Source] = []byte("placeholder")
@@ -360,18 +388,9 @@ func offlineUse(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock, rep *vetReport
 	prof.Policy, q.Profile = nil, &prof
 	objs, err := render.Render(render.Input{Plan: &q, Config: cfg, Lock: l, Passwords: pw})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var dss []*appsv1.DaemonSet
-	for _, o := range objs {
-		if ds, ok := o.Object.(*appsv1.DaemonSet); ok {
-			dss = append(dss, ds)
-		}
-	}
-	for _, a := range plan.Access(p, dss) {
-		rep.Images = append(rep.Images, vetImage{Profile: p.Profiles[0], Reference: a.Reference, OfflineUse: a})
-	}
-	return nil
+	return daemonSets(objs), nil
 }
 
 // printOfflineUse says, per image, who may use its pre-pulled copy
