@@ -3,15 +3,12 @@ package imageset
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/release"
@@ -74,10 +71,7 @@ type ChartOptions struct {
 //
 // Errors name the chart, the object and the field.
 func FromChart(path string, o ChartOptions) (Set, string, error) {
-	if err := checkChartSize(path); err != nil {
-		return nil, "", err
-	}
-	chrt, err := loader.Load(path)
+	chrt, err := loadChart(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: %w", path, err)
 	}
@@ -296,45 +290,6 @@ func objectName(n *yaml.RNode) string {
 		return ns + "/" + n.GetName()
 	}
 	return n.GetName()
-}
-
-// checkChartSize refuses a chart larger than MaxChartBytes, or a chart
-// directory of more than MaxChartFiles files.
-func checkChartSize(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
-	}
-	if !fi.IsDir() {
-		return checkFileSize(path, MaxChartBytes, "a chart archive")
-	}
-	var total int64
-	files := 0
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		total += info.Size()
-		files++
-		if total > MaxChartBytes {
-			return fmt.Errorf("larger than %d bytes, the limit of a chart", MaxChartBytes)
-		}
-		if files > MaxChartFiles {
-			return fmt.Errorf("more than %d files, the limit of a chart", MaxChartFiles)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
-	}
-	return nil
 }
 
 func checkFileSize(path string, max int64, what string) error {
