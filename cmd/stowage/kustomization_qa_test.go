@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/testbin"
@@ -607,5 +609,60 @@ spec:
 		"  stowage.yaml:16: spec.environments.gpu2.auth.password: environment variable STOWAGE_X is not set (needed by environment \"gpu2\")\n"
 	if code != 1 || stderr != want {
 		t.Errorf("vet with STOWAGE_ALLOW_ENV and --allow-env QA_PW: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
+	}
+}
+
+// TestVetKustomizationOfflineUse: vet reads who may use each image
+// offline from the DaemonSets the function rendered; for a kustomization
+// it is what vet says of the same config as a config directory: the
+// public image open to any pod, the one behind a pull Secret only with it.
+func TestVetKustomizationOfflineUse(t *testing.T) {
+	const config = `  environments:
+    jupyter: {image: "apache/submarine:jupyter-notebook-0.7.0"}
+    private: {image: "registry.lab.internal/team/private:1", auth: {secret: team-pull}}
+  profiles:
+    notebooks:
+      pullers: [{name: notebook-images, namespace: submarine, environments: [jupyter, private]}]
+`
+	refs := append([]string{"apache/submarine:jupyter-notebook-0.7.0", "registry.lab.internal/team/private:1"}, cliDefaultImages...)
+	plain := cliConfigDir(t, refs, "config.yaml", strings.ReplaceAll(config, "\n  ", "\n")[2:])
+	kdir := cliConfigDir(t, refs,
+		"kustomization.yaml", "resources: [stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
+		"stowage.yaml", `apiVersion: stowage.dev/v1alpha1
+kind: Stowage
+metadata:
+  name: notebooks
+  annotations:
+    config.kubernetes.io/function: |
+      exec: {path: stowage, args: [fn]}
+spec:
+  profile: notebooks
+`+config)
+	images := func(dir string) string {
+		t.Helper()
+		out, stderr, code := runCLI(t, nil, "vet", dir, "-o", "json")
+		var rep struct{ Images json.RawMessage }
+		if err := json.Unmarshal(out, &rep); code != 0 || err != nil {
+			t.Fatalf("vet %s: exit %d, %v\n%s%s", dir, code, err, out, stderr)
+		}
+		return string(rep.Images)
+	}
+	want, got := images(plain), images(kdir)
+	if got != want {
+		t.Errorf("kustomization's images:\n%s\nthe config directory's:\n%s", got, want)
+	}
+	var ims []vetImage
+	if err := json.Unmarshal([]byte(got), &ims); err != nil {
+		t.Fatal(err)
+	}
+	byRef := map[string]plan.ImageAccess{}
+	for _, im := range ims {
+		byRef[strings.SplitN(im.Reference, "@", 2)[0]] = im.OfflineUse
+	}
+	if a := byRef["apache/submarine:jupyter-notebook-0.7.0"]; !a.AnyPod {
+		t.Errorf("the public image: %+v, want any pod", a)
+	}
+	if a := byRef["registry.lab.internal/team/private:1"]; a.AnyPod || len(a.Secrets) != 1 || a.Secrets[0].Secret != "team-pull" {
+		t.Errorf("the private image: %+v, want team-pull only", a)
 	}
 }

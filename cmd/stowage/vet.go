@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
@@ -250,7 +252,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		return err
 	}
 	l := lf.Lock
-	objects, err := runFunction(src, v.getenv)
+	objects, rendered, err := runFunction(src, v.getenv)
 	if err != nil {
 		return err
 	}
@@ -270,14 +272,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		}
 		vetted = append(vetted, p)
 		external = externalSecrets(p, external, v.rep)
-		// The function rendered its profiles in kustomize's form; who may
-		// use each image offline is read from the profile's DaemonSets
-		// rendered here.
-		dss, err := offlineDaemonSets(src.Config, p, l)
-		if err != nil {
-			return err
-		}
-		offlineUse(p, dss, v.rep)
+		offlineUse(p, rendered[prof], v.rep)
 	}
 	pinned := ""
 	if n := len(src.Workloads); n > 0 {
@@ -316,17 +311,18 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 // runFunction runs the KRM function in process on the items kustomize
 // would hand it (src's build), with the exec declaration's --allow-env
 // names, reading no password (fn.Processor.CheckOnly), and returns how
-// many objects it adds. Errors: a ResourceList over the declaration's
-// --max-input-bytes (kustomize build would fail), and the function's
-// error results as a *source.FunctionError.
-func runFunction(src *source.Source, getenv env) (int, error) {
+// many objects it adds and the DaemonSets it rendered, by profile. Errors:
+// a ResourceList over the declaration's --max-input-bytes (kustomize build
+// would fail), and the function's error results as a
+// *source.FunctionError.
+func runFunction(src *source.Source, getenv env) (int, map[string][]*appsv1.DaemonSet, error) {
 	b := src.Kustomization
 	size, err := fnInputSize(b)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if size > src.MaxInput {
-		return 0, fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
+		return 0, nil, fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
 			b.Dir, size, src.MaxInput, b.FunctionFile)
 	}
 	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
@@ -335,9 +331,35 @@ func runFunction(src *source.Source, getenv env) (int, error) {
 	}
 	p := &fn.Processor{Dir: src.Dir, Getenv: getenv, AllowEnv: src.AllowEnv, CheckOnly: true, ConfigOptions: schemaOptions()}
 	if err := p.Process(rl); err != nil {
-		return 0, source.NewFunctionError(p, b, rl.Results)
+		return 0, nil, source.NewFunctionError(p, b, rl.Results)
 	}
-	return len(rl.Items) - len(b.Items), nil
+	dss, err := renderedDaemonSets(rl.Items)
+	if err != nil {
+		return 0, nil, err
+	}
+	return len(rl.Items) - len(b.Items), dss, nil
+}
+
+// renderedDaemonSets returns the DaemonSets among items that a profile
+// rendered (labelled render.LabelProfile), by profile.
+func renderedDaemonSets(items []*kyaml.RNode) (map[string][]*appsv1.DaemonSet, error) {
+	out := map[string][]*appsv1.DaemonSet{}
+	for _, it := range items {
+		prof := it.GetLabels()[render.LabelProfile]
+		if it.GetKind() != "DaemonSet" || prof == "" {
+			continue
+		}
+		text, err := it.String()
+		if err != nil {
+			return nil, err
+		}
+		ds := &appsv1.DaemonSet{}
+		if err := sigsyaml.Unmarshal([]byte(text), ds); err != nil {
+			return nil, fmt.Errorf("DaemonSet %s/%s the function rendered: %w", it.GetNamespace(), it.GetName(), err)
+		}
+		out[prof] = append(out[prof], ds)
+	}
+	return out, nil
 }
 
 // externalSecrets appends to lines, for the plan p of one profile, each
@@ -371,26 +393,6 @@ func daemonSets(objs []render.Object) []*appsv1.DaemonSet {
 		}
 	}
 	return dss
-}
-
-// offlineDaemonSets renders the DaemonSets of the plan p of one profile
-// with placeholder passwords (the names of the Secrets do not depend on
-// them), for a kustomization, whose function rendered them as kustomize's
-// items.
-func offlineDaemonSets(cfg *v1alpha1.Config, p *plan.Plan, l *lock.Lock) ([]*appsv1.DaemonSet, error) {
-	pw := map[string][]byte{}
-	for _, s := range p.PasswordSources() {
-		pw[s.Source] = []byte("placeholder")
-	}
-	// The DaemonSets alone: the admission policies (which need the trust
-	// files read) say nothing about who may use an image.
-	q, prof := *p, *p.Profile
-	prof.Policy, q.Profile = nil, &prof
-	objs, err := render.Render(render.Input{Plan: &q, Config: cfg, Lock: l, Passwords: pw})
-	if err != nil {
-		return nil, err
-	}
-	return daemonSets(objs), nil
 }
 
 // printOfflineUse says, per image, who may use its pre-pulled copy
