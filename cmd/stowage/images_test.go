@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,5 +187,41 @@ func TestImagesFromChartPerNodeLabel(t *testing.T) {
 		if _, stderr, code := runCLI(t, nil, append([]string{"images", "from-chart", chart}, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestImagesFromChartHelmWarnings: Helm's SDK warns through the standard
+// log package; the real binary shows each warning as one escaped line
+// under "stowage: helm: ", so a value carrying a terminal escape (here an
+// OSC window title, with a newline forging an error line) reaches the
+// terminal as text.
+func TestImagesFromChartHelmWarnings(t *testing.T) {
+	// The chart's own values carry the escape: a copy of the test chart.
+	src := filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator")
+	chart := t.TempDir()
+	if err := os.CopyFS(chart, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	values := filepath.Join(chart, "values.yaml")
+	data := readFile(t, values)
+	hostile := strings.Replace(string(data), "driver:\n  enabled: true\n  repository: nvcr.io/nvidia\n", "driver:\n  enabled: true\n  repository: \"\\e]0;owned\\a\\nError: forged\"\n", 1)
+	if hostile == string(data) {
+		t.Fatal("the test chart's driver values changed; update this test")
+	}
+	if err := os.WriteFile(values, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(stowageBinary(t), "images", "from-chart", chart, "--set", "driver.repository.x=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("from-chart: %v\n%s", err, stderr.String())
+	}
+	want := `stowage: helm: warning: destination for gpu-operator-mini.driver.repository is a table. Ignoring non-table value (\x1b]0;owned\x07\nError: forged)` + "\n"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr:\n%q\nwant a line\n%q", stderr.String(), want)
+	}
+	if strings.ContainsAny(stderr.String(), "\x1b\a") || strings.Contains(stderr.String(), "\nError: forged") {
+		t.Errorf("raw control characters or a forged line on stderr: %q", stderr.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"os/signal"
@@ -74,6 +75,16 @@ func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // refuseDefaultHTTP installs refusedTransport as http.DefaultTransport.
 func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
 
+// routeLog sends the standard log package's output, which libraries
+// write untrusted text through (Helm's SDK warns about a chart's values
+// with log.Printf), to w one escaped line a message, without the
+// timestamp, so that a chart cannot drive the terminal (escape.LineWriter).
+func routeLog(w io.Writer) {
+	log.SetFlags(0)
+	log.SetPrefix("")
+	log.SetOutput(escape.LineWriter(w, "stowage: helm: "))
+}
+
 // interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the
 // command stop and remove what it staged before it exits anyway (a command
 // blocked on input, such as fn reading stdin, never sees the signal).
@@ -90,6 +101,7 @@ func main() {
 		configChild = exe
 	}
 	refuseDefaultHTTP()
+	routeLog(os.Stderr)
 	// SIGTERM and SIGINT cancel the command's context instead of killing
 	// the process: writes stop before their final rename and remove their
 	// temporary files, registry requests are abandoned, and the exit code

@@ -97,3 +97,18 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("want two-space indent and a final newline:\n%s", out)
 	}
 }
+
+// TestLineWriter: a log message with a terminal escape and an embedded
+// newline reaches the writer as one prefixed, escaped line.
+func TestLineWriter(t *testing.T) {
+	var b strings.Builder
+	w := LineWriter(&b, "helm: ")
+	msg := "coalesce.go: warning: skipped value for \x1b]0;owned\x07 x\nError: forged\n"
+	if n, err := w.Write([]byte(msg)); err != nil || n != len(msg) {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	want := `helm: coalesce.go: warning: skipped value for \x1b]0;owned\x07 x\nError: forged` + "\n"
+	if b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
