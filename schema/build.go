@@ -122,7 +122,14 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 				errs = append(errs, fromCUEList(err, f.Name)...)
 				continue
 			}
-			af = &ast.File{Filename: f.Name, Decls: []ast.Decl{&ast.EmbedDecl{Expr: expr}}}
+			// An object's fields become the file's declarations, as a YAML
+			// mapping's do: embedded as one struct, the object's opening
+			// brace (1:1) would be a position of every conflict in it.
+			if st, ok := expr.(*ast.StructLit); ok {
+				af = &ast.File{Filename: f.Name, Decls: st.Elts}
+			} else {
+				af = &ast.File{Filename: f.Name, Decls: []ast.Decl{&ast.EmbedDecl{Expr: expr}}}
+			}
 		default:
 			errs = append(errs, &Error{File: f.Name, Msg: "not a .cue, .yaml or .json file"})
 			continue

@@ -57,6 +57,16 @@ func TestUserConflictOnly(t *testing.T) {
 		{[]File{{Name: "cfg/a.cue", Data: []byte("package stowage\n" + base)},
 			{Name: "cfg/p.json", Data: []byte(`{"profiles": {"p": {"secrets": "render",` + "\n" + `"secrets": "render"}}}`)}},
 			`cfg/p.json:2:2: profiles.p.secrets: duplicate key "secrets": this mapping gives it at line 1 and again at line 2; a key appears once in a mapping (keep one)`},
+		// One wrong value in a JSON file is one error at the value, as in
+		// YAML: the object's opening brace is no second definition.
+		{[]File{{Name: "cfg/a.cue", Data: []byte("package stowage\n" + base)},
+			{Name: "cfg/i.json", Data: []byte("{\n  \"images\": {\n    \"y\": {\"reference\": 5}\n  }\n}\n")}},
+			`cfg/i.json:3:24: images.y.reference: conflicting values 5 and string (mismatched types int and string)`},
+		// Two JSON files giving one field two values are still named both.
+		{[]File{{Name: "cfg/a.cue", Data: []byte("package stowage\n" + base)},
+			{Name: "cfg/i.json", Data: []byte(`{"images": {"y": {"reference": "busybox:1"}}}`)},
+			{Name: "cfg/j.json", Data: []byte(`{"images": {"y": {"reference": "busybox:2"}}}`)}},
+			`cfg/i.json:1:32: images.y.reference: image "y" is defined more than once, with different values for reference: conflicting values "busybox:2" and "busybox:1" (see also cfg/j.json:1:32)`},
 	} {
 		_, err := LoadFiles("cfg", c.files, Options{})
 		if err == nil || err.Error() != c.want {
