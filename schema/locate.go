@@ -127,6 +127,10 @@ func (l *locator) fromCUE(err error) Errors {
 				le.Msg = msg
 				break
 			}
+			if msg, ok := l.notAList(p, m); ok {
+				le.Msg = msg
+				break
+			}
 			p, le.Msg = l.missingHint(p, m)
 			le.Path = pathString(p)
 		}

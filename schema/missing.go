@@ -165,6 +165,40 @@ func (l *locator) shortList(p cue.Path, m cueMessage) (string, bool) {
 	return fmt.Sprintf("%s has %d elements: write at least %s %s", name, have, count, elementOf(elem)), true
 }
 
+// notAList rewords a type conflict at a field the schema makes a list
+// when the user wrote a single value there (`kinds: "kyverno"`): CUE
+// names the list's type as the schema spells it
+// ([#AdmissionKind,...#AdmissionKind]); the message says to write a list
+// and what its elements are.
+func (l *locator) notAList(p cue.Path, m cueMessage) (string, bool) {
+	sels := p.Selectors()
+	if m.format != cueMismatched || len(sels) == 0 || !isName(sels[len(sels)-1]) {
+		return "", false
+	}
+	sch := schemaAt(l.schema, p)
+	if sch.IncompleteKind() != cue.ListKind {
+		return "", false
+	}
+	have := l.user.LookupPath(p)
+	if !have.Exists() || have.IncompleteKind() == cue.ListKind {
+		return "", false
+	}
+	elem := sch.LookupPath(cue.MakePath(cue.AnyIndex))
+	if !elem.Exists() {
+		elem = sch.LookupPath(cue.MakePath(cue.Index(0)))
+	}
+	name := sels[len(sels)-1].Unquoted()
+	msg := fmt.Sprintf("%s is a single %s; write a list (%s: [ … ])", name, have.IncompleteKind(), name)
+	if elem.Exists() {
+		each := "each element " + describeConstraint(fmt.Sprint(elem))
+		if alts, ok := stringAlternatives(fmt.Sprint(elem)); ok {
+			each = "each one of " + strings.Join(alts, ", ")
+		}
+		msg = fmt.Sprintf("%s is a single %s; write a list, %s (%s: [ … ])", name, have.IncompleteKind(), each, name)
+	}
+	return msg, true
+}
+
 // schemaAt is the schema's constraint at p: fields looked up as
 // optional fields and through pattern constraints ([string]: #Profile),
 // list elements through the list's element type, as LookupPath alone
