@@ -278,16 +278,18 @@ func (s *layoutSink) hasBlob(_ context.Context, _ name.Repository, h v1.Hash) (b
 // verify reports whether the bundle holds blob d with the content its
 // digest (and size, when known) names, hashing the file once per run.
 func (s *layoutSink) verify(d v1.Descriptor) (bool, error) {
-	if s.root == nil {
+	// The root is opened by the first write (ensureRoot), perhaps
+	// beside this call: read under the lock.
+	s.mu.Lock()
+	root, ok := s.root, s.verified[d.Digest]
+	s.mu.Unlock()
+	if root == nil {
 		return false, nil
 	}
-	s.mu.Lock()
-	ok := s.verified[d.Digest]
-	s.mu.Unlock()
 	if ok {
 		return true, nil
 	}
-	f, err := openBlob(s.root, s.path, d.Digest)
+	f, err := openBlob(root, s.path, d.Digest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -14,25 +14,33 @@
 // them holds, another repository of the registry that its catalog lists
 // under the image's source path (a copy under another prefix of the
 // site; see elsewhere). Run then copies in an order that never leaves a
-// tag pointing at a half-copied image:
+// tag pointing at a half-copied image. Its steps share one pool of
+// WithJobs goroutines and each starts as soon as the steps it needs are
+// done, image by image, not one step for every image at a time: a large
+// blob delays only the images that hold it. Among the steps ready, those
+// that move no bytes go first, then the largest blob.
 //
 //  1. the blobs no destination repository holds, each streamed once from
 //     the source (go-containerregistry's remote reads; at a registry a
 //     POST and one PUT with the bytes, registry.PutBlob; memory does not
-//     grow with the blob's size), on WithJobs goroutines;
-//  2. cross-repository mounts of those blobs into every other repository
-//     that needs them (one POST each);
-//  3. manifests by digest, children before their index (at a registry,
-//     an image's own manifest is stored by its tag's PUT in step 4: one
-//     request stores it and sets the tag);
-//  4. tags, last: the tags of the images' attachments (WithAttachments),
-//     then their referrers (one subject's after the other, each adding
-//     itself to the subject's referrers listing), then the images' own
-//     tags, held back for an image whose attachments did not all get
-//     there;
+//     grow with the blob's size);
+//  2. cross-repository mounts of a blob into every other repository that
+//     needs it (one POST each), once its upload is done;
+//  3. manifests by digest, each once its blobs are in its repository and
+//     its children are written there (at a registry, an image's own
+//     manifest is stored by its tag's PUT in step 4: one request stores
+//     it and sets the tag);
+//  4. tags, last for each image: the tags of its attachments
+//     (WithAttachments), each once its manifest is there, then its
+//     referrers (one subject's after the other, each adding itself to the
+//     subject's referrers listing), then the image's own tag, once its
+//     manifests and every attachment are done, and held back when one of
+//     its attachments did not get there;
 //
-// and verifies every image at the destination afterwards: the digest its
-// tag (or digest) resolves to there must be the lock's (an image the plan
+// A step whose blob or child manifest failed is not sent: it fails with
+// it, and so do the images that need it. When every
+// step is done, Run verifies every image at the destination: the digest
+// its tag (or digest) resolves to there must be the lock's (an image the plan
 // found present was verified by the plan's own HEAD). A rerun plans
 // again, so it moves only what is missing. A failing image is named with the
 // registry's answer; the other images still complete.

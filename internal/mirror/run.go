@@ -58,22 +58,8 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 	if m.o.progress != nil {
 		m.o.progress.Start(plan.Missing(), plan.Bytes)
 	}
-	// 1. Blobs no repository holds, once each.
-	each(m.jobs, len(plan.uploads), func(i int) { r.upload(plan.uploads[i]) })
-	// 2. Mounts into the other repositories.
-	each(m.jobs, len(plan.mounts), func(i int) { r.mount(plan.mounts[i]) })
-	// 3. Manifests, children first.
-	for _, level := range plan.writes {
-		each(m.jobs, len(level), func(i int) { r.putManifest(level[i]) })
-	}
-	// 4. Tags: the attachments' first, the images' last, so that an
-	// image is present (its tag resolves) only once everything attached
-	// to it is there too.
-	r.tagFailed = make([]*failure, len(plan.tags))
-	r.putTags(true)
-	r.putReferrers()
-	r.blockTags()
-	r.putTags(false)
+	// 1-4. The copy, each step as soon as what it needs is done.
+	r.copyAll()
 	// 5. Verify every image.
 	errs := r.verify()
 	m.verifyListed(ctx, plan.Images, errs)
@@ -117,7 +103,8 @@ type runner struct {
 	mu       sync.Mutex
 	bytes    int64
 	failedAt map[string]*failure
-	// tagFailed are the failures of plan.tags, by index (step 4).
+	// tagFailed are the failures of plan.tags, by index (step 4), each
+	// written by its tag's step and read after it.
 	tagFailed []*failure
 }
 
@@ -225,91 +212,190 @@ func (r *runner) putManifest(w write) {
 	}
 }
 
-// putTags sets the tags of the attachments, or of the images (step 4),
-// each failed with its manifest when that failed; a tag whose PUT stores
-// the manifest fails it too.
-func (r *runner) putTags(attachments bool) {
-	m, ctx, plan := r.m, r.ctx, r.plan
-	each(m.jobs, len(plan.tags), func(i int) {
-		pi := plan.tags[i]
-		if (pi.Attachment != nil) != attachments || r.tagFailed[i] != nil {
-			return
-		}
-		mk := runKey(pi.repo.Name(), pi.Digest)
-		if pi.byTag {
-			// The manifest is stored by this PUT: what it needs first.
-			if f := r.blobsFailed(write{repo: pi.repo, n: pi.top}); f != nil {
-				r.fail(mk, f)
-			}
-		}
-		if f := r.failed(mk); f != nil {
-			r.tagFailed[i] = f
-			return
-		}
-		err := checkCtx(ctx)
-		if err == nil {
-			err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
-		}
-		if err != nil {
-			r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
-			if pi.byTag {
-				r.fail(mk, r.tagFailed[i])
-			}
-		}
-	})
-}
-
-// putReferrers writes the referrers after the attachments' tags: the
-// writes of one subject's referrers in one repository one after the
-// other (each updates the subject's listing, the tag-schema index where
-// the registry has no Referrers API), the subjects side by side.
-func (r *runner) putReferrers() {
-	plan := r.plan
-	var groups [][]referrerWrite
-	for i, w := range plan.referrers {
-		if i == 0 || w.repo.Name() != plan.referrers[i-1].repo.Name() || w.subject != plan.referrers[i-1].subject {
-			groups = append(groups, nil)
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], w)
-	}
-	each(r.m.jobs, len(groups), func(i int) {
-		for _, w := range groups[i] {
-			r.putManifest(w.write)
-		}
-	})
-}
-
-// blockTags fails the tag of every image whose attachments did not all
-// get there, so that it is not tagged: the rerun then plans it again,
-// attachments included.
-func (r *runner) blockTags() {
+// copyAll runs the copy (steps 1 to 4 of the package documentation) on
+// one pool of m.jobs goroutines, each step as soon as the steps it needs
+// are done rather than each step for every image at once: a blob's mounts
+// after its upload; a manifest after the blobs it needs in its repository
+// and its children there; an attachment's tag after its manifest (and,
+// stored by the tag's PUT, its blobs and children); one subject's
+// referrers after the tags of the attachments of the images they are
+// attached to; an image's tag last, after its own manifests and every
+// attachment of it (and not written when one of those failed). Ready
+// steps that move no bytes go first, then the largest ready upload.
+func (r *runner) copyAll() {
 	m, plan := r.m, r.plan
-	blocked := map[string]string{}
-	tagAt := map[*PlannedImage]int{}
-	for j, t := range plan.tags {
-		tagAt[t] = j
+	var s scheduler
+	uploadAt := map[v1.Hash]*task{}
+	for _, u := range plan.uploads {
+		t := s.add(func() { r.upload(u) })
+		t.upload, t.size = true, u.d.Size
+		uploadAt[u.d.Digest] = t
 	}
-	for i, pi := range plan.Images {
+	mountAt := map[string][]*task{}
+	for _, mt := range plan.mounts {
+		k := runKey(m.dst.blobKey(mt.repo), mt.d.Digest)
+		mountAt[k] = append(mountAt[k], s.add(func() { r.mount(mt) }, uploadAt[mt.d.Digest]))
+	}
+	writeAt := map[string]*task{}
+	// needs are the steps w waits on: its blobs' uploads and mounts into
+	// its repository, its children's writes there (a child missing there
+	// is written by a step of its own: children come first in
+	// plan.writes).
+	needs := func(w write) []*task {
+		var after []*task
+		for _, d := range w.n.blobs {
+			after = append(after, uploadAt[d.Digest])
+			after = append(after, mountAt[runKey(m.dst.blobKey(w.repo), d.Digest)]...)
+		}
+		for _, c := range w.n.children {
+			after = append(after, writeAt[runKey(w.repo.Name(), c.digest)])
+		}
+		return after
+	}
+	for _, level := range plan.writes {
+		for _, w := range level {
+			writeAt[runKey(w.repo.Name(), w.n.digest)] = s.add(func() { r.putManifest(w) }, needs(w)...)
+		}
+	}
+	// tagNeeds are the steps pi's tag waits on: the write of its
+	// manifest, or what that manifest needs when the tag's PUT stores it.
+	tagNeeds := func(pi *PlannedImage) []*task {
+		var after []*task
+		if pi.byTag {
+			after = needs(write{repo: pi.repo, n: pi.top})
+		}
+		return append(after, writeAt[runKey(pi.repo.Name(), pi.Digest)])
+	}
+	r.tagFailed = make([]*failure, len(plan.tags))
+	tagIndex := map[*PlannedImage]int{}
+	tagAt := map[*PlannedImage]*task{}
+	for i, pi := range plan.tags {
+		tagIndex[pi] = i
+		if pi.Attachment != nil {
+			tagAt[pi] = s.add(func() { r.putTag(i) }, tagNeeds(pi)...)
+		}
+	}
+	// The attachments of each image (by ownerKey) in plan order, and the
+	// owners of each subject's referrers in a repository.
+	attached := map[string][]*PlannedImage{}
+	type subjectAt struct {
+		repo    string
+		subject v1.Hash
+	}
+	owners := map[subjectAt][]string{}
+	for _, pi := range plan.Images {
 		if pi.Attachment == nil {
 			continue
 		}
+		k := ownerKey(pi.Image)
+		attached[k] = append(attached[k], pi)
+		if pi.isReferrer() && pi.top != nil {
+			sa := subjectAt{pi.repo.Name(), pi.Attachment.Subject}
+			owners[sa] = append(owners[sa], k)
+		}
+	}
+	// Referrers: the writes of one subject's referrers in one
+	// repository one after the other (each updates the subject's
+	// listing, the tag-schema index where the registry has no Referrers
+	// API), the subjects side by side, after the tags of the attachments
+	// of the images they are attached to.
+	groupAt := map[subjectAt]*task{}
+	for i := 0; i < len(plan.referrers); {
+		sa := subjectAt{plan.referrers[i].repo.Name(), plan.referrers[i].subject}
+		j := i
+		var after []*task
+		for j < len(plan.referrers) && plan.referrers[j].repo.Name() == sa.repo && plan.referrers[j].subject == sa.subject {
+			after = append(after, needs(plan.referrers[j].write)...)
+			j++
+		}
+		for _, k := range owners[sa] {
+			for _, a := range attached[k] {
+				after = append(after, tagAt[a])
+			}
+		}
+		group := plan.referrers[i:j]
+		groupAt[sa] = s.add(func() {
+			for _, w := range group {
+				r.putManifest(w.write)
+			}
+		}, after...)
+		i = j
+	}
+	// The images' tags, each after everything attached to it.
+	for i, pi := range plan.tags {
+		if pi.Attachment != nil {
+			continue
+		}
+		after := tagNeeds(pi)
+		as := attached[ownerKey(pi.Image)]
+		for _, a := range as {
+			after = append(after, tagAt[a])
+			if a.isReferrer() && a.top != nil {
+				after = append(after, groupAt[subjectAt{a.repo.Name(), a.Attachment.Subject}])
+			}
+			if a.top != nil {
+				after = append(after, writeAt[runKey(a.repo.Name(), a.Digest)])
+			}
+		}
+		s.add(func() {
+			if d := r.blockedBy(as, tagIndex); d != "" {
+				r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
+					err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)}
+				return
+			}
+			r.putTag(i)
+		}, after...)
+	}
+	s.run(m.jobs)
+}
+
+// putTag sets the tag of plan.tags[i] (an attachment's or an image's),
+// failed with its manifest when that failed; a tag whose PUT stores the
+// manifest fails it too.
+func (r *runner) putTag(i int) {
+	m, ctx := r.m, r.ctx
+	pi := r.plan.tags[i]
+	mk := runKey(pi.repo.Name(), pi.Digest)
+	if pi.byTag {
+		// The manifest is stored by this PUT: what it needs first.
+		if f := r.blobsFailed(write{repo: pi.repo, n: pi.top}); f != nil {
+			r.fail(mk, f)
+		}
+	}
+	if f := r.failed(mk); f != nil {
+		r.tagFailed[i] = f
+		return
+	}
+	err := checkCtx(ctx)
+	if err == nil {
+		err = m.dst.tag(ctx, &pi.Image, pi.repo, pi.top)
+	}
+	if err != nil {
+		r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag, err: err}
+		if pi.byTag {
+			r.fail(mk, r.tagFailed[i])
+		}
+	}
+}
+
+// blockedBy describes the first of an image's attachments (in plan
+// order) that did not get there, or is "": the image's tag is then not
+// written, so that the rerun plans it again, attachments included. Every
+// step of the attachments is done when it is called.
+func (r *runner) blockedBy(attachments []*PlannedImage, tagIndex map[*PlannedImage]int) string {
+	for _, pi := range attachments {
 		bad := pi.err != nil
 		if !bad && pi.top != nil {
 			bad = r.failed(runKey(pi.repo.Name(), pi.Digest)) != nil
 		}
-		if j, ok := tagAt[pi]; ok && r.tagFailed[j] != nil {
+		if j, ok := tagIndex[pi]; ok && r.tagFailed[j] != nil {
 			bad = true
 		}
-		if k := ownerKey(pi.Image); bad && blocked[k] == "" {
-			blocked[k] = plan.Images[i].Attachment.describe(pi.Image)
+		if bad {
+			return pi.Attachment.describe(pi.Image)
 		}
 	}
-	for i, pi := range plan.tags {
-		if d := blocked[ownerKey(pi.Image)]; d != "" && pi.Attachment == nil {
-			r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
-				err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)}
-		}
-	}
+	return ""
 }
 
 // verify is step 5: each image's error, by plan index: its planning
