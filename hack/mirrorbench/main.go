@@ -162,13 +162,40 @@ func image(layers ...v1.Layer) (v1.Image, error) {
 	return mutate.AppendLayers(img, layers...)
 }
 
-// counter is a reverse proxy counting the blob bytes uploaded through it.
+// counter is a reverse proxy counting the blob bytes uploaded through it,
+// and keeping a timeline of the requests since its reset (timeline).
 type counter struct {
 	host     string
 	bytes    atomic.Int64
 	posts    atomic.Int64
 	mounts   atomic.Int64
 	requests atomic.Int64
+
+	// since is the reset's time (UnixNano); the others are offsets from
+	// it (nanoseconds, 0 for none yet): the first request's arrival, the
+	// first upload's POST (a blob upload, not a mount), the end of the
+	// last upload's PUT and the end of the last answer.
+	since                                      atomic.Int64
+	firstReq, firstUpload, lastUpload, lastEnd atomic.Int64
+}
+
+// timeline is when a run's requests reached the site, from its start.
+type timeline struct {
+	firstReq, firstUpload, lastUpload, lastEnd time.Duration
+}
+
+// at is the offset of now from the reset, at least 1 ns.
+func (c *counter) at() int64 { return max(time.Now().UnixNano()-c.since.Load(), 1) }
+
+func setFirst(v *atomic.Int64, t int64) { v.CompareAndSwap(0, t) }
+
+func setLast(v *atomic.Int64, t int64) {
+	for {
+		old := v.Load()
+		if old >= t || v.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 func startCounter(target string, port int) (*counter, func(), error) {
@@ -181,11 +208,15 @@ func startCounter(target string, port int) (*counter, func(), error) {
 	rp.ErrorLog = log.New(io.Discard, "", 0)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.requests.Add(1)
-		if strings.Contains(r.URL.Path, "/blobs/uploads") {
+		setFirst(&c.firstReq, c.at())
+		upload := strings.Contains(r.URL.Path, "/blobs/uploads")
+		if upload {
 			if r.Method == http.MethodPost {
 				c.posts.Add(1)
 				if r.URL.Query().Get("mount") != "" {
 					c.mounts.Add(1)
+				} else {
+					setFirst(&c.firstUpload, c.at())
 				}
 			}
 			if r.Body != nil {
@@ -193,6 +224,11 @@ func startCounter(target string, port int) (*counter, func(), error) {
 			}
 		}
 		rp.ServeHTTP(w, r)
+		end := c.at()
+		if upload && r.Method == http.MethodPut {
+			setLast(&c.lastUpload, end)
+		}
+		setLast(&c.lastEnd, end)
 	}))
 	if port != 0 {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -218,7 +254,16 @@ func (b *countBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *counter) reset() { c.bytes.Store(0); c.posts.Store(0); c.mounts.Store(0); c.requests.Store(0) }
+func (c *counter) reset() {
+	c.bytes.Store(0)
+	c.posts.Store(0)
+	c.mounts.Store(0)
+	c.requests.Store(0)
+	for _, v := range []*atomic.Int64{&c.firstReq, &c.firstUpload, &c.lastUpload, &c.lastEnd} {
+		v.Store(0)
+	}
+	c.since.Store(time.Now().UnixNano())
+}
 
 // result is one tool's run.
 type result struct {
@@ -228,7 +273,9 @@ type result struct {
 	maxRSS                  int64 // bytes
 	bytes                   int64
 	posts, mounts, requests int64
-	err                     error
+	// tl is when its requests reached the site (from the proxy).
+	tl  timeline
+	err error
 	// when and load are the time the row was measured (UTC) and the
 	// load average then (1, 5, 15 minutes).
 	when time.Time
@@ -545,7 +592,8 @@ func run(o options) error {
 	results = append(results, prefixB)
 	if o.onlyStowage {
 		for _, r := range results {
-			fmt.Printf("%s: %s, %s CPU, %d requests, %s sent, err %v\n", r.tool, sec(r.wall), sec(r.cpu), r.requests, mb(r.bytes), r.err)
+			fmt.Printf("%s: %s, %s CPU, %d requests, %s sent, err %v; requests at the site: first %s, first upload %s, last upload done %s, last answer %s\n",
+				r.tool, sec(r.wall), sec(r.cpu), r.requests, mb(r.bytes), r.err, sec(r.tl.firstReq), sec(r.tl.firstUpload), sec(r.tl.lastUpload), sec(r.tl.lastEnd))
 		}
 		return nil
 	}
@@ -646,6 +694,8 @@ type bench struct {
 // counted records in r what the proxy saw since its reset.
 func (b *bench) counted(r *result) {
 	r.bytes, r.posts, r.mounts, r.requests = b.proxy.bytes.Load(), b.proxy.posts.Load(), b.proxy.mounts.Load(), b.proxy.requests.Load()
+	p := b.proxy
+	r.tl = timeline{time.Duration(p.firstReq.Load()), time.Duration(p.firstUpload.Load()), time.Duration(p.lastUpload.Load()), time.Duration(p.lastEnd.Load())}
 	r.stamp()
 }
 
@@ -984,7 +1034,11 @@ func report(o options, in reportIn) string {
 	s, f := in.stowage, in.floor
 	ratio := s.wall.Seconds() / f.wall.Seconds()
 	goal("wall ≤ 1.3× the floor (minimal blob copy of the unique bytes)", fmt.Sprintf("%.2f× (%s against %s)", ratio, sec(s.wall), sec(f.wall)), ratio <= 1.3 && s.err == nil,
-		fmt.Sprintf("of stowage's %s, the plan alone (the dry run: a HEAD per image and blob, the source's manifests read) takes %s; the floor sends no HEAD, no manifest and no verification, %d requests against stowage's %d", sec(s.wall), sec(in.planWall), f.requests, s.requests))
+		fmt.Sprintf("of stowage's %s, the plan alone (the dry run: a HEAD per image and blob, the source's manifests read) takes %s; the floor sends no HEAD, no manifest and no verification, %d requests against stowage's %d. "+
+			"The requests of the median run reached the site (counted by the proxy, from the process start): the first at %s (start-up, the config evaluated in its child process, the lock read), the first blob upload at %s (the plan before it: a HEAD per image and per blob and repository at the site, the manifests and the attachment lookups at the source), "+
+			"the last upload done at %s, the last answer at %s (the tags and the verification after the last blob), the exit at %s: from the first upload to the last answer %s, %.2f× the floor's %s",
+			sec(s.wall), sec(in.planWall), f.requests, s.requests,
+			sec(s.tl.firstReq), sec(s.tl.firstUpload), sec(s.tl.lastUpload), sec(s.tl.lastEnd), sec(s.wall), sec(s.tl.lastEnd-s.tl.firstUpload), (s.tl.lastEnd-s.tl.firstUpload).Seconds()/f.wall.Seconds(), sec(f.wall)))
 	if c := in.skopeoCold; c != nil {
 		goal("requests ≤ skopeo's on the same plan (cold)", fmt.Sprintf("%d against %d", s.requests, c.requests), s.requests <= c.requests && s.err == nil, "")
 		r := c.wall.Seconds() / s.wall.Seconds()
@@ -998,7 +1052,11 @@ func report(o options, in reportIn) string {
 	}
 	rr := in.rerun
 	goal(fmt.Sprintf("rerun ≤ 0.2 s for %d images (HEADs only)", o.n+2), fmt.Sprintf("%s, %d requests, %d bytes", sec(rr.wall), rr.requests, rr.bytes), rr.wall <= 200*time.Millisecond && rr.bytes == 0 && rr.err == nil,
-		fmt.Sprintf("%s of CPU in the process, of which start-up alone (`stowage version`, median of 5) is %s; the rest reads the config and lock and sends the %d requests (a ping, a HEAD per image) on %d workers; the wall beyond the CPU is waiting for the registry and, at load %s on %d cores, for a CPU", sec(rr.cpu), sec(in.startup), rr.requests, o.jobs, rr.load, runtime.NumCPU()))
+		fmt.Sprintf("%s of CPU in the process, of which start-up alone (`stowage version`, median of 5) is %s; the rest reads the config and lock and sends the %d requests (a ping, a HEAD per image) on %d workers; the wall beyond the CPU is waiting for the registry and, at load %s on %d cores, for a CPU. "+
+			"The first request reached the site at %s (start-up twice: the process, then the config's evaluation in a child process of the same binary, which runs every initialiser of it again; the lock read), the last answer at %s: %s for the requests, %s before them. "+
+			"The HEAD per image is the verification of a present image (its tag resolves to the locked digest), and the ping the one per registry and run",
+			sec(rr.cpu), sec(in.startup), rr.requests, o.jobs, rr.load, runtime.NumCPU(),
+			sec(rr.tl.firstReq), sec(rr.tl.lastEnd), sec(rr.tl.lastEnd-rr.tl.firstReq), sec(rr.tl.firstReq)))
 	if c := in.crane; c != nil {
 		r := c.wall.Seconds() / s.wall.Seconds()
 		goal("≥ 3× faster than the crane copy loop", fmt.Sprintf("%.1f× (%s against %s)", r, sec(s.wall), sec(c.wall)), r >= 3 && s.err == nil, "")
