@@ -163,7 +163,7 @@ func OpenInRoot(root *os.Root, shown, rel string, k Kind) (*os.File, int64, erro
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fail("is a symbolic link; a "+k.What+" is never read through a link", nil)
 	case !fi.Mode().IsRegular():
-		return fail("is not a regular file ("+typeName(fi.Mode())+")", nil)
+		return fail("is not a regular file ("+TypeName(fi.Mode())+")", nil)
 	}
 	f, err := root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
 	if err != nil {
@@ -285,7 +285,7 @@ func check(f *os.File, shown string, k Kind) (fs.FileInfo, error) {
 		return nil, fail(openReason(err, ""))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fail(fmt.Sprintf("is not a regular file (%s)", typeName(fi.Mode())))
+		return nil, fail(fmt.Sprintf("is not a regular file (%s)", TypeName(fi.Mode())))
 	}
 	if onProcfs(f) {
 		return nil, fail("is a file of /proc; stowage reads only regular files")
@@ -296,7 +296,10 @@ func check(f *os.File, shown string, k Kind) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-func typeName(m fs.FileMode) string {
+// TypeName names the type of a file that is not a regular file, for
+// messages: "a directory", "a FIFO", "a socket", "a character device",
+// "a block device", "a symbolic link" (or "not regular").
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

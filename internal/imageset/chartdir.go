@@ -11,6 +11,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/ignore"
+
+	"github.com/stowage/stowage/internal/confined"
 )
 
 // loadChart loads the chart at p: a .tgz through Helm's loader (which
@@ -72,7 +74,7 @@ func loadChartDir(dir string) (*chart.Chart, error) {
 			return nil
 		}
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s: %s; a chart directory is read for its regular files only (copy the file into the chart, or give the chart as the .tgz helm package makes)", name, fileKind(fi.Mode()))
+			return fmt.Errorf("%s: %s; a chart directory is read for its regular files only (copy the file into the chart, or give the chart as the .tgz helm package makes)", name, confined.TypeName(fi.Mode()))
 		}
 		if len(files) == MaxChartFiles {
 			return fmt.Errorf("more than %d files, the limit of a chart", MaxChartFiles)
@@ -107,7 +109,7 @@ func helmIgnore(root *os.Root) (*ignore.Rules, error) {
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s: %s; a chart directory is read for its regular files only", ignore.HelmIgnore, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("%s: %s; a chart directory is read for its regular files only", ignore.HelmIgnore, confined.TypeName(fi.Mode()))
 	default:
 		data, err := readBounded(root, ignore.HelmIgnore, MaxValuesBytes)
 		if err != nil {
@@ -134,7 +136,7 @@ func readBounded(root *os.Root, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %s; a chart directory is read for its regular files only", name, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("%s: %s; a chart directory is read for its regular files only", name, confined.TypeName(fi.Mode()))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -144,19 +146,4 @@ func readBounded(root *os.Root, name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes (it grew while it was read, or is larger than the limit)", name, max)
 	}
 	return data, nil
-}
-
-// fileKind names a file mode that is not a regular file, for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
