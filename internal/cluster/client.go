@@ -59,6 +59,14 @@ func newKubeClient(rc *rest.Config, secrets *secret.Set) (*kubeClient, error) {
 		return nil, err
 	}
 	rc = rest.CopyConfig(rc)
+	// A transport of the client's own: without TLS settings (an http://
+	// server, kubectl proxy's) client-go would use http.DefaultTransport,
+	// which the stowage binary refuses so that no library makes a request
+	// it did not ask for. A proxy function is what makes client-go build
+	// one; it is the one http.DefaultTransport uses.
+	if rc.Proxy == nil {
+		rc.Proxy = http.ProxyFromEnvironment
+	}
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return boundedBodies{rt} })
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {

@@ -113,6 +113,40 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// refusingTransport fails every request, as the stowage binary's
+// http.DefaultTransport does.
+type refusingTransport struct{}
+
+func (refusingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("default transport used for %s", r.URL)
+}
+
+// TestReadPlainHTTP: a plain-HTTP API server (kubectl proxy's) is read
+// with a transport of the client's own, not http.DefaultTransport, which
+// the binary refuses.
+func TestReadPlainHTTP(t *testing.T) {
+	def := http.DefaultTransport
+	http.DefaultTransport = refusingTransport{}
+	t.Cleanup(func() { http.DefaultTransport = def })
+	_, rc, secrets := apiServer(t, false, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/nodes":
+			answer(w, 200, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"n1"}}]}`)
+		case "/apis/apps/v1/namespaces/prepull/daemonsets/tools":
+			answer(w, 404, notFound)
+		default:
+			answer(w, 200, `{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`)
+		}
+	})
+	c, err := Read(context.Background(), rc, oneDaemonSet, secrets, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 1 || c.Nodes[0].Name != "n1" {
+		t.Errorf("nodes %+v, want n1", c.Nodes)
+	}
+}
+
 // TestReadAbsentAndForbidden: a DaemonSet not in the cluster is left out
 // (and its pods not listed); events the credentials may not list are a
 // note, not a failure; a forbidden node list fails naming the RBAC the
