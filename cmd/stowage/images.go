@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -56,6 +58,43 @@ func (o *imageSetOutput) check() error {
 	return checkFormat("-o", o.format, imageset.Formats...)
 }
 
+// refuseInputs refuses an --output-file that is one of the command's
+// inputs (the list, a values file, the chart archive: the same file,
+// links included) or lies inside an input directory (the chart
+// directory), before anything is read: writing it would replace what
+// was read, or change the chart, with the catalogue.
+func (o *imageSetOutput) refuseInputs(inputs ...string) error {
+	if o.file == "" || o.file == stdoutName {
+		return nil
+	}
+	out, err := filepath.Abs(o.file)
+	if err != nil {
+		return err
+	}
+	outInfo, outErr := os.Stat(o.file)
+	for _, in := range inputs {
+		abs, err := filepath.Abs(in)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(in)
+		if err != nil {
+			continue
+		}
+		same := outErr == nil && os.SameFile(fi, outInfo)
+		inside := false
+		if fi.IsDir() {
+			if rel, err := filepath.Rel(abs, out); err == nil && filepath.IsLocal(rel) {
+				inside = true
+			}
+		}
+		if same || inside {
+			return usageError{fmt.Errorf("--output-file %s is an input of this command (%s): write the catalogue elsewhere", o.file, in)}
+		}
+	}
+	return nil
+}
+
 // write encodes set and writes it to stdout or, atomically, to the file.
 func (o *imageSetOutput) write(cmd *cobra.Command, set imageset.Set, source string) error {
 	data, err := imageset.EncodeAs(set, o.format, o.as, source)
@@ -97,6 +136,9 @@ order (docs/imagesets.md#names).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
+				return err
+			}
+			if err := out.refuseInputs(args[0]); err != nil {
 				return err
 			}
 			set, err := imageset.ReadList(args[0])
@@ -186,6 +228,13 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 				}
 				label = l
 				values = append(values, v)
+			}
+			inputs := append([]string{args[0]}, o.ValueFiles...)
+			for _, v := range values {
+				inputs = append(inputs, v.File)
+			}
+			if err := out.refuseInputs(inputs...); err != nil {
+				return err
 			}
 			// One render cannot tell which images differ per node group:
 			// with one value every image would be written as shared, and

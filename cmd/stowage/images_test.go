@@ -225,3 +225,42 @@ func TestImagesFromChartHelmWarnings(t *testing.T) {
 		t.Errorf("raw control characters or a forged line on stderr: %q", stderr.String())
 	}
 }
+
+// TestImagesOutputFileIsNoInput: --output-file naming the list, a values
+// file or a file inside the chart directory (Chart.yaml) is a usage error
+// before anything is written; the input is left as it was.
+func TestImagesOutputFileIsNoInput(t *testing.T) {
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "chart")
+	if err := os.CopyFS(chart, os.DirFS(filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator"))); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "images.list")
+	if err := os.WriteFile(list, []byte("busybox:1.36\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vals := filepath.Join(dir, "v.yaml")
+	if err := os.WriteFile(vals, []byte("driver:\n  version: \"535.161.08-ubuntu22.04\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chartYAML := readFile(t, filepath.Join(chart, "Chart.yaml"))
+	for _, c := range []struct {
+		args  []string
+		input string
+	}{
+		{[]string{"images", "from-list", list, "--output-file", list}, list},
+		{[]string{"images", "from-chart", chart, "--output-file", filepath.Join(chart, "Chart.yaml")}, chart},
+		{[]string{"images", "from-chart", chart, "-f", vals, "--output-file", vals}, vals},
+	} {
+		_, stderr, code := runCLI(t, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, "is an input of this command ("+c.input+"): write the catalogue elsewhere") {
+			t.Errorf("%v: exit %d, %s", c.args, code, stderr)
+		}
+	}
+	if got := readFile(t, filepath.Join(chart, "Chart.yaml")); string(got) != string(chartYAML) {
+		t.Error("Chart.yaml was changed")
+	}
+	if got := readFile(t, list); string(got) != "busybox:1.36\n" {
+		t.Errorf("the list was changed: %q", got)
+	}
+}
