@@ -156,7 +156,7 @@ func WriteDir(ctx context.Context, dir string, objs []Object) error {
 	if err != nil {
 		return err
 	}
-	if err := output.CheckDir(dir); err != nil {
+	if err := output.CheckDir(dir, ""); err != nil {
 		return err
 	}
 	return atomicfile.ReplaceDirContext(ctx, dir, files)

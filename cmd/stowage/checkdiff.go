@@ -131,7 +131,7 @@ func renderCheck(stderr io.Writer, rep *checkReport, configDir, out string, objs
 	io.WriteString(stderr, rep.Diff)
 	// Advice that works: render -o refuses a directory holding files
 	// stowage did not write.
-	if err := output.CheckDir(out); err != nil {
+	if err := output.CheckDir(out, "--output-dir"); err != nil {
 		fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s --output-dir %s` and commit the result.\n", err, out, configDir, out)
 	} else {
 		fmt.Fprintf(stderr, "Run `stowage render %s --output-dir %s` and commit the result.\n", configDir, out)

@@ -108,7 +108,7 @@ every command, still works, with a note on stderr.`,
 			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "--output-dir"}); err != nil {
 				return err
 			}
-			if err := output.CheckDir(out); err != nil {
+			if err := output.CheckDir(out, "--output-dir"); err != nil {
 				return err
 			}
 			return atomicfile.ReplaceDirContext(cmd.Context(), out, files)

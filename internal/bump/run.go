@@ -140,7 +140,7 @@ func renderAgain(in Input, next *lock.Lock) (map[string][]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if err := output.CheckDir(in.RenderDir); err != nil {
+	if err := output.CheckDir(in.RenderDir, "--render"); err != nil {
 		return nil, false, fmt.Errorf("--render: %w", err)
 	}
 	diff, err := output.Diff(in.RenderDir, files)

@@ -157,8 +157,10 @@ func checkOwned(flag, path, marker string) error {
 // The directory is replaced whole, so a config directory, a .git or a
 // neighbour's manifests inside it would be deleted. It may be missing,
 // empty, or a previous render: a kustomization.yaml starting with
-// render.GeneratedHeader and regular files it lists.
-func CheckDir(out string) error {
+// render.GeneratedHeader and regular files it lists. flag names the
+// option that gave out ("--output-dir", "--render") in the message; ""
+// for a caller that has none.
+func CheckDir(out, flag string) error {
 	foreign, err := Foreign(out)
 	if err != nil {
 		return fmt.Errorf("output directory %s: %w", out, err)
@@ -170,8 +172,12 @@ func CheckDir(out string) error {
 	if len(shown) > 5 {
 		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(foreign)-5))
 	}
-	return fmt.Errorf("output directory %s holds files stowage did not write (%s); --output-dir replaces the whole directory, so give an empty directory or one that stowage rendered",
-		out, strings.Join(shown, ", "))
+	replaces := "it is replaced whole"
+	if flag != "" {
+		replaces = flag + " replaces the whole directory"
+	}
+	return fmt.Errorf("output directory %s holds files stowage did not write (%s); %s, so give an empty directory or one that stowage rendered",
+		out, strings.Join(shown, ", "), replaces)
 }
 
 // Foreign returns the names of the entries of out that stowage did not

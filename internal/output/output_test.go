@@ -153,3 +153,24 @@ func TestForeign(t *testing.T) {
 		t.Errorf("no generated header: foreign %q, want every entry", got)
 	}
 }
+
+// TestCheckDirNamesTheFlag: the refusal of a directory holding foreign
+// files names the option that gave it, or none for a library caller.
+func TestCheckDirNamesTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{
+		"--render":     "output directory " + dir + " holds files stowage did not write (notes.txt); --render replaces the whole directory, so give an empty directory or one that stowage rendered",
+		"--output-dir": "(notes.txt); --output-dir replaces the whole directory,",
+		"":             "(notes.txt); it is replaced whole, so give an empty directory",
+	} {
+		if err := CheckDir(dir, flag); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckDir(%q): %v, want %q", flag, err, want)
+		}
+	}
+	if err := CheckDir(filepath.Join(dir, "new"), "--render"); err != nil {
+		t.Errorf("a missing directory: %v", err)
+	}
+}
