@@ -115,7 +115,7 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 	fs.StringVar(&o.revision, "revision", "", "the org.opencontainers.image.revision annotation, as Flux writes it: BRANCH@sha1:COMMIT")
 	fs.StringVar(&o.created, "created", "", "the org.opencontainers.image.created annotation, RFC 3339 (default $SOURCE_DATE_EPOCH, else the Unix epoch)")
 	fs.StringVarP(&o.format, "output", "o", "text", "text (REFERENCE@DIGEST), or json: {reference, digest}")
-	o.reg.addFlags(fs)
+	o.reg.addFlagsWith(fs, pushDefaults)
 	return c
 }
 

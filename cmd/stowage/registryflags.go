@@ -66,12 +66,21 @@ type registryDefaults struct {
 }
 
 // resolveDefaults are the registry flags' defaults of the commands that
-// resolve references (lock, bump, vet, push): registry's limits.
+// resolve references (lock, bump, vet): registry's limits.
 var resolveDefaults = registryDefaults{
 	requestTimeout: registry.DefaultRequestTimeout,
 	runTimeout:     registry.DefaultRunTimeout,
 	timeoutUsage:   "time limit of one registry request",
 	jobsUsage:      "references resolved at once",
+}
+
+// pushDefaults are push's: registry's limits; --jobs is how many of the
+// artifact's layers are uploaded at once (go-containerregistry's jobs).
+var pushDefaults = registryDefaults{
+	requestTimeout: registry.DefaultRequestTimeout,
+	runTimeout:     registry.DefaultRunTimeout,
+	timeoutUsage:   "time limit of one registry request",
+	jobsUsage:      "layers uploaded at once",
 }
 
 // addFlags defines the registry flags on fs with resolveDefaults.
