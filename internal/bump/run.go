@@ -112,7 +112,11 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if renderChanged {
 		ws.Dir(in.RenderDir, files)
 	}
-	res.Report = NewReport(res.Changes, BodyOptions{LockFile: path, RenderDir: in.RenderDir})
+	bo := BodyOptions{LockFile: path, RenderDir: in.RenderDir}
+	for _, e := range failed {
+		bo.Failed = append(bo.Failed, Failure{Key: e.Key, Image: e.Image, Message: e.Error()})
+	}
+	res.Report = NewReport(res.Changes, bo)
 	if in.PRBody != "" && res.Report.Body != "" {
 		ws.File(in.PRBody, []byte(output.PRBodyMarker+res.Report.Body))
 	}

@@ -247,4 +247,13 @@ func TestRunKeepGoing(t *testing.T) {
 	if e, ok := in.Old.Lookup("registry.lab.internal/tools:2"); !ok || !strings.Contains(got, e.Digest) {
 		t.Errorf("the failed image lost its old entry:\n%s", got)
 	}
+	// The pull request says which images were not re-checked.
+	wantFailure := ReportFailure{Key: "registry.lab.internal/tools:2", Image: "registry.lab.internal/tools:2", Error: failure[0].Error()}
+	if len(res.Report.Failures) != 1 || res.Report.Failures[0] != wantFailure {
+		t.Errorf("report failures %+v, want [%+v]", res.Report.Failures, wantFailure)
+	}
+	if !strings.Contains(res.Report.Body, "**Not re-checked:** 1 image(s) did not resolve and keep their old entries in ") ||
+		!strings.Contains(res.Report.Body, "| `registry.lab.internal/tools:2` | ") || !strings.Contains(res.Report.Body, "503 Service Unavailable") {
+		t.Errorf("the body does not name the failed image:\n%s", res.Report.Body)
+	}
 }

@@ -97,6 +97,17 @@ type BodyOptions struct {
 	// RenderDir, when set, is the output directory that was re-rendered
 	// with the new digests.
 	RenderDir string
+	// Failed are the images that did not resolve under --keep-going:
+	// they keep their old entries, and the body says so.
+	Failed []Failure
+}
+
+// Failure is one image that did not resolve again (--keep-going).
+type Failure struct {
+	// Key is its lock key, Image the reference as the config wrote it.
+	Key, Image string
+	// Message is why, as stowage printed it (credentials scrubbed).
+	Message string
 }
 
 // Body is the markdown body of a pull request for changes: a sentence, a
@@ -194,6 +205,13 @@ func Body(changes []Change, o BodyOptions) string {
 		fmt.Fprintf(&b, "Changed: %s only. ", code(lockFile))
 	}
 	b.WriteString("No config file was rewritten. Review the digests against the registry before merging; a digest that moved under an unchanged tag means someone pushed that tag again.\n")
+	if len(o.Failed) > 0 {
+		fmt.Fprintf(&b, "\n**Not re-checked:** %d image(s) did not resolve and keep their old entries in %s (`--keep-going`); their digests may be out of date.\n\n", len(o.Failed), code(lockFile))
+		b.WriteString("| Image | Error |\n|---|---|\n")
+		for _, f := range o.Failed {
+			fmt.Fprintf(&b, "| %s | %s |\n", cell(code(f.Image)), cell(code(f.Message)))
+		}
+	}
 	return b.String()
 }
 
@@ -368,6 +386,16 @@ type Report struct {
 	Body   string `json:"body"`
 	// Changes lists each changed entry.
 	Changes []ReportChange `json:"changes"`
+	// Failures lists the images that did not resolve under --keep-going
+	// (they keep their old entries); empty otherwise.
+	Failures []ReportFailure `json:"failures"`
+}
+
+// ReportFailure is one image of Report.Failures.
+type ReportFailure struct {
+	Key   string `json:"key"`
+	Image string `json:"image"`
+	Error string `json:"error"`
 }
 
 // ReportChange is one change in a Report. Digests and kinds are empty on
@@ -391,11 +419,15 @@ type ReportChange struct {
 // NewReport builds the Report of changes, with Body written with o.
 func NewReport(changes []Change, o BodyOptions) Report {
 	r := Report{
-		Changed: len(changes) > 0,
-		Title:   Title(changes),
-		Branch:  Branch(changes),
-		Body:    Body(changes, o),
-		Changes: []ReportChange{},
+		Changed:  len(changes) > 0,
+		Title:    Title(changes),
+		Branch:   Branch(changes),
+		Body:     Body(changes, o),
+		Changes:  []ReportChange{},
+		Failures: []ReportFailure{},
+	}
+	for _, f := range o.Failed {
+		r.Failures = append(r.Failures, ReportFailure{Key: f.Key, Image: f.Image, Error: f.Message})
 	}
 	for _, c := range changes {
 		rc := ReportChange{Key: c.Key, Reference: c.Entry().Reference, Used: []string{}, Pullers: []string{}}
