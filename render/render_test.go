@@ -14,6 +14,7 @@ import (
 // name is not the normalised reference, a duplicate name and a lock of
 // another kind are each refused, naming the entry; nothing is rendered.
 func TestRenderChecksTheLock(t *testing.T) {
+	t.Parallel()
 	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/c.yaml", Data: []byte(
 		"images:\n  app: {reference: busybox:1.36}\nprofiles:\n  lab:\n    namespace: prepull\n    pullers: [{name: tools, namespace: prepull, images: [app]}]\n")}})
 	if err != nil {

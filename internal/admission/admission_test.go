@@ -81,6 +81,7 @@ func keysOnly(in Input) Input {
 // byte the files in testdata (go test -update rewrites them), the same
 // bytes whatever the order of the policies and images given.
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		golden string
 		in     Input
@@ -119,6 +120,7 @@ func TestRenderGolden(t *testing.T) {
 // accepting signatures for the signed repository (exactRepository) with
 // the key inline.
 func TestCRIOPolicy(t *testing.T) {
+	t.Parallel()
 	objs, err := Render(keysOnly(example(t, v1alpha1.AdmissionCRIO)))
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +162,7 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 // TestRenderRefuses: what a kind cannot express, or a missing file, is
 // an error naming the field.
 func TestRenderRefuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		edit func(*Input)
@@ -200,6 +203,7 @@ func TestRenderRefuses(t *testing.T) {
 // group; a policy written differently keeps its own; a group name a
 // policy before it took gets "-2".
 func TestMergeAlike(t *testing.T) {
+	t.Parallel()
 	in := example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
 	key := v1alpha1.Verify{Keys: []string{"keys/release.pub"}}
 	in.Policies = []Policy{
@@ -242,6 +246,7 @@ func TestMergeAlike(t *testing.T) {
 // TestNamesCutApart: two fields whose names agree in their first 40
 // characters still name two rules and two ClusterImagePolicies.
 func TestNamesCutApart(t *testing.T) {
+	t.Parallel()
 	in := example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController)
 	long := "environments.node-feature-discovery-" + strings.Repeat("a", 30)
 	in.Policies = []Policy{
@@ -267,6 +272,7 @@ func TestNamesCutApart(t *testing.T) {
 // TestSameKeyTwice: a key under two file names is published once, in
 // each kind.
 func TestSameKeyTwice(t *testing.T) {
+	t.Parallel()
 	in := keysOnly(example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO))
 	in.Files["keys/copy.pub"] = append([]byte("\n"), in.Files["keys/release.pub"]...)
 	in.Policies[0].Verify.Keys = []string{"keys/release.pub", "keys/copy.pub"}

@@ -60,6 +60,7 @@ func locks() (old, new *lock.Lock) {
 }
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	old, new := locks()
 	images := images(t, "config")
 	changes := Diff(old, new, images)
@@ -96,6 +97,7 @@ func TestDiff(t *testing.T) {
 // TestBodyGolden compares the PR body and JSON report with
 // testdata/*.golden; -update rewrites them.
 func TestBodyGolden(t *testing.T) {
+	t.Parallel()
 	old, new := locks()
 	images := images(t, "config")
 	changes := Diff(old, new, images)
@@ -130,6 +132,7 @@ func TestBodyGolden(t *testing.T) {
 }
 
 func TestTitle(t *testing.T) {
+	t.Parallel()
 	old, new := locks()
 	changes := Diff(old, new, nil)
 	tests := []struct {
@@ -153,6 +156,7 @@ func TestTitle(t *testing.T) {
 // TestBranch: the same change set, in any order, gives the same branch;
 // another change set another.
 func TestBranch(t *testing.T) {
+	t.Parallel()
 	old, new := locks()
 	changes := Diff(old, new, nil)
 	b := Branch(changes)
@@ -176,6 +180,7 @@ func TestBranch(t *testing.T) {
 // inside one code span of its cell: no heading, link or mention, the row
 // one row of six cells.
 func TestBodyEscapesFreeText(t *testing.T) {
+	t.Parallel()
 	const hostile = "linux/amd64 [x](https://evil.example) @admin | `tick`\n# heading"
 	old := lock.Entry{Name: "r.example/app:1", Reference: "r.example/app:1", Digest: digest('a'), Kind: lock.KindManifest, Size: 1}
 	new := lock.Entry{Name: "r.example/app:1", Reference: "r.example/app:1", Digest: digest('b'), Kind: lock.KindIndex,
@@ -199,6 +204,7 @@ func TestBodyEscapesFreeText(t *testing.T) {
 // entries nothing uses, a recorded spelling that differs, and a file that
 // is only out of canonical form.
 func TestStale(t *testing.T) {
+	t.Parallel()
 	images := images(t, "config")
 	old, _ := locks()
 	// The entry recorded another spelling of the image.
@@ -245,6 +251,7 @@ func TestStale(t *testing.T) {
 // and a signer lost (pinned unverified) are flagged in the cell and in a
 // note, and the JSON report carries both sides.
 func TestBodySigners(t *testing.T) {
+	t.Parallel()
 	entry := func(name string, d byte, s *lock.Signer) *lock.Entry {
 		return &lock.Entry{Name: name, Reference: name, Digest: digest(d), Kind: lock.KindManifest, Size: 1, VerifiedBy: s}
 	}

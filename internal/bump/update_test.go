@@ -13,6 +13,7 @@ import (
 // learned when the bytes change, also after failures; a run that failed
 // and learned nothing creates no file; the error says what the file keeps.
 func TestNewUpdate(t *testing.T) {
+	t.Parallel()
 	old, next := locks()
 	oldData := old.Marshal()
 	imgs := images(t, "config")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hub"), []byte("file-pass\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestRead(t *testing.T) {
 // TestReadErrors: every failing source is reported at once, naming the
 // variable or file and what needs it, never a value.
 func TestReadErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"EMPTY": "", "SET": "canary-value-123", AllowVariable: "EMPTY,SET,NOT_SET_ANYWHERE"}
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	_, err := Read(t.TempDir(), []Source{
@@ -66,6 +68,7 @@ func TestReadErrors(t *testing.T) {
 // TestReadStaysInDir: a file source must name a file inside the config
 // directory; absolute paths and ".." are refused without being read.
 func TestReadStaysInDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, src := range []string{"file:/etc/hostname", "file:../outside", "file:a/../../outside"} {
 		_, err := Read(dir, []Source{{Source: src, UsedBy: []string{"x"}}}, nil)
@@ -78,6 +81,7 @@ func TestReadStaysInDir(t *testing.T) {
 // TestReadOneRule: env: and file: values are trimmed by the same rule (one
 // trailing "\n" or "\r\n"), and an empty value is refused from both.
 func TestReadOneRule(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	values := map[string]string{"lf": "pw\n", "crlf": "pw\r\n", "two": "pw\n\n", "space": " pw ", "empty": "", "nl": "\n"}
 	for n, v := range values {
@@ -119,6 +123,7 @@ func TestReadOneRule(t *testing.T) {
 // the directory (to a canary file, to /proc/self/environ) or a FIFO or
 // device is refused without being read, and the error quotes nothing.
 func TestReadRefusesLinksOut(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "cfg")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -174,6 +179,7 @@ func recordingEnv(vars map[string]string) (Env, map[string]bool) {
 // refusal tells the repository how to widen the rule. Rule, which
 // chooses between them, gives the same results.
 func TestOperatorRule(t *testing.T) {
+	t.Parallel()
 	const needed = `image "r.example/a:1"`
 	outside := "environment variable CI_JOB_TOKEN may not be read (needed by " + needed + "): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)"
 	narrowed := "environment variable CI_JOB_TOKEN may not be read (needed by " + needed + "): the exec declaration's --allow-env narrows STOWAGE_ALLOW_ENV and does not list it"
@@ -252,6 +258,7 @@ func TestOperatorRule(t *testing.T) {
 // TestOperatorNames: STOWAGE_ALLOW_ENV lists names separated by commas or
 // white space; one that is not a variable name is refused by name.
 func TestOperatorNames(t *testing.T) {
+	t.Parallel()
 	got, err := OperatorNames(func(string) (string, bool) { return " B,A ,, B\nC_1 ", true })
 	if err != nil || !slices.Equal(got, []string{"A", "B", "C_1"}) {
 		t.Errorf("got %q, %v", got, err)
@@ -265,6 +272,7 @@ func TestOperatorNames(t *testing.T) {
 // TestCheckFunctionEnv: CheckFunction checks the allowed variables as
 // Check does (an unset one is refused).
 func TestCheckFunctionEnv(t *testing.T) {
+	t.Parallel()
 	getenv := func(k string) (string, bool) { return "v", k != "STOWAGE_UNSET" && k != AllowVariable }
 	err := CheckFunction("", []Source{{Source: "env:STOWAGE_UNSET", UsedBy: []string{"x"}}}, getenv, nil)
 	if want := "environment variable STOWAGE_UNSET is not set (needed by x)"; err == nil || err.Error() != want {
@@ -277,6 +285,7 @@ func TestCheckFunctionEnv(t *testing.T) {
 // directory, a missing file, a FIFO, an empty file, a path with ".."), and
 // passes the good ones; no error shows a file's content.
 func TestCheckRefusesWhatReadRefuses(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "cfg")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -320,6 +329,7 @@ func TestCheckRefusesWhatReadRefuses(t *testing.T) {
 // TestReadLocated: each problem is led by the first place the source is
 // written.
 func TestReadLocated(t *testing.T) {
+	t.Parallel()
 	getenv := func(k string) (string, bool) { return "UNSET", k == AllowVariable }
 	_, err := Read(t.TempDir(), []Source{{Source: "env:UNSET", UsedBy: []string{`environment "e"`},
 		At: []string{"config.yaml:6:7: environments.e.auth.password", "config.yaml:9:7: images.i.auth.password"}}}, getenv)

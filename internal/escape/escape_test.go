@@ -11,6 +11,7 @@ import (
 // TestLine: what could drive a terminal is written as an escape; the rest,
 // non-ASCII letters included, is kept.
 func TestLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, line, text string }{
 		{"node-1", "node-1", "node-1"},
 		{"grüße/日本", "grüße/日本", "grüße/日本"},
@@ -36,6 +37,7 @@ func TestLine(t *testing.T) {
 // TestMarkdown: free text becomes one code span, so that no heading, link,
 // image, HTML or mention is made and a table cell stays one cell.
 func TestMarkdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"linux/amd64", "`linux/amd64`"},
 		{"# heading", "`# heading`"},
@@ -58,6 +60,7 @@ func TestMarkdown(t *testing.T) {
 // decode back to the same strings (bytes that are not UTF-8 as U+FFFD,
 // encoding/json's rule).
 func TestWriteJSON(t *testing.T) {
+	t.Parallel()
 	in := map[string]string{
 		"csi":  "a\u009b31mred",
 		"osc":  "t\x1b]0;pwned\x07",

@@ -23,6 +23,7 @@ var meta = Metadata{Created: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Sour
 // TestImageLayout: Flux's media types and annotations, and one layer
 // holding the files sorted, with fixed modes, owners and times.
 func TestImageLayout(t *testing.T) {
+	t.Parallel()
 	img, err := Image(files, meta)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ func TestImageLayout(t *testing.T) {
 // TestImageReproducible: the same files and metadata give the same
 // digest; another created time or content gives another.
 func TestImageReproducible(t *testing.T) {
+	t.Parallel()
 	digest := func(f map[string][]byte, m Metadata) string {
 		img, err := Image(f, m)
 		if err != nil {
@@ -125,6 +127,7 @@ func TestImageReproducible(t *testing.T) {
 
 // TestTarRefusesNames: a name leaving the artifact's root is refused.
 func TestTarRefusesNames(t *testing.T) {
+	t.Parallel()
 	for _, n := range []string{"", "/etc/passwd", "../x.yaml", "a/../../x", "./a.yaml", "a//b"} {
 		if _, err := Tar(map[string][]byte{n: nil}); err == nil {
 			t.Errorf("Tar accepted %q", n)

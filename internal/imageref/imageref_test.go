@@ -17,6 +17,7 @@ const (
 // others of the same kinds: what a reference normalises to (lock key,
 // registry, tag, digest) and that the written spelling is kept.
 func TestParseAccepts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in                   string
 		key, registry, tag, digest string
@@ -92,6 +93,7 @@ func TestParseAccepts(t *testing.T) {
 // TestDockerHubSpellingsShareKey: ref-docker-hub-spellings compares after
 // normalisation, so the lock holds one entry for the three spellings.
 func TestDockerHubSpellingsShareKey(t *testing.T) {
+	t.Parallel()
 	keys := map[string]bool{}
 	for _, s := range []string{
 		"nvidia/k8s-device-plugin:1.0.0-beta4",
@@ -113,6 +115,7 @@ func TestDockerHubSpellingsShareKey(t *testing.T) {
 // more inputs of each kind of fault. Every error is an *Error naming the
 // image as written, and its message says what is wrong.
 func TestParseRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     []string // substrings of the message, besides the image
@@ -193,6 +196,7 @@ func TestParseRejects(t *testing.T) {
 // TestPinKeepsSpelling: the rendered image is the written spelling plus the
 // digest; a written digest is kept with its tag.
 func TestPinKeepsSpelling(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, digest, want string }{
 		{"docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "sha256:" + hex64, "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4@sha256:" + hex64},
 		{"registry.lab.internal:5000/team/app", "sha256:" + hex64, "registry.lab.internal:5000/team/app@sha256:" + hex64},
@@ -211,6 +215,7 @@ func TestPinKeepsSpelling(t *testing.T) {
 
 // TestShortHashStable: derived names depend only on the key.
 func TestShortHashStable(t *testing.T) {
+	t.Parallel()
 	a, _ := Parse("busybox:1.31.1")
 	b, _ := Parse("docker.io/library/busybox:1.31.1")
 	c, _ := Parse("busybox:1.31.2")
@@ -228,6 +233,7 @@ func TestShortHashStable(t *testing.T) {
 // TestGrammarMatchesRegexps checks the hand-written matchers against the
 // regular expressions of the distribution reference grammar they replace.
 func TestGrammarMatchesRegexps(t *testing.T) {
+	t.Parallel()
 	component := regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
 	tag := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	alphabet := []string{"a", "z", "0", "9", ".", "_", "-", "A", "/", ":", "é"}
@@ -258,6 +264,7 @@ func TestGrammarMatchesRegexps(t *testing.T) {
 // reference with a tag and a digest keys by its tag, a digest-only one by
 // its digest.
 func TestKeySpellings(t *testing.T) {
+	t.Parallel()
 	const hexA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
 	tests := []struct {
 		name string

@@ -16,6 +16,7 @@ import (
 // per-kernel tag); not the switched-off MIG manager, the unused values
 // map, or the helm test pod. Twice the same bytes.
 func TestFromChartGolden(t *testing.T) {
+	t.Parallel()
 	set, source, err := FromChart("testdata/gpu-operator", ChartOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestFromChartGolden(t *testing.T) {
 
 // TestFromChartValues: a values file and --set change the driver tag.
 func TestFromChartValues(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		o    ChartOptions
 		want string
@@ -85,6 +87,7 @@ func TestFromChartValues(t *testing.T) {
 
 // TestFromChartArchive: the same chart packed as a .tgz gives the same set.
 func TestFromChartArchive(t *testing.T) {
+	t.Parallel()
 	dir, _, err := FromChart("testdata/gpu-operator", ChartOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +108,7 @@ func TestFromChartArchive(t *testing.T) {
 // TestFromChartRefuses: a chart that does not render, a rendered image
 // that is no reference, a missing chart, an oversized values file.
 func TestFromChartRefuses(t *testing.T) {
+	t.Parallel()
 	big := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(big, make([]byte, MaxValuesBytes+1), 0o644); err != nil {
 		t.Fatal(err)
@@ -134,6 +138,7 @@ func TestFromChartRefuses(t *testing.T) {
 // their templates do; enabled: false and maps whose image is a map are
 // not images themselves.
 func TestValueImages(t *testing.T) {
+	t.Parallel()
 	vals := map[string]any{
 		"driver": map[string]any{"repository": "nvcr.io/nvidia", "image": "driver", "version": "550.54.15-ubuntu22.04"},
 		"app": map[string]any{"image": map[string]any{
@@ -161,6 +166,7 @@ func TestValueImages(t *testing.T) {
 // TestFromChartBounds: a chart directory of more than MaxChartFiles files,
 // or an archive larger than MaxChartBytes, is refused before Helm loads it.
 func TestFromChartBounds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := 0; i <= MaxChartFiles; i++ {
 		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {

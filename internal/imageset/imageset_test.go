@@ -35,6 +35,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestFromListGolden(t *testing.T) {
+	t.Parallel()
 	set, err := ReadList("testdata/kubespray-images.list")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestFromListGolden(t *testing.T) {
 }
 
 func TestNamesStableUnderOrder(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/kubespray-images.list")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +71,7 @@ func TestNamesStableUnderOrder(t *testing.T) {
 }
 
 func TestCollisionsResolved(t *testing.T) {
+	t.Parallel()
 	set, err := ParseList("l", []byte(`quay.io/metallb/controller:v0.13.9
 registry.k8s.io/ingress-nginx/controller:v1.10.1
 registry.k8s.io/pause:3.9
@@ -97,6 +100,7 @@ registry.example:5000/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcde
 }
 
 func TestSuffixWhenLevelsCollide(t *testing.T) {
+	t.Parallel()
 	// "a-b/c" and "a/b-c" sanitise alike once their groups ("c", "b-c")
 	// need the whole path.
 	var refs []imageref.Ref
@@ -121,6 +125,7 @@ func TestSuffixWhenLevelsCollide(t *testing.T) {
 }
 
 func TestBadReferenceNamesFileLine(t *testing.T) {
+	t.Parallel()
 	_, err := ReadList("testdata/bad.list")
 	if err == nil {
 		t.Fatal("no error")
@@ -131,6 +136,7 @@ func TestBadReferenceNamesFileLine(t *testing.T) {
 }
 
 func TestEmptyAndOversizedLists(t *testing.T) {
+	t.Parallel()
 	if _, err := ParseList("e.list", []byte("# nothing\n\n")); err == nil || !strings.Contains(err.Error(), "e.list: no image references") {
 		t.Errorf("empty list: %v", err)
 	}
@@ -147,6 +153,7 @@ func TestEmptyAndOversizedLists(t *testing.T) {
 }
 
 func TestCommentKeepsOneLine(t *testing.T) {
+	t.Parallel()
 	set := Set{{Name: "a", Reference: "busybox:1"}}
 	b, err := Encode(set, "yaml", "evil\n\x1b[31mname")
 	if err != nil {

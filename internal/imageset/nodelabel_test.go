@@ -13,6 +13,7 @@ const kernelLabel = "feature.node.kubernetes.io/kernel-version.full"
 // every other image (the same in both renders) a plain entry; as images
 // and as environments, YAML and CUE, golden, and the same bytes twice.
 func TestFromChartByNodeLabel(t *testing.T) {
+	t.Parallel()
 	values := []NodeValue{
 		{Value: "6.8.0-1015-aws", File: "testdata/kernel-6.8.0-1015-aws.yaml"},
 		{Value: "5.15.0-91-generic", File: "testdata/kernel-5.15.0-91-generic.yaml"},

@@ -13,6 +13,7 @@ import (
 // ClusterPolicy with key rules, policy-controller TrustRoot and
 // ClusterImagePolicies, key and keyless, the CRI-O ConfigMap) pass.
 func TestCheckAdmissionGolden(t *testing.T) {
+	t.Parallel()
 	var all strings.Builder
 	for _, f := range []string{"edge.yaml", "edge-keyless.yaml"} {
 		stream := readFixture(t, "../../admission/testdata/"+f)
@@ -66,6 +67,7 @@ func clusterImagePolicy(spec string) string {
 const cipAuthority = "- name: key-0\n  key:\n    hashAlgorithm: sha256\n    data: |\n" + "      -----BEGIN PUBLIC KEY-----\n      MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEKg8HOjNVNMVRv7DTMsN5bVwTcwS2\n      CbiXXJP4+K0+MIzd9hlpcG24Wu2KsZGeyl6+ewPUzYdfzvST8r+h43EsvA==\n      -----END PUBLIC KEY-----\n"
 
 func TestCheckCustom(t *testing.T) {
+	t.Parallel()
 	rules := "rules:\n" + indent("- "+strings.ReplaceAll(strings.TrimSuffix(kyvernoRule, "\n"), "\n", "\n  "), 0)
 	images := "images:\n- glob: registry.site/app:*\n"
 	tests := []struct {
@@ -270,6 +272,7 @@ func TestCheckCustom(t *testing.T) {
 // CheckObject takes the *unstructured.Unstructured objects render returns
 // for admission policies, and checks them as documents.
 func TestCheckObjectUnstructured(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, doc, field string
 	}{

@@ -80,6 +80,7 @@ const agent = `containers:
 `
 
 func TestCheckValidFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "valid", "*"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
@@ -105,6 +106,7 @@ func TestCheckValidFixtures(t *testing.T) {
 }
 
 func TestCheckInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		doc   string
@@ -676,6 +678,7 @@ stringData:
 }
 
 func TestErrorNamesObject(t *testing.T) {
+	t.Parallel()
 	doc := podSpec(`initContainers:
   - name: setup
     image: busybox:1.36
@@ -703,6 +706,7 @@ func TestErrorNamesObject(t *testing.T) {
 }
 
 func TestErrorListsAllProblems(t *testing.T) {
+	t.Parallel()
 	doc := podSpec(`containers:
   - name: agent
   - name: agent
@@ -728,6 +732,7 @@ func TestErrorListsAllProblems(t *testing.T) {
 }
 
 func TestUnsupportedKindListsSupported(t *testing.T) {
+	t.Parallel()
 	err := Check([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: agent\n"))
 	if err == nil {
 		t.Fatal("Check() = nil, want an error")
@@ -740,6 +745,7 @@ func TestUnsupportedKindListsSupported(t *testing.T) {
 }
 
 func TestSecretErrorsRedactContents(t *testing.T) {
+	t.Parallel()
 	doc := `apiVersion: v1
 kind: Secret
 metadata:
@@ -755,6 +761,7 @@ stringData:
 }
 
 func TestCheckAll(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		stream   []byte
@@ -819,6 +826,7 @@ func TestCheckAll(t *testing.T) {
 }
 
 func TestCheckAllNamesBadDocument(t *testing.T) {
+	t.Parallel()
 	err := CheckAll(readFixture(t, "stream/bad-second.yaml"))
 	want := "document 2: DaemonSet monitoring/node-agent: spec.template.spec.initContainers[1].name: Invalid value"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -827,6 +835,7 @@ func TestCheckAllNamesBadDocument(t *testing.T) {
 }
 
 func TestCheckObject(t *testing.T) {
+	t.Parallel()
 	valid := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "monitoring"},
 		Spec: appsv1.DaemonSetSpec{

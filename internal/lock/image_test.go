@@ -23,6 +23,7 @@ func manifestSize(t *testing.T, img v1.Image) int64 {
 }
 
 func TestManifestEntry(t *testing.T) {
+	t.Parallel()
 	img, err := random.Image(100, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestManifestEntry(t *testing.T) {
 }
 
 func TestIndexEntry(t *testing.T) {
+	t.Parallel()
 	child := func(seed int64) v1.Image {
 		img, err := random.Image(50+seed, 1)
 		if err != nil {

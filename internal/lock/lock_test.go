@@ -28,6 +28,7 @@ func canonical(t *testing.T) []byte {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	data := canonical(t)
 	l, err := Parse(data, "canonical.lock.yaml")
 	if err != nil {
@@ -63,6 +64,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestMarshalEmpty(t *testing.T) {
+	t.Parallel()
 	want := `apiVersion: stowage.dev/v1alpha1
 kind: ImageLock
 metadata:
@@ -85,6 +87,7 @@ spec:
 // TestCanonicalOrder puts the same entries (and platforms) in every order
 // and expects the same bytes.
 func TestCanonicalOrder(t *testing.T) {
+	t.Parallel()
 	l, err := Parse(canonical(t), "canonical.lock.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +118,7 @@ func TestCanonicalOrder(t *testing.T) {
 }
 
 func TestPutReplaces(t *testing.T) {
+	t.Parallel()
 	var l Lock
 	e := Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest}
 	l.Put(e)
@@ -129,6 +133,7 @@ func TestPutReplaces(t *testing.T) {
 }
 
 func TestReadMissing(t *testing.T) {
+	t.Parallel()
 	_, err := Read(filepath.Join(t.TempDir(), FileName))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Read(missing) error = %v, want fs.ErrNotExist", err)
@@ -136,6 +141,7 @@ func TestReadMissing(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), FileName)
 	if err := os.WriteFile(path, canonical(t), 0o644); err != nil {
 		t.Fatal(err)
@@ -174,6 +180,7 @@ const busybox = `  - name: docker.io/library/busybox:1.31.1
 `
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		data  string
@@ -398,6 +405,7 @@ func TestParseErrors(t *testing.T) {
 
 // TestParseErrorMessage pins the whole shape of one message.
 func TestParseErrorMessage(t *testing.T) {
+	t.Parallel()
 	_, err := Parse([]byte(header+strings.Replace(busybox, "kind: manifest", "kind: image", 1)), "stowage.lock.yaml")
 	want := `stowage.lock.yaml:12: spec.images[0] (docker.io/library/busybox:1.31.1): kind: unknown kind "image"; want "index" or "manifest"`
 	if err == nil || err.Error() != want {
@@ -406,6 +414,7 @@ func TestParseErrorMessage(t *testing.T) {
 }
 
 func TestParseReportsAllProblems(t *testing.T) {
+	t.Parallel()
 	data := header + strings.Replace(busybox, "kind: manifest", "kind: image", 1) + strings.Replace(busybox, hexA, "00", 1)
 	_, err := Parse([]byte(data), "x")
 	if n := len(flatten(err)); n != 3 { // unknown kind; bad digest; duplicate name
@@ -425,6 +434,7 @@ func flatten(err error) []error {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	good := Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10}
 	if err := Validate(good); err != nil {
 		t.Errorf("Validate(good) = %v", err)
@@ -439,6 +449,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestDigestFor(t *testing.T) {
+	t.Parallel()
 	index := Entry{
 		Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: "sha256:" + hexA, Kind: KindIndex,
 		Platforms: []Platform{
@@ -508,6 +519,7 @@ func TestDigestFor(t *testing.T) {
 // apiVersion and kind alone, on their lines; its own fields (spec.replicas)
 // would bury that under messages about the lock's Go types.
 func TestParseOtherObject(t *testing.T) {
+	t.Parallel()
 	data := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n"
 	_, err := Parse([]byte(data), "stowage.lock.yaml")
 	want := "stowage.lock.yaml:1: apiVersion: got \"apps/v1\", want \"" + APIVersion + "\"\n" +
@@ -520,6 +532,7 @@ func TestParseOtherObject(t *testing.T) {
 // TestVerifiedByRoundTrip: an entry's signer, a key or a keyless identity,
 // is written after the entry's other fields and read back the same.
 func TestVerifiedByRoundTrip(t *testing.T) {
+	t.Parallel()
 	l := &Lock{}
 	l.Put(Entry{Name: "ghcr.io/o/a:1", Reference: "ghcr.io/o/a:1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10,
 		VerifiedBy: &Signer{Key: "sha256:" + hexB, Signature: "sha256:" + hexC}})

@@ -38,6 +38,7 @@ func strictErrors(t *testing.T, data string) []string {
 // (several problems in one file, an alias and a merge key, which take the
 // strict decoder's path).
 func TestParseNodeAgrees(t *testing.T) {
+	t.Parallel()
 	entry := busybox
 	for _, data := range []string{
 		header + entry,

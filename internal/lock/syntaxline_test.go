@@ -9,6 +9,7 @@ import (
 // reported at line 11, not at line 5 where yaml.v3 says the enclosing
 // block starts.
 func TestSyntaxErrorAtFault(t *testing.T) {
+	t.Parallel()
 	data := `apiVersion: stowage.dev/v1alpha1
 kind: ImageLock
 metadata:
@@ -35,6 +36,7 @@ spec:
 // TestControlCharacterAtFault: a character YAML does not allow is named
 // with its line and column (yaml.v3 names no line).
 func TestControlCharacterAtFault(t *testing.T) {
+	t.Parallel()
 	data := "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: x\nspec:\n  images:\n  - name: \"a\x01\"\n"
 	_, err := Parse([]byte(data), "stowage.lock.yaml")
 	want := "stowage.lock.yaml: yaml: line 7: column 13: U+0001 is a control character, which YAML does not allow"

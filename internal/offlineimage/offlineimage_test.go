@@ -35,6 +35,7 @@ func parse(t *testing.T, s string) name.Reference {
 // fails, the stand-ins stopped being deterministic (or their recipe changed,
 // which invalidates every example lock): fix that rather than the literals.
 func TestDigestsArePinned(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ref       string
 		digest    string
@@ -72,6 +73,7 @@ func TestDigestsArePinned(t *testing.T) {
 }
 
 func TestSpellingsShareAStandIn(t *testing.T) {
+	t.Parallel()
 	for _, group := range [][]string{
 		{"busybox:1.31.1", "docker.io/library/busybox:1.31.1", "index.docker.io/library/busybox:1.31.1", "busybox:1.31.1@sha256:1f3c66cf0f0e4c4da2f1d7c3f2b7d5b8e6a5c4f3e2d1c0b9a8f7e6d5c4b3a291"},
 		{"nvidia/k8s-device-plugin:1.0.0-beta4", "docker.io/nvidia/k8s-device-plugin:1.0.0-beta4", "index.docker.io/nvidia/k8s-device-plugin:1.0.0-beta4"},
@@ -110,6 +112,7 @@ var refs = []string{
 }
 
 func TestIndexOrManifest(t *testing.T) {
+	t.Parallel()
 	kinds := map[bool]int{}
 	digests := map[string]string{}
 	for _, s := range refs {
@@ -146,6 +149,7 @@ func TestIndexOrManifest(t *testing.T) {
 }
 
 func TestStandInsAreWellFormed(t *testing.T) {
+	t.Parallel()
 	for _, s := range refs {
 		t.Run(s, func(t *testing.T) {
 			img, idx, err := For(parse(t, s))
@@ -223,6 +227,7 @@ func checkImage(t *testing.T, img v1.Image, p v1.Platform) {
 }
 
 func TestEntryMatchesImages(t *testing.T) {
+	t.Parallel()
 	for _, s := range refs {
 		t.Run(s, func(t *testing.T) {
 			ref := parse(t, s)
@@ -270,6 +275,7 @@ func TestEntryMatchesImages(t *testing.T) {
 }
 
 func TestEntryRefusesBadReference(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"https://harbor.lab.internal/release/notebook:1.1.0", "registry.example.org/foo/ScreenApp:1", "ghcr.io/example-org/img:"} {
 		if _, err := Entry(s); err == nil || !strings.Contains(err.Error(), s) {
 			t.Errorf("Entry(%q) error = %v, want one naming the reference", s, err)
@@ -281,6 +287,7 @@ func TestEntryRefusesBadReference(t *testing.T) {
 // registry and reads the digests back, so a stand-in lock matches what a
 // real registry serves.
 func TestSurvivesPush(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

@@ -27,12 +27,14 @@ func mustLoad(t *testing.T) *Graph {
 }
 
 func TestSupportedVersions(t *testing.T) {
+	t.Parallel()
 	if got, want := SupportedVersions(), []string{"v1.5.0"}; !slices.Equal(got, want) {
 		t.Fatalf("SupportedVersions() = %v, want %v", got, want)
 	}
 }
 
 func TestLoadUnsupportedVersion(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"v1.8.0", "v1.6.0", "1.5.0", ""} {
 		t.Run(v, func(t *testing.T) {
 			g, err := Load(v)
@@ -51,6 +53,7 @@ func TestLoadUnsupportedVersion(t *testing.T) {
 }
 
 func TestGraphServicesMatchIssue5381(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	want := slices.Clone(seed5381Services)
 	sort.Strings(want)
@@ -68,6 +71,7 @@ func TestGraphServicesMatchIssue5381(t *testing.T) {
 }
 
 func TestGraphPrerequisites(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	tests := []struct {
 		service  string
@@ -117,6 +121,7 @@ func TestGraphPrerequisites(t *testing.T) {
 }
 
 func TestGraphRoles(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	want := map[Role][]string{
 		RoleMaster: {"alert-manager", "database-controller", "dshuttle-master", "fluentd", "frameworkcontroller",
@@ -147,12 +152,14 @@ func TestGraphRoles(t *testing.T) {
 }
 
 func TestGraphIsAcyclic(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	order := startOrder(g, g.Names()) // panics on a cycle
 	assertPrerequisitesFirst(t, g, order)
 }
 
 func TestLoadReturnsACopy(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	g.Services["rest-server"].Prerequisites = nil
 	delete(g.Services, "pylon")
@@ -163,6 +170,7 @@ func TestLoadReturnsACopy(t *testing.T) {
 }
 
 func TestFeatures(t *testing.T) {
+	t.Parallel()
 	want := []string{"alerting", "dashboard", "dshuttle", "job-history", "job-submission",
 		"log-viewing", "marketplace", "monitoring", "storage-manager", "webportal"}
 	if got := Features(); !slices.Equal(got, want) {

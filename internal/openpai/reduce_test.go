@@ -46,6 +46,7 @@ func errorsOf(err error) []error {
 
 // Case keep-typo.
 func TestCaseKeepTypo(t *testing.T) {
+	t.Parallel()
 	_, err := Reduce(Selection{Version: "v1.5.0", Keep: []string{"rest-sever"}})
 	var ue *UnknownError
 	if !errors.As(err, &ue) {
@@ -67,6 +68,7 @@ func TestCaseKeepTypo(t *testing.T) {
 
 // Case drop-required.
 func TestCaseDropRequired(t *testing.T) {
+	t.Parallel()
 	_, err := Reduce(Selection{Version: "v1.5.0", Keep: []string{"rest-server"}, Drop: []string{"postgresql"}})
 	var re *RequiredError
 	if !errors.As(err, &re) {
@@ -85,6 +87,7 @@ func TestCaseDropRequired(t *testing.T) {
 
 // Case unsupported-version.
 func TestCaseUnsupportedVersion(t *testing.T) {
+	t.Parallel()
 	p, err := Reduce(Selection{Version: "v1.8.0"})
 	if p != nil {
 		t.Fatalf("plan = %+v, want nil", p)
@@ -108,6 +111,7 @@ func TestCaseUnsupportedVersion(t *testing.T) {
 
 // Case minimal-job-submission.
 func TestCaseMinimalJobSubmission(t *testing.T) {
+	t.Parallel()
 	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"job-submission", "webportal"}})
 	if err != nil {
 		t.Fatalf("Reduce: %v", err)
@@ -190,6 +194,7 @@ func TestCaseMinimalJobSubmission(t *testing.T) {
 }
 
 func TestReduceJobImagesCountForWorkers(t *testing.T) {
+	t.Parallel()
 	// openpai-runtime is not a prerequisite of rest-server, but rest-server
 	// launches job pods with the runtime image.
 	p, err := Reduce(Selection{Version: "v1.5.0", Keep: []string{"rest-server"}})
@@ -205,6 +210,7 @@ func TestReduceJobImagesCountForWorkers(t *testing.T) {
 }
 
 func TestReduceFullImages(t *testing.T) {
+	t.Parallel()
 	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"dashboard"}})
 	if err != nil {
 		t.Fatal(err)
@@ -260,6 +266,7 @@ func TestReduceFullImages(t *testing.T) {
 }
 
 func TestRegistryPrefix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		reg  Registry
@@ -281,6 +288,7 @@ func TestRegistryPrefix(t *testing.T) {
 }
 
 func TestReduceAppliesRegistry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		reg    Registry
@@ -310,6 +318,7 @@ func TestReduceAppliesRegistry(t *testing.T) {
 }
 
 func TestReduceRejectsBadRegistry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		reg   Registry
 		field string
@@ -339,6 +348,7 @@ func TestReduceRejectsBadRegistry(t *testing.T) {
 }
 
 func TestReduceErrors(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		field, kind, name, suggestion string
 		index                         int
@@ -397,6 +407,7 @@ func TestReduceErrors(t *testing.T) {
 }
 
 func TestReduceEmptySelection(t *testing.T) {
+	t.Parallel()
 	for _, sel := range []Selection{
 		{Version: "v1.5.0"},
 		{Version: "v1.5.0", Drop: []string{"grafana"}},
@@ -413,6 +424,7 @@ func TestReduceEmptySelection(t *testing.T) {
 }
 
 func TestReduceDropChains(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		sel     Selection
@@ -451,6 +463,7 @@ func TestReduceDropChains(t *testing.T) {
 }
 
 func TestReduceReportsAllProblems(t *testing.T) {
+	t.Parallel()
 	_, err := Reduce(Selection{
 		Version:  "v1.5.0",
 		Features: []string{"webportal", "monitorng"},
@@ -481,6 +494,7 @@ func TestReduceReportsAllProblems(t *testing.T) {
 }
 
 func TestReduceAcceptsHarmlessInput(t *testing.T) {
+	t.Parallel()
 	base, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"webportal"}})
 	if err != nil {
 		t.Fatal(err)
@@ -507,6 +521,7 @@ func TestReduceAcceptsHarmlessInput(t *testing.T) {
 }
 
 func TestStartOrderRespectsPrerequisites(t *testing.T) {
+	t.Parallel()
 	g := mustLoad(t)
 	sels := [][]string{{"job-submission", "webportal", "monitoring", "alerting", "job-history",
 		"marketplace", "dshuttle", "storage-manager", "dashboard", "log-viewing"}}
@@ -530,6 +545,7 @@ func TestStartOrderRespectsPrerequisites(t *testing.T) {
 }
 
 func TestReduceIsDeterministic(t *testing.T) {
+	t.Parallel()
 	sel := Selection{
 		Version:  "v1.5.0",
 		Features: []string{"job-submission", "webportal", "alerting", "dshuttle"},
@@ -596,6 +612,7 @@ func TestReduceIsDeterministic(t *testing.T) {
 // v1.5.0 graph (rest-server declares postgresql, postgresql declares
 // internal-storage; job-submission's roots include rest-server).
 func TestReduceKeptBy(t *testing.T) {
+	t.Parallel()
 	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"webportal", "job-submission"}, Keep: []string{"log-manager"}})
 	if err != nil {
 		t.Fatal(err)

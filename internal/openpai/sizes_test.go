@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseDockerSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int64
@@ -33,6 +34,7 @@ func TestParseDockerSize(t *testing.T) {
 }
 
 func TestObservedSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		image string
 		want  int64
@@ -91,6 +93,7 @@ var minimalBytes = []RoleBytes{
 }
 
 func TestPlanBytesMinimal(t *testing.T) {
+	t.Parallel()
 	for _, reg := range []Registry{
 		{},
 		// A private registry and tag must not lose the sizes of OpenPAI images.
@@ -109,6 +112,7 @@ func TestPlanBytesMinimal(t *testing.T) {
 }
 
 func TestPlanBytesUnknownReduced(t *testing.T) {
+	t.Parallel()
 	p, err := Reduce(Selection{Version: "v1.5.0", Features: []string{"dshuttle", "alerting"}})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +129,7 @@ func TestPlanBytesUnknownReduced(t *testing.T) {
 }
 
 func TestPlanBytesUnsupportedVersion(t *testing.T) {
+	t.Parallel()
 	if got := (&Reduction{Version: "v9"}).Bytes(); got != nil {
 		t.Errorf("Bytes() = %v, want nil", got)
 	}

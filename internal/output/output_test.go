@@ -27,6 +27,7 @@ func write(t *testing.T, path, data string) {
 // TestCheckPaths: every output is checked against the config directory,
 // the lock and the other outputs, symbolic links resolved.
 func TestCheckPaths(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cfg := filepath.Join(root, "repo", "cfg")
 	lock := filepath.Join(cfg, "stowage.lock.yaml")
@@ -76,6 +77,7 @@ func TestCheckPaths(t *testing.T) {
 // are put back: a file to its old content, a new file removed, a replaced
 // directory to its old tree.
 func TestSetCommitUndo(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	lock, body, out := filepath.Join(root, "lock"), filepath.Join(root, "body.md"), filepath.Join(root, "out")
 	write(t, lock, "old lock\n")
@@ -106,6 +108,7 @@ func TestSetCommitUndo(t *testing.T) {
 // a second document, a missing label, a link and anything unlisted; the
 // rendered files of a real render are not.
 func TestForeign(t *testing.T) {
+	t.Parallel()
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "records", Namespace: "pull",

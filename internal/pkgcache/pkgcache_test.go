@@ -47,6 +47,7 @@ func assertContains(t *testing.T, msg string, parts ...string) {
 
 // Case cache-unknown-os.
 func TestCaseCacheUnknownOS(t *testing.T) {
+	t.Parallel()
 	errs := rowErrors(t, Validate([]Row{{Group: "ssh", OS: "ubuntu20.04", Packages: []string{"openssh-client"}}}))
 	if len(errs) != 1 {
 		t.Fatalf("got %d errors, want 1: %v", len(errs), errs)
@@ -60,6 +61,7 @@ func TestCaseCacheUnknownOS(t *testing.T) {
 
 // Case cache-fourth-column.
 func TestCaseCacheFourthColumn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		line     string
@@ -89,6 +91,7 @@ func TestCaseCacheFourthColumn(t *testing.T) {
 
 // Case cache-duplicate-row.
 func TestCaseCacheDuplicateRow(t *testing.T) {
+	t.Parallel()
 	row := Row{Group: "nfs", OS: "ubuntu18.04", Packages: []string{"nfs-common"}}
 	errs := rowErrors(t, Validate([]Row{row, row}))
 	if len(errs) != 1 {
@@ -102,6 +105,7 @@ func TestCaseCacheDuplicateRow(t *testing.T) {
 
 // Case cache-bad-package-name.
 func TestCaseCacheBadPackageName(t *testing.T) {
+	t.Parallel()
 	errs := rowErrors(t, Validate([]Row{{Group: "ssh", OS: "ubuntu18.04", Packages: []string{"openssh client"}}}))
 	if len(errs) != 1 {
 		t.Fatalf("got %d errors, want 1: %v", len(errs), errs)
@@ -113,6 +117,7 @@ func TestCaseCacheBadPackageName(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		index int
 		field string
@@ -164,6 +169,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		row   Row
@@ -203,12 +209,14 @@ ssh,ubuntu18.04,openssh-client openssh-server
 `
 
 func TestFormatShippedRows(t *testing.T) {
+	t.Parallel()
 	if got := Format(ShippedRows()); got != shippedGolden {
 		t.Errorf("Format(ShippedRows()) =\n%s\nwant\n%s", got, shippedGolden)
 	}
 }
 
 func TestFormatKeepsPackageOrderAndInput(t *testing.T) {
+	t.Parallel()
 	rows := []Row{
 		{"ssh", "ubuntu18.04", []string{"openssh-server", "openssh-client"}},
 		{"nfs", "ubuntu18.04", []string{"nfs-common"}},
@@ -231,6 +239,7 @@ func TestFormatKeepsPackageOrderAndInput(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	rows := append(ShippedRows(), Row{"gpu-tools", "ubuntu18.04", []string{"pciutils", "libstdc++6", "g++"}})
 	text := Format(rows)
 	got, err := Parse(strings.NewReader(text), "package_cache_info")
@@ -257,6 +266,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestParseShippedFile(t *testing.T) {
+	t.Parallel()
 	// package_cache_info as merged in PR #4226, in its own order.
 	const shipped = "# group_name, os, packages(space-gapped)\n" +
 		"# \"#\" can be used for comments\n" +
@@ -278,6 +288,7 @@ func TestParseShippedFile(t *testing.T) {
 }
 
 func TestParseLenient(t *testing.T) {
+	t.Parallel()
 	// What the shell reading in ubuntu_build.sh also accepts: blank lines,
 	// indented comments and rows, CRLF, several blanks between packages.
 	in := "\r\n  # indented comment\r\n\tssh,ubuntu18.04,openssh-client   openssh-server \r\n\n"
@@ -292,6 +303,7 @@ func TestParseLenient(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	in := strings.Join([]string{
 		"# header",
 		"ssh,ubuntu18.04,openssh-client",   // line 2

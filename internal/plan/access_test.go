@@ -51,6 +51,7 @@ func access(t *testing.T, cfg *v1alpha1.Config, l *lock.Lock) map[string]plan.Im
 // helper, which every pod runs from the site registry, is pulled without
 // credentials by the public pod and with each Secret by the others.
 func TestAccessSubmarine(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/submarine-notebooks"
 	cfg, err := schema.Load(dir, schema.Options{})
 	if err != nil {
@@ -109,6 +110,7 @@ func TestAccessSubmarine(t *testing.T) {
 // covers only its own registry, so the helper (from ghcr.io) in the
 // private image's pod is pulled without credentials too.
 func TestAccessNoSite(t *testing.T) {
+	t.Parallel()
 	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(`
 environments: gpu: {image: "harbor.lab.internal:5000/team/gpu:1@sha256:` + strings.Repeat("a", 64) + `", auth: secret: "harbor-pull"}
 helper: image: "ghcr.io/stowage/stowage-helper:v0.1.0@sha256:` + strings.Repeat("b", 64) + `"
@@ -132,6 +134,7 @@ profiles: lab: pullers: [{name: "notebooks", namespace: "submarine", environment
 // TestPulledWith is the kubelet's lookup: a Secret's credentials are used
 // for the images of its registry only.
 func TestPulledWith(t *testing.T) {
+	t.Parallel()
 	hub := &plan.Credential{Secret: "hub", Registry: "https://index.docker.io/v1/"}
 	harbor := &plan.Credential{Secret: "harbor", Registry: "harbor.lab:5000"}
 	for _, tc := range []struct {

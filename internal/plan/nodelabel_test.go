@@ -12,6 +12,7 @@ import (
 // nodeSelector plus {label: value}, and the value in what names it; All
 // lists every reference, which is what lock resolves.
 func TestBuildByNodeLabel(t *testing.T) {
+	t.Parallel()
 	const kernel = "feature.node.kubernetes.io/kernel-version.full"
 	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/c.cue", Data: []byte(`
 environments: driver: {

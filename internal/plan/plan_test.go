@@ -57,6 +57,7 @@ func rowsOf(p Puller) []useRow {
 // the default helper (no pause: the helper is the main container), each
 // pinned to its entry's digest (index or manifest).
 func TestBuildSubmarine(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/submarine-notebooks"
 	p, err := Build(load(t, dir), "", readLock(t, dir))
 	if err != nil {
@@ -129,6 +130,7 @@ func TestBuildSubmarine(t *testing.T) {
 // both roles (role "all" with each), the lock keys those are exactly the
 // committed lock's, and every use pinned to its entry.
 func TestBuildOpenPAI(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/openpai-offline"
 	l := readLock(t, dir)
 	p, err := Build(load(t, dir), "offline", l)
@@ -194,6 +196,7 @@ func TestBuildOpenPAI(t *testing.T) {
 // key over every spelling, the pinned spelling recorded, platforms united,
 // only a username/password auth kept.
 func TestAll(t *testing.T) {
+	t.Parallel()
 	p, err := All(load(t, "testdata/mixed"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +248,7 @@ func TestAll(t *testing.T) {
 }
 
 func TestAllTwoPins(t *testing.T) {
+	t.Parallel()
 	_, err := All(load(t, "testdata/conflict"), nil)
 	want := `image docker.io/library/busybox:1.31.1 is pinned to 2 different digests: "busybox:1.31.1@sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", "docker.io/library/busybox:1.31.1@sha256:3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d"`
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -266,6 +270,7 @@ func digest(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
 // (index or manifest), the child of one requested platform, the index
 // checked against several, and the errors of a missing entry or platform.
 func TestPin(t *testing.T) {
+	t.Parallel()
 	l := &lock.Lock{}
 	l.Put(lock.Entry{Name: "docker.io/library/busybox:1.31.1", Reference: "busybox:1.31.1", Digest: digest('a'), Kind: lock.KindIndex,
 		Platforms: []lock.Platform{{Platform: "linux/amd64", Digest: digest('b')}, {Platform: "linux/arm64/v8", Digest: digest('c')}}})
@@ -316,6 +321,7 @@ func TestPin(t *testing.T) {
 }
 
 func TestBuildUnknownProfile(t *testing.T) {
+	t.Parallel()
 	_, err := Build(load(t, "testdata/mixed"), "nope", nil)
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "notebooks") {
 		t.Errorf("err = %v, want the profile and the ones there are named", err)
@@ -324,6 +330,7 @@ func TestBuildUnknownProfile(t *testing.T) {
 
 // TestPasswordSources lists each source once with everything that needs it.
 func TestPasswordSources(t *testing.T) {
+	t.Parallel()
 	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(`
 environments: {
 	a: {image: "harbor.lab.internal/x/a:1", auth: {username: "u", password: "env:P"}}
@@ -355,6 +362,7 @@ profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["a", "b"], i
 // spellings and the lock key, in either order of the names, and no
 // password source; the same auth on both is fine.
 func TestBuildSameImageDifferentAuth(t *testing.T) {
+	t.Parallel()
 	for _, names := range [][2]string{{"hub1", "hub2"}, {"hub2", "hub1"}} {
 		cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/config.cue", Data: []byte(fmt.Sprintf(`
 images: {

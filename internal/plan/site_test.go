@@ -43,6 +43,7 @@ profiles: {
 // they disagree, the error names every profile with its site, and Build's
 // uses follow the same rule.
 func TestSiteProfiles(t *testing.T) {
+	t.Parallel()
 	cfg := loadCUE(t, twoSites, schema.Options{})
 	for _, tc := range []struct {
 		profiles []string
@@ -83,6 +84,7 @@ func TestSiteProfiles(t *testing.T) {
 // TestSiteMixed: profiles of which one names a site and one none are
 // ambiguous too; a config without any site has none.
 func TestSiteMixed(t *testing.T) {
+	t.Parallel()
 	cfg := loadCUE(t, `
 images: tool: reference: "ghcr.io/example-org/tool:1"
 profiles: {
@@ -103,6 +105,7 @@ profiles: {
 // pins) has the top-level site, mapping included; without a default
 // prefix it is an error, not silently no site.
 func TestSitePinOnly(t *testing.T) {
+	t.Parallel()
 	cfg := loadCUE(t, `site: {registry: "site.lab:5000/mirror", registries: "ghcr.io": "site.lab:5000/ghcr"}`, schema.Options{AllowNoProfiles: true})
 	s, err := Site(cfg)
 	if err != nil || s == nil || s.Registry != "site.lab:5000/mirror" || s.Registries["ghcr.io"] != "site.lab:5000/ghcr" {
@@ -123,6 +126,7 @@ func TestSitePinOnly(t *testing.T) {
 // pre-pulls is pinned from the lock, and written by tag only when the lock
 // lacks it.
 func TestOpenPAIList(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/openpai-offline"
 	cfg := load(t, dir)
 	l := readLock(t, dir)

@@ -11,6 +11,7 @@ import (
 // and a profile without one take the top level's; nothing applies without
 // any.
 func TestVerifyPolicy(t *testing.T) {
+	t.Parallel()
 	top, prof, img, env := &v1alpha1.Verify{Keys: []string{"top"}}, &v1alpha1.Verify{Keys: []string{"prof"}},
 		&v1alpha1.Verify{Keys: []string{"img"}}, &v1alpha1.Verify{Keys: []string{"env"}}
 	cfg := &v1alpha1.Config{

@@ -18,6 +18,7 @@ const pw = `c4n4ry/P@ss+w"ör d&<x>`
 // longer encoded value at each byte alignment loses every character that
 // depends on the password; case variants are scrubbed too.
 func TestScrubSpellings(t *testing.T) {
+	t.Parallel()
 	var s Set
 	s.AddBasic("robot$ci", pw)
 	jsonAll, _ := json.Marshal(map[string]string{"password": pw})
@@ -82,6 +83,7 @@ func TestScrubSpellings(t *testing.T) {
 // TestScrubKeepsOrdinaryText: short values are not secrets, and a message
 // without a secret is returned as is.
 func TestScrubKeepsOrdinaryText(t *testing.T) {
+	t.Parallel()
 	var s Set
 	s.Add("abc", "")
 	if !s.Empty() {

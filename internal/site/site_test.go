@@ -17,6 +17,7 @@ func repo(t *testing.T, s string) name.Repository {
 }
 
 func TestRepository(t *testing.T) {
+	t.Parallel()
 	m := Mapping{
 		Default:    "registry.pai.lab.internal:5000/mirror",
 		Registries: map[string]string{"ghcr.io": "registry.pai.lab.internal:5000/ghcr"},
@@ -44,6 +45,7 @@ func TestRepository(t *testing.T) {
 }
 
 func TestRepositoryNoPrefixPath(t *testing.T) {
+	t.Parallel()
 	got, err := Mapping{Default: "127.0.0.1:5000"}.Repository(repo(t, "quay.io/a/b"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +56,7 @@ func TestRepositoryNoPrefixPath(t *testing.T) {
 }
 
 func TestReferenceKeepsTagAndDigest(t *testing.T) {
+	t.Parallel()
 	m := Mapping{Default: "site.example/m"}
 	for _, tc := range []struct{ in, want string }{
 		{"busybox:1.31.1", "site.example/m/docker.io/library/busybox:1.31.1"},
@@ -76,6 +79,7 @@ func TestReferenceKeepsTagAndDigest(t *testing.T) {
 const hex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 func TestPortsAndHostsNeverMeet(t *testing.T) {
+	t.Parallel()
 	// "a.b:5000" and a registry literally named like its mapped form
 	// cannot collide: host names have no '_'.
 	m := Mapping{Default: "site.example"}
@@ -90,6 +94,7 @@ func TestPortsAndHostsNeverMeet(t *testing.T) {
 }
 
 func TestCheckCollision(t *testing.T) {
+	t.Parallel()
 	m := Mapping{Default: "site.example", Registries: map[string]string{"ghcr.io": "site.example/hub", "docker.io": "site.example/hub"}}
 	err := m.Check([]name.Repository{repo(t, "ghcr.io/a/b"), repo(t, "docker.io/a/b")})
 	var se *Error
@@ -103,6 +108,7 @@ func TestCheckCollision(t *testing.T) {
 }
 
 func TestBadPrefix(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{"", "https://site.example", "site.example/UPPER", "user@site.example"} {
 		if err := (Mapping{Default: p}).Validate(); err == nil {
 			t.Errorf("%q: no error", p)

@@ -22,6 +22,7 @@ const (
 // TestLoadConfigDir reads a config directory: its lock is
 // DIR/stowage.lock.yaml, read whole; passwords under the CLI's rule.
 func TestLoadConfigDir(t *testing.T) {
+	t.Parallel()
 	src, err := Load(configDir, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestLoadConfigDir(t *testing.T) {
 // TestReadLockMissing: a lock that does not exist is an empty lock with no
 // bytes, so that render names every image that needs an entry.
 func TestReadLockMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := &Source{Dir: dir, LockPath: filepath.Join(dir, lock.FileName)}
 	lf, err := src.ReadLock(nil)
@@ -65,6 +67,7 @@ func TestReadLockMissing(t *testing.T) {
 // TestReadLockRepair: with repair, an entry that does not validate is
 // dropped and handed to repair; without, it fails the read naming it.
 func TestReadLockRepair(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := "apiVersion: " + lock.APIVersion + "\nkind: " + lock.ObjectKind + "\nmetadata:\n  name: stowage-lock\nspec:\n  images:\n" +
 		"  - name: docker.io/library/busybox:1.36\n    reference: busybox:1.36\n    digest: sha256:nothex\n    kind: manifest\n"
@@ -90,6 +93,7 @@ func TestReadLockRepair(t *testing.T) {
 // the workloads it pins, the function's password rule, and --profile and
 // --allow-literal-passwords refused as usage errors.
 func TestLoadKustomization(t *testing.T) {
+	t.Parallel()
 	var warnings bytes.Buffer
 	find := func(args []string) (*cobra.Command, []string, error) {
 		c := &cobra.Command{Use: "fn"}
@@ -128,6 +132,7 @@ func TestLoadKustomization(t *testing.T) {
 // TestPlansOnce: a profile's plan is built once however often it is asked
 // for, and All over those plans is plan.All's plan.
 func TestPlansOnce(t *testing.T) {
+	t.Parallel()
 	src, err := Load(configDir, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package spelling
 import "testing"
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want int

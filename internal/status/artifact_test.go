@@ -65,6 +65,7 @@ profiles: gpu: pullers: [{name: "models", namespace: "serving", images: ["model"
 // note, never present; a failed pull of the volume, reported on the
 // container mounting it, fails.
 func TestArtifactStatus(t *testing.T) {
+	t.Parallel()
 	exp, pinned, e := artifactExpected(t)
 	var found bool
 	for _, im := range exp.Images {

@@ -25,6 +25,7 @@ const kernelLabel = "feature.node.kubernetes.io/kernel-version.full"
 // for the other kernel's driver, and a driver missing on one node of its
 // group keeps the profile from being ready.
 func TestNodeGroupStatus(t *testing.T) {
+	t.Parallel()
 	drivers := map[string]string{
 		"5.15.0-91-generic": "nvcr.io/nvidia/driver:550.54.15-5.15.0-91-generic",
 		"6.8.0-1015-aws":    "nvcr.io/nvidia/driver:550.54.15-6.8.0-1015-aws",

@@ -14,6 +14,7 @@ import (
 // API server's objects) holds no spelling of it after Scrub, in the
 // table and in JSON, and neither shows a control character raw.
 func TestReportScrubbed(t *testing.T) {
+	t.Parallel()
 	const tok = "kube-token-canary-77e1"
 	bad := func(s string) string { return s + " " + tok + " \x1b]0;t\x07 \u009b31m \u202e" }
 	rep := &Report{

@@ -208,6 +208,7 @@ const (
 )
 
 func TestExpectSubmarine(t *testing.T) {
+	t.Parallel()
 	exp, l := submarine(t)
 	var names []string
 	for _, im := range exp.Images {
@@ -257,6 +258,7 @@ func mustKey(t *testing.T, s string) string {
 // TestEvaluate covers the states of an image on a node, each from the
 // Kubernetes objects a real cluster returns.
 func TestEvaluate(t *testing.T) {
+	t.Parallel()
 	gpuNode := map[string]string{gpuKey: "true", corev1.LabelOSStable: "linux"}
 	cpuNode := map[string]string{corev1.LabelOSStable: "linux"}
 	const unauthorized = `failed to pull and unpack image "harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0@sha256:89f1": failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://harbor.submarine.lab.internal:5000/service/token: 401 Unauthorized`
@@ -581,6 +583,7 @@ func TestEvaluate(t *testing.T) {
 // TestEvaluateOrderIndependent: the report does not depend on the order
 // the API server listed the objects in.
 func TestEvaluateOrderIndependent(t *testing.T) {
+	t.Parallel()
 	exp, _ := submarine(t)
 	build := func(reverse bool) []byte {
 		f := newFixture(t, exp)
@@ -634,6 +637,7 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 // DaemonSets is an image of its plan, so status can judge it (render and
 // plan must agree on every pinned reference).
 func TestExpectExamples(t *testing.T) {
+	t.Parallel()
 	for _, ex := range []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"} {
 		dir := filepath.Join("..", "..", "examples", ex)
 		cfg, err := schema.Load(dir, schema.Options{})
@@ -696,6 +700,7 @@ func TestExpectExamples(t *testing.T) {
 // placed). A DaemonSet just created (observedGeneration 0) holds the
 // profile back too, though its pods look complete.
 func TestEvaluateNotObserved(t *testing.T) {
+	t.Parallel()
 	exp, _ := submarine(t)
 	cpuNode := map[string]string{corev1.LabelOSStable: "linux"}
 	build := func(gen, observed int64) *Report {

@@ -11,6 +11,7 @@ import (
 // no control character, no tab to break the columns, no bidirectional
 // control; the rest of the row is as it was.
 func TestWriteTableEscapes(t *testing.T) {
+	t.Parallel()
 	rep := &Report{
 		Profile: "p",
 		Images: []ImageStatus{{

@@ -39,6 +39,7 @@ func load(t *testing.T) (*v1alpha1.Config, *lock.Lock, []*plan.Image) {
 // environment's policy, Node Feature Discovery and the model under none;
 // Load reads each policy's key once, keyed by lock key.
 func TestOfAndLoad(t *testing.T) {
+	t.Parallel()
 	cfg, _, images := load(t)
 	pols, err := Load(cfg, images)
 	if err != nil {
@@ -67,6 +68,7 @@ func TestOfAndLoad(t *testing.T) {
 // TestUnverified: under the example's optional policy no entry is
 // unverified; made required, every entry under it without a signer is.
 func TestUnverified(t *testing.T) {
+	t.Parallel()
 	cfg, l, images := load(t)
 	got, err := Unverified(cfg, l, images)
 	if err != nil || len(got) != 0 {
@@ -101,6 +103,7 @@ func TestUnverified(t *testing.T) {
 // resolved, carrying no signer; no registry is asked. A lock error that is
 // not per image comes back as it is.
 func TestPinWithoutPolicies(t *testing.T) {
+	t.Parallel()
 	cfg, l, images := load(t)
 	// The catalogue images alone: none of them has a policy.
 	all, err := plan.All(&v1alpha1.Config{Images: cfg.Images}, l)

@@ -6,6 +6,7 @@ import "testing"
 // column in characters; tabs, CR, NEL, multi-byte text and bytes that are
 // not UTF-8 are not reported.
 func TestControl(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in        string
 		line, col int

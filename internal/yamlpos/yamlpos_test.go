@@ -6,6 +6,7 @@ import "testing"
 // problem (which yaml.v2 counts from 0) and a scanner problem (from 1);
 // none for valid YAML.
 func TestLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		data string
 		line int
