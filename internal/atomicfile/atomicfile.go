@@ -17,8 +17,22 @@ import (
 	"strings"
 )
 
-// rename is os.Rename; tests replace it to fail a chosen step.
-var rename = os.Rename
+// steps are the file system operations a write or a replacement takes
+// that tests replace, per call, to fail a chosen step or to stop inside
+// the swap; production uses osSteps.
+type steps struct {
+	// rename is os.Rename.
+	rename func(from, to string) error
+	// exchange swaps two paths atomically (swapDirs: renameat2 on Linux,
+	// renamex_np on macOS, none elsewhere).
+	exchange func(a, b string) error
+	// afterSwap runs once the new tree is in place and before the old one
+	// is removed.
+	afterSwap func(old string)
+}
+
+// osSteps are the steps of WriteFile and ReplaceDir.
+var osSteps = steps{rename: os.Rename, exchange: swapDirs, afterSwap: func(string) {}}
 
 // WriteFile writes data to path with mode perm (applied as given, without the
 // umask). The bytes go to a temporary file in the same directory, which is
@@ -33,7 +47,12 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // rename: path keeps its old content, the temporary file is removed, and
 // the error wraps ctx.Err(). (A signal handler cancels ctx, so an
 // interrupted stowage leaves nothing behind.)
-func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.FileMode) error {
+	return writeFile(ctx, path, data, perm, osSteps)
+}
+
+// writeFile is WriteFileContext with the rename of s.
+func writeFile(ctx context.Context, path string, data []byte, perm fs.FileMode, s steps) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -69,7 +88,7 @@ func WriteFileContext(ctx context.Context, path string, data []byte, perm fs.Fil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := rename(tmp, path); err != nil {
+	if err := s.rename(tmp, path); err != nil {
 		return err
 	}
 	syncDir(dir)
@@ -113,21 +132,17 @@ func ReplaceDir(dir string, files map[string][]byte) error {
 	return ReplaceDirContext(context.Background(), dir, files)
 }
 
-// exchange swaps two paths atomically (swapDirs: renameat2 on Linux,
-// renamex_np on macOS, none elsewhere); tests replace it to take the
-// fallback or to stop inside the swap.
-var exchange = swapDirs
-
-// afterSwap runs once the new tree is in place and before the old one is
-// removed; tests set it to kill the process there.
-var afterSwap = func(old string) {}
-
 // ReplaceDirContext is ReplaceDir that gives up when ctx is done before the
 // new tree is swapped in: it checks ctx before each file it stages and
 // before the swap, removes what it staged, leaves dir as it was and returns
 // an error wrapping ctx.Err(). Once the swap has begun it runs to the end,
 // so dir holds either the old tree or the new one.
-func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte) (err error) {
+func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte) error {
+	return replaceDir(ctx, dir, files, osSteps)
+}
+
+// replaceDir is ReplaceDirContext with the steps of s.
+func replaceDir(ctx context.Context, dir string, files map[string][]byte, s steps) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("replace directory %s: %w", dir, err)
@@ -200,7 +215,7 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 	}
 
 	if !existed {
-		if err := rename(tmp, dir); err != nil {
+		if err := s.rename(tmp, dir); err != nil {
 			return err
 		}
 		syncDir(parent)
@@ -208,16 +223,16 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 		return nil
 	}
 	old := tmp
-	switch xerr := exchange(tmp, dir); {
+	switch xerr := s.exchange(tmp, dir); {
 	case xerr == nil:
 	case noExchange(xerr):
 		// No atomic exchange here: two renames, through the wrapper.
 		old = filepath.Join(wrap, "old")
-		if err := rename(dir, old); err != nil {
+		if err := s.rename(dir, old); err != nil {
 			return err
 		}
-		if err := rename(tmp, dir); err != nil {
-			if rerr := rename(old, dir); rerr != nil {
+		if err := s.rename(tmp, dir); err != nil {
+			if rerr := s.rename(old, dir); rerr != nil {
 				return fmt.Errorf("%w; restoring the old content also failed, it is at %s: %v", err, old, rerr)
 			}
 			return err
@@ -226,7 +241,7 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 		return xerr
 	}
 	syncDir(parent)
-	afterSwap(old)
+	s.afterSwap(old)
 	if err := os.RemoveAll(wrap); err != nil {
 		return fmt.Errorf("new content in place, but the old copy at %s could not be removed: %w", old, err)
 	}

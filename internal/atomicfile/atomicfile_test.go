@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -47,21 +48,20 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// failRename makes the n-th call (1-based) of rename fail for this test.
-func failRename(t *testing.T, n int) {
-	t.Helper()
+// failRename makes the n-th call (1-based) of s's rename fail.
+func failRename(s *steps, n int) {
 	calls := 0
-	rename = func(from, to string) error {
+	s.rename = func(from, to string) error {
 		calls++
 		if calls == n {
 			return &os.LinkError{Op: "rename", Old: from, New: to, Err: errors.New("injected failure")}
 		}
 		return os.Rename(from, to)
 	}
-	t.Cleanup(func() { rename = os.Rename })
 }
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		old  *string // nil: no file before
@@ -72,6 +72,7 @@ func TestWriteFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "stowage.lock.yaml")
 			if tc.old != nil {
@@ -97,20 +98,21 @@ func TestWriteFile(t *testing.T) {
 }
 
 func TestWriteFileFailureKeepsOld(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, dir string) string // returns the path to write
+		setup func(t *testing.T, dir string, s *steps) string // returns the path to write
 	}{
 		{
 			name: "rename fails",
-			setup: func(t *testing.T, dir string) string {
-				failRename(t, 1)
+			setup: func(t *testing.T, dir string, s *steps) string {
+				failRename(s, 1)
 				return filepath.Join(dir, "file")
 			},
 		},
 		{
 			name: "target is a directory",
-			setup: func(t *testing.T, dir string) string {
+			setup: func(t *testing.T, dir string, _ *steps) string {
 				p := filepath.Join(dir, "sub")
 				if err := os.Mkdir(p, 0o755); err != nil {
 					t.Fatal(err)
@@ -123,27 +125,29 @@ func TestWriteFileFailureKeepsOld(t *testing.T) {
 		},
 		{
 			name: "name too long",
-			setup: func(t *testing.T, dir string) string {
+			setup: func(t *testing.T, dir string, _ *steps) string {
 				return filepath.Join(dir, strings.Repeat("x", 300))
 			},
 		},
 		{
 			name: "directory missing",
-			setup: func(t *testing.T, dir string) string {
+			setup: func(t *testing.T, dir string, _ *steps) string {
 				return filepath.Join(dir, "missing", "file")
 			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "file"), []byte("old"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			path := tc.setup(t, dir)
+			s := osSteps
+			path := tc.setup(t, dir, &s)
 			before := tree(t, dir)
 			beforeNames := entries(t, dir)
-			err := WriteFile(path, []byte("new"), 0o644)
+			err := writeFile(context.Background(), path, []byte("new"), 0o644, s)
 			if err == nil {
 				t.Fatal("WriteFile succeeded, want an error")
 			}
@@ -161,6 +165,7 @@ func TestWriteFileFailureKeepsOld(t *testing.T) {
 }
 
 func TestWriteFileReadOnlyDir(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root ignores directory permissions")
 	}
@@ -194,6 +199,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestReplaceDir(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{
 		"kustomization.yaml":     []byte("resources: []\n"),
 		"base/daemonset.yaml":    []byte("kind: DaemonSet\n"),
@@ -222,6 +228,7 @@ func TestReplaceDir(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			parent := root
 			if strings.Contains(tc.name, "parents") {
@@ -250,21 +257,19 @@ func TestReplaceDir(t *testing.T) {
 	}
 }
 
-// failExchange makes every exchange fail with errno for this test
-// (ENOSYS: the kernel lacks it, and the two-rename fallback runs).
-func failExchange(t *testing.T, errno error) {
-	t.Helper()
-	old := exchange
-	exchange = func(string, string) error { return errno }
-	t.Cleanup(func() { exchange = old })
+// failExchange makes every exchange of s fail with errno (ENOSYS: the
+// kernel lacks it, and the two-rename fallback runs).
+func failExchange(s *steps, errno error) {
+	s.exchange = func(string, string) error { return errno }
 }
 
 func TestReplaceDirFailureKeepsOld(t *testing.T) {
+	t.Parallel()
 	good := map[string][]byte{"a.yaml": []byte("new")}
 	tests := []struct {
 		name  string
 		files map[string][]byte
-		setup func(t *testing.T)
+		setup func(s *steps)
 		msg   string
 	}{
 		{name: "absolute name", files: map[string][]byte{"/etc/passwd": nil}, msg: "relative"},
@@ -273,12 +278,13 @@ func TestReplaceDirFailureKeepsOld(t *testing.T) {
 		{name: "empty name", files: map[string][]byte{"": nil}, msg: "relative"},
 		{name: "file and directory", files: map[string][]byte{"base": nil, "base/x.yaml": nil}, msg: `"base" is also a file`},
 		{name: "name too long, mid-way", files: map[string][]byte{"a.yaml": []byte("new"), "b/" + strings.Repeat("x", 300): nil, "c.yaml": nil}, msg: "file name too long"},
-		{name: "exchange fails", files: good, setup: func(t *testing.T) { failExchange(t, syscall.EIO) }, msg: "input/output error"},
-		{name: "no exchange, rename aside fails", files: good, setup: func(t *testing.T) { failExchange(t, syscall.ENOSYS); failRename(t, 1) }, msg: "injected failure"},
-		{name: "no exchange, rename into place fails, old restored", files: good, setup: func(t *testing.T) { failExchange(t, syscall.ENOSYS); failRename(t, 2) }, msg: "injected failure"},
+		{name: "exchange fails", files: good, setup: func(s *steps) { failExchange(s, syscall.EIO) }, msg: "input/output error"},
+		{name: "no exchange, rename aside fails", files: good, setup: func(s *steps) { failExchange(s, syscall.ENOSYS); failRename(s, 1) }, msg: "injected failure"},
+		{name: "no exchange, rename into place fails, old restored", files: good, setup: func(s *steps) { failExchange(s, syscall.ENOSYS); failRename(s, 2) }, msg: "injected failure"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			parent := t.TempDir()
 			out := filepath.Join(parent, "out")
 			if err := os.MkdirAll(filepath.Join(out, "sub"), 0o755); err != nil {
@@ -290,10 +296,11 @@ func TestReplaceDirFailureKeepsOld(t *testing.T) {
 				}
 			}
 			before := tree(t, out)
+			s := osSteps
 			if tc.setup != nil {
-				tc.setup(t)
+				tc.setup(&s)
 			}
-			err := ReplaceDir(out, tc.files)
+			err := replaceDir(context.Background(), out, tc.files, s)
 			if err == nil {
 				t.Fatal("ReplaceDir succeeded, want an error")
 			}
@@ -311,6 +318,7 @@ func TestReplaceDirFailureKeepsOld(t *testing.T) {
 }
 
 func TestReplaceDirRefusesTargets(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, parent string) string
@@ -346,6 +354,7 @@ func TestReplaceDirRefusesTargets(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			parent := t.TempDir()
 			target := tc.setup(t, parent)
 			before := entries(t, parent)

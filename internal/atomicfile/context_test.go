@@ -35,6 +35,7 @@ func (c *cancelAfter) Deadline() (time.Time, bool) {
 // before the swap: dir keeps its old files and nothing is staged beside
 // it. With no cancellation the new tree is in place.
 func TestReplaceDirContextCancelled(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{"a.yaml": []byte("a\n"), "b/c.yaml": []byte("c\n"), "kustomization.yaml": []byte("k\n")}
 	for n := 0; ; n++ {
 		parent := t.TempDir()
@@ -73,6 +74,7 @@ func TestReplaceDirContextCancelled(t *testing.T) {
 // temporary file or before the rename, leaves the old file and no
 // temporary file.
 func TestWriteFileContextCancelled(t *testing.T) {
+	t.Parallel()
 	for n := range 2 {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "stowage.lock.yaml")

@@ -13,6 +13,7 @@ import (
 // exactly the errnos of a kernel or file system without RENAME_EXCHANGE
 // take the fallback (an I/O error does not).
 func TestSwapDirsLinux(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	a, b := filepath.Join(parent, "a"), filepath.Join(parent, "b")
 	for _, d := range []string{a, b} {

@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 // one whole generation (issue 14 saw it missing in 45 of 50 renders with
 // the two-rename swap).
 func TestReplaceDirReaderNeverMisses(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out")
 	gen := func(i int) map[string][]byte {
 		files := map[string][]byte{"kustomization.yaml": []byte(fmt.Sprintf("generation %03d\n", i))}
@@ -74,12 +76,14 @@ const killEnv = "STOWAGE_ATOMICFILE_KILL_INSIDE_SWAP"
 // TestKillInsideSwapChild is the child of TestReplaceDirKilledInsideSwap;
 // it does nothing unless killEnv is set.
 func TestKillInsideSwapChild(t *testing.T) {
+	t.Parallel()
 	out := os.Getenv(killEnv)
 	if out == "" {
 		t.Skip("child of TestReplaceDirKilledInsideSwap only")
 	}
-	afterSwap = func(string) { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
-	ReplaceDir(out, map[string][]byte{"kustomization.yaml": []byte("new\n"), "secret.yaml": []byte("new secret\n")})
+	s := osSteps
+	s.afterSwap = func(string) { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	replaceDir(context.Background(), out, map[string][]byte{"kustomization.yaml": []byte("new\n"), "secret.yaml": []byte("new secret\n")}, s)
 	t.Fatal("not killed")
 }
 
@@ -88,6 +92,7 @@ func TestKillInsideSwapChild(t *testing.T) {
 // beside it only a wrapper of mode 0700 (the old Secrets readable by
 // nobody else), which the next replacement removes.
 func TestReplaceDirKilledInsideSwap(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
 	if err := ReplaceDir(out, map[string][]byte{"kustomization.yaml": []byte("old\n"), "secret.yaml": []byte("old secret\n")}); err != nil {
