@@ -60,9 +60,6 @@ const (
 	MaxBytes = 64 << 20
 )
 
-// entryLimit is MaxEntries; tests lower it.
-var entryLimit = MaxEntries
-
 // input is one file copied for the build: at most 8 MiB.
 var input = confined.Kind{What: "kustomization input", Max: 8 << 20}
 
@@ -112,7 +109,7 @@ func Find(dir string) string {
 // link that leaves root, a remote resource, a kustomize build error, more
 // than MaxFiles files or MaxBytes bytes beneath root.
 func Load(dir, root string, isFunction func(*yaml.RNode) bool) (*Build, error) {
-	return load(dir, root, isFunction)
+	return load(dir, root, isFunction, MaxEntries)
 }
 
 // ErrDeadline is returned (wrapped) by LoadContext when its context ends
@@ -130,7 +127,7 @@ func LoadContext(ctx context.Context, dir, root string, isFunction func(*yaml.RN
 	}
 	done := make(chan result, 1)
 	go func() {
-		b, err := load(dir, root, isFunction)
+		b, err := load(dir, root, isFunction, MaxEntries)
 		done <- result{b, err}
 	}()
 	select {
@@ -144,14 +141,15 @@ func LoadContext(ctx context.Context, dir, root string, isFunction func(*yaml.RN
 // load is Load. A panic inside kustomize or kyaml (kustomize panics on
 // some inputs, such as list-form metadata.annotations) is returned as an
 // error naming the kustomization, since LoadContext runs load where no
-// caller can recover it.
-func load(dir, root string, isFunction func(*yaml.RNode) bool) (b *Build, err error) {
+// caller can recover it. maxEntries bounds the entries walked beneath
+// root (MaxEntries; tests lower it).
+func load(dir, root string, isFunction func(*yaml.RNode) bool, maxEntries int) (b *Build, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("kustomization %s: kustomize failed on it (%v); check its files' syntax (metadata.annotations and labels are mappings)", dir, r)
 		}
 	}()
-	l, err := open(dir, root)
+	l, err := open(dir, root, maxEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +198,7 @@ type loading struct {
 // kustomization file. It returns the load with Build.Dir and Build.File
 // set. Errors: dir not beneath root, no kustomization file, the copy's
 // limits, a file kustomize cannot parse (naming it).
-func open(dir, root string) (*loading, error) {
+func open(dir, root string, maxEntries int) (*loading, error) {
 	if root == "" {
 		root = dir
 	}
@@ -224,7 +222,7 @@ func open(dir, root string) (*loading, error) {
 	// The copy keeps the files at their absolute paths, so that a path
 	// with ".." past the root names a file the copy lacks instead of
 	// being clamped back into it.
-	if l.c, err = copyTree(absRoot); err != nil {
+	if l.c, err = copyTree(absRoot, maxEntries); err != nil {
 		return nil, err
 	}
 	l.top = filepath.ToSlash(absDir)
@@ -559,9 +557,10 @@ type copied struct {
 	// the reason.
 	skipped map[string]string
 	files   int
-	// entries counts everything walked: files, directories and links.
-	entries int
-	bytes   int64
+	// entries counts everything walked: files, directories and links;
+	// maxEntries bounds it.
+	entries, maxEntries int
+	bytes               int64
 	// aliasNodes sums the nodes the copied YAML files with aliases
 	// expand to (aliasNodes), at most MaxAliasNodes.
 	aliasNodes int
@@ -580,10 +579,10 @@ const MaxAliasNodes = 1_000_000
 // FIFO or device, a file over 8 MiB, a YAML file whose aliases expand past
 // MaxAliasNodes — is left out and remembered: it is an error only when the
 // build needs it (explain). Directories named .git are skipped. Errors:
-// more than MaxFiles files, MaxEntries entries or MaxBytes bytes, or YAML
+// more than MaxFiles files, maxEntries entries or MaxBytes bytes, or YAML
 // files whose aliases expand past MaxAliasNodes nodes together.
-func copyTree(root string) (*copied, error) {
-	c := &copied{root: root, mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
+func copyTree(root string, maxEntries int) (*copied, error) {
+	c := &copied{root: root, maxEntries: maxEntries, mem: filesys.MakeFsInMemory(), skipped: map[string]string{}}
 	if err := c.mem.MkdirAll(filepath.ToSlash(root)); err != nil {
 		return nil, err
 	}
@@ -606,8 +605,8 @@ func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) er
 		src, dst := filepath.Join(real, e.Name()), filepath.Join(at, e.Name())
 		// Directories and links count too: a tree of empty directories
 		// is walked no further than a tree of files.
-		if c.entries++; c.entries > entryLimit {
-			return fmt.Errorf("%s holds more than %d files, directories and links; give a smaller --root", root, entryLimit)
+		if c.entries++; c.entries > c.maxEntries {
+			return fmt.Errorf("%s holds more than %d files, directories and links; give a smaller --root", root, c.maxEntries)
 		}
 		switch {
 		case e.IsDir():

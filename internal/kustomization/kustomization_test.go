@@ -83,6 +83,7 @@ func images(b *Build) []string {
 // transformer listed before stowage's run, the one after it not; the lock
 // file is found through the base.
 func TestLoadRunsKustomizeBeforeTheFunction(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{
 		"base/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\n",
@@ -127,6 +128,7 @@ transformers:
 // TestLoadRefuses: every way a kustomization could read outside its root
 // or reach a network is refused before the build, naming the file.
 func TestLoadRefuses(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		files map[string]string
 		dir   string
@@ -201,6 +203,7 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			write(t, root, c.files)
 			dir := filepath.Join(root, "k")
@@ -231,6 +234,7 @@ func splitBombs(n int) map[string]string {
 // TestLoadRefusesLinkOutOfRoot: a symbolic link to a file outside the
 // root is refused by name, before kustomize reads it.
 func TestLoadRefusesLinkOutOfRoot(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	write(t, outside, map[string]string{"secret.yaml": web})
@@ -247,6 +251,7 @@ func TestLoadRefusesLinkOutOfRoot(t *testing.T) {
 // TestLoadListedLockNotWritten: a lock listed in resources but not
 // written yet is where the lock goes.
 func TestLoadListedLockNotWritten(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{"kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\ntransformers: [s.yaml]\n", "s.yaml": fnConfig, "web.yaml": web})
 	b, err := Load(root, "", isStowage)
@@ -288,6 +293,7 @@ func aliasBombOf(name string, levels int) string {
 // directory inside the root and a kustomization file that is a link are
 // followed, as kustomize follows them.
 func TestLoadIgnoresWhatItDoesNotRead(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	write(t, root, map[string]string{
@@ -327,6 +333,7 @@ func TestLoadIgnoresWhatItDoesNotRead(t *testing.T) {
 // yet is refused with the advice to list it in the kustomization that
 // declares the transformer (a base's lock would be shared by overlays).
 func TestLoadBaseLockNotWritten(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{
 		"base/kustomization.yaml": "resources: [web.yaml, stowage.lock.yaml]\n",
@@ -345,8 +352,7 @@ func TestLoadBaseLockNotWritten(t *testing.T) {
 // here to 500 from MaxEntries) of empty directories is refused, naming the
 // bound, instead of being walked to the end.
 func TestLoadBoundsEntries(t *testing.T) {
-	defer func(n int) { entryLimit = n }(entryLimit)
-	entryLimit = 500
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{"kustomization.yaml": "transformers: [s.yaml]\n", "s.yaml": fnConfig})
 	for i := 0; i < 600; i++ {
@@ -354,7 +360,7 @@ func TestLoadBoundsEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := Load(root, "", isStowage)
+	_, err := load(root, "", isStowage, 500)
 	if want := "holds more than 500 files, directories and links; give a smaller --root"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
@@ -364,6 +370,7 @@ func TestLoadBoundsEntries(t *testing.T) {
 // objects of one file are right, and the file is parsed once, not once
 // per object (3,000 objects in one file took 89 s that way).
 func TestLoadIndexesEachFileOnce(t *testing.T) {
+	t.Parallel()
 	var many strings.Builder
 	for i := range 600 {
 		fmt.Fprintf(&many, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata: {k: v}\n", i)
