@@ -223,122 +223,187 @@ func (r *runner) putManifest(w write) {
 // attachment of it (and not written when one of those failed). Ready
 // steps that move no bytes go first, then the largest ready upload.
 func (r *runner) copyAll() {
-	m, plan := r.m, r.plan
-	var s scheduler
-	uploadAt := map[v1.Hash]*task{}
-	for _, u := range plan.uploads {
-		t := s.add(func() { r.upload(u) })
+	g := &copyGraph{r: r}
+	g.addBlobs()
+	g.addWrites()
+	g.addAttachmentTags()
+	g.indexAttachments()
+	g.addReferrers()
+	g.addImageTags()
+	g.s.run(r.m.jobs)
+}
+
+// subjectAt is a subject's referrers in one repository (its name).
+type subjectAt struct {
+	repo    string
+	subject v1.Hash
+}
+
+// copyGraph is the steps of one copy and what each waits on, built by
+// copyAll in the order of its methods (each uses the steps the earlier
+// ones added).
+type copyGraph struct {
+	r *runner
+	s scheduler
+	// uploadAt is each blob's upload, by digest; mountAt its mounts into
+	// a repository, by runKey of the repository's blob key and digest.
+	uploadAt map[v1.Hash]*task
+	mountAt  map[string][]*task
+	// writeAt is each manifest's write, by runKey of repository and
+	// digest.
+	writeAt map[string]*task
+	// tagIndex is each tagged image's index in plan.tags; tagAt the tag
+	// steps of the attachments.
+	tagIndex map[*PlannedImage]int
+	tagAt    map[*PlannedImage]*task
+	// attached is the attachments of each image (by ownerKey) in plan
+	// order; owners the images whose attachments are a subject's
+	// referrers in a repository.
+	attached map[string][]*PlannedImage
+	owners   map[subjectAt][]string
+	// groupAt is the step writing one subject's referrers in a
+	// repository.
+	groupAt map[subjectAt]*task
+}
+
+// addBlobs adds the uploads, then each mount after its blob's upload.
+func (g *copyGraph) addBlobs() {
+	r, m := g.r, g.r.m
+	g.uploadAt = map[v1.Hash]*task{}
+	for _, u := range r.plan.uploads {
+		t := g.s.add(func() { r.upload(u) })
 		t.upload, t.size = true, u.d.Size
-		uploadAt[u.d.Digest] = t
+		g.uploadAt[u.d.Digest] = t
 	}
-	mountAt := map[string][]*task{}
-	for _, mt := range plan.mounts {
+	g.mountAt = map[string][]*task{}
+	for _, mt := range r.plan.mounts {
 		k := runKey(m.dst.blobKey(mt.repo), mt.d.Digest)
-		mountAt[k] = append(mountAt[k], s.add(func() { r.mount(mt) }, uploadAt[mt.d.Digest]))
+		g.mountAt[k] = append(g.mountAt[k], g.s.add(func() { r.mount(mt) }, g.uploadAt[mt.d.Digest]))
 	}
-	writeAt := map[string]*task{}
-	// needs are the steps w waits on: its blobs' uploads and mounts into
-	// its repository, its children's writes there (a child missing there
-	// is written by a step of its own: children come first in
-	// plan.writes).
-	needs := func(w write) []*task {
-		var after []*task
-		for _, d := range w.n.blobs {
-			after = append(after, uploadAt[d.Digest])
-			after = append(after, mountAt[runKey(m.dst.blobKey(w.repo), d.Digest)]...)
-		}
-		for _, c := range w.n.children {
-			after = append(after, writeAt[runKey(w.repo.Name(), c.digest)])
-		}
-		return after
+}
+
+// needs are the steps w waits on: its blobs' uploads and mounts into its
+// repository, its children's writes there (a child missing there is
+// written by a step of its own: children come first in plan.writes).
+func (g *copyGraph) needs(w write) []*task {
+	m := g.r.m
+	var after []*task
+	for _, d := range w.n.blobs {
+		after = append(after, g.uploadAt[d.Digest])
+		after = append(after, g.mountAt[runKey(m.dst.blobKey(w.repo), d.Digest)]...)
 	}
-	for _, level := range plan.writes {
+	for _, c := range w.n.children {
+		after = append(after, g.writeAt[runKey(w.repo.Name(), c.digest)])
+	}
+	return after
+}
+
+// addWrites adds the manifest writes, level by level, each after what it
+// needs.
+func (g *copyGraph) addWrites() {
+	r := g.r
+	g.writeAt = map[string]*task{}
+	for _, level := range r.plan.writes {
 		for _, w := range level {
-			writeAt[runKey(w.repo.Name(), w.n.digest)] = s.add(func() { r.putManifest(w) }, needs(w)...)
+			g.writeAt[runKey(w.repo.Name(), w.n.digest)] = g.s.add(func() { r.putManifest(w) }, g.needs(w)...)
 		}
 	}
-	// tagNeeds are the steps pi's tag waits on: the write of its
-	// manifest, or what that manifest needs when the tag's PUT stores it.
-	tagNeeds := func(pi *PlannedImage) []*task {
-		var after []*task
-		if pi.byTag {
-			after = needs(write{repo: pi.repo, n: pi.top})
-		}
-		return append(after, writeAt[runKey(pi.repo.Name(), pi.Digest)])
+}
+
+// tagNeeds are the steps pi's tag waits on: the write of its manifest,
+// or what that manifest needs when the tag's PUT stores it.
+func (g *copyGraph) tagNeeds(pi *PlannedImage) []*task {
+	var after []*task
+	if pi.byTag {
+		after = g.needs(write{repo: pi.repo, n: pi.top})
 	}
-	r.tagFailed = make([]*failure, len(plan.tags))
-	tagIndex := map[*PlannedImage]int{}
-	tagAt := map[*PlannedImage]*task{}
-	for i, pi := range plan.tags {
-		tagIndex[pi] = i
+	return append(after, g.writeAt[runKey(pi.repo.Name(), pi.Digest)])
+}
+
+// addAttachmentTags adds the tags of the attachments, each after its
+// manifest.
+func (g *copyGraph) addAttachmentTags() {
+	r := g.r
+	r.tagFailed = make([]*failure, len(r.plan.tags))
+	g.tagIndex = map[*PlannedImage]int{}
+	g.tagAt = map[*PlannedImage]*task{}
+	for i, pi := range r.plan.tags {
+		g.tagIndex[pi] = i
 		if pi.Attachment != nil {
-			tagAt[pi] = s.add(func() { r.putTag(i) }, tagNeeds(pi)...)
+			g.tagAt[pi] = g.s.add(func() { r.putTag(i) }, g.tagNeeds(pi)...)
 		}
 	}
-	// The attachments of each image (by ownerKey) in plan order, and the
-	// owners of each subject's referrers in a repository.
-	attached := map[string][]*PlannedImage{}
-	type subjectAt struct {
-		repo    string
-		subject v1.Hash
-	}
-	owners := map[subjectAt][]string{}
-	for _, pi := range plan.Images {
+}
+
+// indexAttachments fills attached and owners from the plan's images.
+func (g *copyGraph) indexAttachments() {
+	g.attached = map[string][]*PlannedImage{}
+	g.owners = map[subjectAt][]string{}
+	for _, pi := range g.r.plan.Images {
 		if pi.Attachment == nil {
 			continue
 		}
 		k := ownerKey(pi.Image)
-		attached[k] = append(attached[k], pi)
+		g.attached[k] = append(g.attached[k], pi)
 		if pi.isReferrer() && pi.top != nil {
 			sa := subjectAt{pi.repo.Name(), pi.Attachment.Subject}
-			owners[sa] = append(owners[sa], k)
+			g.owners[sa] = append(g.owners[sa], k)
 		}
 	}
-	// Referrers: the writes of one subject's referrers in one
-	// repository one after the other (each updates the subject's
-	// listing, the tag-schema index where the registry has no Referrers
-	// API), the subjects side by side, after the tags of the attachments
-	// of the images they are attached to.
-	groupAt := map[subjectAt]*task{}
-	for i := 0; i < len(plan.referrers); {
-		sa := subjectAt{plan.referrers[i].repo.Name(), plan.referrers[i].subject}
+}
+
+// addReferrers adds the writes of one subject's referrers in one
+// repository as one step, one after the other (each updates the
+// subject's listing, the tag-schema index where the registry has no
+// Referrers API), the subjects side by side, after the tags of the
+// attachments of the images they are attached to.
+func (g *copyGraph) addReferrers() {
+	r, refs := g.r, g.r.plan.referrers
+	g.groupAt = map[subjectAt]*task{}
+	for i := 0; i < len(refs); {
+		sa := subjectAt{refs[i].repo.Name(), refs[i].subject}
 		j := i
 		var after []*task
-		for j < len(plan.referrers) && plan.referrers[j].repo.Name() == sa.repo && plan.referrers[j].subject == sa.subject {
-			after = append(after, needs(plan.referrers[j].write)...)
+		for j < len(refs) && refs[j].repo.Name() == sa.repo && refs[j].subject == sa.subject {
+			after = append(after, g.needs(refs[j].write)...)
 			j++
 		}
-		for _, k := range owners[sa] {
-			for _, a := range attached[k] {
-				after = append(after, tagAt[a])
+		for _, k := range g.owners[sa] {
+			for _, a := range g.attached[k] {
+				after = append(after, g.tagAt[a])
 			}
 		}
-		group := plan.referrers[i:j]
-		groupAt[sa] = s.add(func() {
+		group := refs[i:j]
+		g.groupAt[sa] = g.s.add(func() {
 			for _, w := range group {
 				r.putManifest(w.write)
 			}
 		}, after...)
 		i = j
 	}
-	// The images' tags, each after everything attached to it.
-	for i, pi := range plan.tags {
+}
+
+// addImageTags adds the images' tags, each after everything attached to
+// it, and not written when one of those failed.
+func (g *copyGraph) addImageTags() {
+	r, m := g.r, g.r.m
+	for i, pi := range r.plan.tags {
 		if pi.Attachment != nil {
 			continue
 		}
-		after := tagNeeds(pi)
-		as := attached[ownerKey(pi.Image)]
+		after := g.tagNeeds(pi)
+		as := g.attached[ownerKey(pi.Image)]
 		for _, a := range as {
-			after = append(after, tagAt[a])
+			after = append(after, g.tagAt[a])
 			if a.isReferrer() && a.top != nil {
-				after = append(after, groupAt[subjectAt{a.repo.Name(), a.Attachment.Subject}])
+				after = append(after, g.groupAt[subjectAt{a.repo.Name(), a.Attachment.Subject}])
 			}
 			if a.top != nil {
-				after = append(after, writeAt[runKey(a.repo.Name(), a.Digest)])
+				after = append(after, g.writeAt[runKey(a.repo.Name(), a.Digest)])
 			}
 		}
-		s.add(func() {
-			if d := r.blockedBy(as, tagIndex); d != "" {
+		g.s.add(func() {
+			if d := r.blockedBy(as, g.tagIndex); d != "" {
 				r.tagFailed[i] = &failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
 					err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)}
 				return
@@ -346,7 +411,6 @@ func (r *runner) copyAll() {
 			r.putTag(i)
 		}, after...)
 	}
-	s.run(m.jobs)
 }
 
 // putTag sets the tag of plan.tags[i] (an attachment's or an image's),
