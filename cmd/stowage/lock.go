@@ -91,7 +91,9 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 // lockInputs loads what lock and bump start from: the source (a config
 // directory, or a kustomization with the stowage transformer), its images
 // (plan.All, with the workloads the function pins), and the old lock
-// (empty when the file does not exist) with its bytes.
+// (empty when the file does not exist) with its bytes. Once the source is
+// read it is returned also with an error, so that a report can name the
+// lock file.
 func lockInputs(stderr io.Writer, dir string, o loadOptions) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
 	return lockInputsRepair(stderr, dir, o, nil)
 }
@@ -105,11 +107,11 @@ func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Write
 		return nil, nil, nil, nil, err
 	}
 	if err := src.NeedLock(); err != nil {
-		return nil, nil, nil, nil, err
+		return src, nil, nil, nil, err
 	}
 	all, err := src.Plans(nil).All()
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return src, nil, nil, nil, err
 	}
 	var repair func(error)
 	if warn != nil {
@@ -119,7 +121,7 @@ func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Write
 	}
 	lf, err := src.ReadLock(repair)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return src, nil, nil, nil, err
 	}
 	return src, all.Images, lf.Lock, lf.Data, nil
 }
@@ -198,6 +200,11 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 		warn = cmd.ErrOrStderr()
 	}
 	src, images, old, data, err := lockInputsRepair(cmd.ErrOrStderr(), dir, lo.o, warn)
+	if src != nil {
+		// Once the config is read the lock file is known, also when
+		// the config's images or the file itself are refused.
+		rep.Lock = src.LockPath
+	}
 	if err != nil {
 		return err
 	}

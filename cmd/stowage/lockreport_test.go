@@ -159,6 +159,31 @@ func TestLockJSON(t *testing.T) {
 		t.Errorf("namespace error %+v", e)
 	}
 
+	// A lock file that is not a lock: the report names it (the config
+	// said where it is) and locates the error in it.
+	dir3 := writeConfig(t, map[string]configImage{"app": {Ref: app}}, helper, pause)
+	lock3 := filepath.Join(dir3, lock.FileName)
+	if err := os.WriteFile(lock3, []byte("entries: [1, 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, nil, "lock", dir3, "--check", "-o", "json")
+	r = decodeLockReport(t, stdout)
+	if code != 1 || r.OK || r.Written || r.Lock != lock3 || len(r.Errors) != 1 || r.Errors[0].File != lock3 || !strings.Contains(stderr, lock3) {
+		t.Errorf("invalid lock: exit %d, report %+v, want the lock %s named; stderr:\n%s", code, r, lock3, stderr)
+	}
+	// An entry that does not validate: its file, line and field.
+	bad3 := "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: stowage-lock\nspec:\n  images:\n" +
+		"  - name: " + app + "\n    reference: " + app + "\n    digest: sha256:abc\n    kind: manifest\n    size: 1\n"
+	if err := os.WriteFile(lock3, []byte(bad3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, nil, "lock", dir3, "--check", "-o", "json")
+	r = decodeLockReport(t, stdout)
+	if code != 1 || r.Lock != lock3 || len(r.Errors) != 1 || r.Errors[0].File != lock3 || r.Errors[0].Line != 9 ||
+		r.Errors[0].Field != "spec.images[0].digest" || !strings.Contains(stderr, r.Errors[0].Message) {
+		t.Errorf("invalid entry: exit %d, report %+v, want %s:9 spec.images[0].digest; stderr:\n%s", code, r, lock3, stderr)
+	}
+
 	if stdout, _, code := runCLI(t, nil, "lock", dir, "-o", "yaml"); code != 2 || len(stdout) != 0 {
 		t.Errorf("lock -o yaml: exit %d, stdout %q; want 2 and nothing", code, stdout)
 	}

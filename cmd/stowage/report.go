@@ -3,24 +3,78 @@ package main
 import (
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/schema"
 )
 
-// reportErrors is err as the errors of a JSON report (lock -o json,
-// render --check --format json), in vet -o json's shape: one per place of
-// a located config error (schema.Errors), else one holding the message.
+// reportErrors is err as the errors of a JSON report (vet -o json, lock
+// -o json, render --check -o json), one per place: the function's results
+// of a kustomization (source.FunctionError), the places of a located
+// config error (schema.Errors), the problems of a lock file (lock.Error,
+// joined or alone); else one holding the message. Message is the text of
+// the place as stderr says it.
 func reportErrors(err error) []vetError {
+	var fnErr *source.FunctionError
 	var located schema.Errors
-	if !errors.As(err, &located) {
-		return []vetError{{Message: err.Error()}}
+	switch {
+	case errors.As(err, &fnErr):
+		out := make([]vetError, 0, len(fnErr.Errors))
+		for _, e := range fnErr.Errors {
+			out = append(out, vetError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Message})
+		}
+		return out
+	case errors.As(err, &located):
+		out := make([]vetError, 0, len(located))
+		for _, e := range located {
+			out = append(out, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
+		}
+		return out
 	}
-	out := make([]vetError, 0, len(located))
-	for _, e := range located {
-		out = append(out, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
+	if les := lockErrors(err); len(les) > 0 {
+		out := make([]vetError, 0, len(les))
+		for _, e := range les {
+			out = append(out, vetError{File: e.File, Line: e.Line, Field: lockField(e), Message: e.Error()})
+		}
+		return out
+	}
+	return []vetError{{Message: err.Error()}}
+}
+
+// lockErrors are the *lock.Error in err's tree (lock.Parse joins them),
+// in order; none when err holds none.
+func lockErrors(err error) []*lock.Error {
+	if le, ok := err.(*lock.Error); ok {
+		return []*lock.Error{le}
+	}
+	var out []*lock.Error
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, lockErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		if inner := u.Unwrap(); inner != nil {
+			out = lockErrors(inner)
+		}
 	}
 	return out
+}
+
+// lockField is e's field from the document root: spec.images[i].field
+// for an entry's problem, else e.Field.
+func lockField(e *lock.Error) string {
+	if e.Index < 0 {
+		return e.Field
+	}
+	f := "spec.images[" + strconv.Itoa(e.Index) + "]"
+	if e.Field != "" {
+		f += "." + e.Field
+	}
+	return f
 }
 
 // writeReport prints a JSON report through escape.WriteJSON, the one

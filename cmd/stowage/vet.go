@@ -23,7 +23,6 @@ import (
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
-	"github.com/stowage/stowage/schema"
 )
 
 func newVet(getenv env) *cobra.Command {
@@ -487,20 +486,8 @@ func (r *vetReport) write(w io.Writer, err error) error {
 		return err
 	}
 	r.OK = err == nil
-	var located schema.Errors
-	var fnErr *source.FunctionError
-	switch {
-	case err == nil:
-	case errors.As(err, &fnErr):
-		for _, e := range fnErr.Errors {
-			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Message})
-		}
-	case errors.As(err, &located):
-		for _, e := range located {
-			r.Errors = append(r.Errors, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
-		}
-	default:
-		r.Errors = append(r.Errors, vetError{Message: err.Error()})
+	if err != nil {
+		r.Errors = reportErrors(err)
 	}
 	if werr := writeReport(w, r); werr != nil && err == nil {
 		return werr
