@@ -87,11 +87,14 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: values: %w", path, err)
 	}
-	coalesced, err := chartutil.CoalesceValues(chrt, deepCopy(vals))
-	if err != nil {
-		return nil, "", fmt.Errorf("chart %s: values: %w", path, err)
-	}
-	manifest, err := render(func() (string, error) { return template(chrt, vals) })
+	// coalesced are the values the templates saw: Helm coalesces (and
+	// warns about what it drops) once, as helm template does.
+	var coalesced map[string]any
+	manifest, err := render(func() (string, error) {
+		out, v, err := template(chrt, vals)
+		coalesced = v
+		return out, err
+	})
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: rendering: %w", path, err)
 	}
@@ -162,23 +165,24 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 // without a cluster (engine.Engine, no lookup) and sorted into manifests
 // and hooks (releaseutil.SortManifests, install order), NOTES.txt left
 // out. It returns the manifests, then every hook's but the test hooks'
-// (they run only on helm test), as one YAML stream.
-func template(chrt *chart.Chart, vals map[string]any) (string, error) {
+// (they run only on helm test), as one YAML stream, and the coalesced
+// values the templates saw (.Values). vals is changed.
+func template(chrt *chart.Chart, vals map[string]any) (string, map[string]any, error) {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	if kv := chrt.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
-		return "", fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
+		return "", nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
 	}
 	opts := chartutil.ReleaseOptions{Name: chrt.Name(), Namespace: "default", Revision: 1, IsInstall: true}
 	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals, opts, caps, false)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	files, err := (&engine.Engine{}).Render(chrt, top)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for name := range files {
 		if strings.HasSuffix(name, "NOTES.txt") {
@@ -187,7 +191,7 @@ func template(chrt *chart.Chart, vals map[string]any) (string, error) {
 	}
 	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var b strings.Builder
 	for _, m := range manifests {
@@ -200,7 +204,8 @@ func template(chrt *chart.Chart, vals map[string]any) (string, error) {
 		b.WriteString("\n---\n")
 		b.WriteString(h.Manifest)
 	}
-	return b.String(), nil
+	values, _ := top["Values"].(chartutil.Values)
+	return b.String(), values, nil
 }
 
 // checkDependencies refuses a chart whose Chart.yaml names a dependency
@@ -421,19 +426,5 @@ func ValueImages(vals map[string]any) []ValueImage {
 		}
 	}
 	walk("", vals, 0)
-	return out
-}
-
-// deepCopy copies the maps of a values tree, so that coalescing leaves
-// the values given to the install alone.
-func deepCopy(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if c, ok := v.(map[string]any); ok {
-			out[k] = deepCopy(c)
-		} else {
-			out[k] = v
-		}
-	}
 	return out
 }
