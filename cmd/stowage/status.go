@@ -1,19 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/stowage/stowage/internal/cluster"
 	"github.com/stowage/stowage/internal/plan"
@@ -29,9 +22,6 @@ type statusOptions struct {
 	kubeconfig, context, output string
 	timeout, deadline, wait     time.Duration
 }
-
-// statusPollInterval is how often status --wait reads the cluster again.
-const statusPollInterval = 5 * time.Second
 
 func newStatus(getenv env) *cobra.Command {
 	var o statusOptions
@@ -87,27 +77,20 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			// and client-go's own log lines (routed here from klog).
 			secrets := &secret.Set{}
 			cluster.RouteKlog(cmd.ErrOrStderr(), secrets)
-			rc, err := restConfig(o, getenv)
+			rc, err := cluster.Config(cluster.ConfigOptions{
+				Kubeconfig: o.kubeconfig, Context: o.context, Getenv: getenv,
+				Timeout: o.timeout, UserAgent: version.Get().UserAgent() + " (status)",
+			})
 			if err != nil {
 				return err
 			}
 			cluster.AddConfigSecrets(secrets, rc)
 			rc.WarningHandler = cluster.NewWarnings(cmd.ErrOrStderr(), rc.Host, secrets)
-			ctx, cancel := context.WithTimeout(cmd.Context(), o.wait+o.deadline)
-			defer cancel()
-			read := func(ctx context.Context) (*status.Report, error) {
-				ctx, cancel := context.WithTimeout(ctx, o.deadline)
-				defer cancel()
-				cl, err := cluster.Read(ctx, rc, exp, secrets, o.timeout)
-				if err != nil {
-					return nil, err
-				}
-				rep := status.Evaluate(exp, cl)
-				status.Scrub(rep, secrets.Scrub)
-				return rep, nil
-			}
-			rep, err := pollStatus(ctx, o.wait, statusPollInterval, read, func(rep *status.Report, left time.Duration) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "stowage: waiting, %s left: %s\n", left.Round(time.Second), notReady(rep))
+			rep, err := cluster.Check(cmd.Context(), rc, exp, secrets, cluster.CheckOptions{
+				Timeout: o.timeout, Deadline: o.deadline, Wait: o.wait,
+				Waiting: func(rep *status.Report, left time.Duration) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "stowage: waiting, %s left: %s\n", left.Round(time.Second), status.Pending(rep))
+				},
 			})
 			if err != nil {
 				return err
@@ -137,62 +120,6 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 	f.BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.addRootFlag(f)
 	return c
-}
-
-// pollStatus reads the cluster's report with read until it is Ready or
-// wait has passed since the first reading, every interval (never sleeping
-// past wait), calling tick with each report that is not ready and the time
-// left; it returns the last report. A reading that fails ends it with that
-// error; the end of ctx ends the wait with the last report. With wait 0
-// it reads once.
-func pollStatus(ctx context.Context, wait, interval time.Duration, read func(context.Context) (*status.Report, error), tick func(*status.Report, time.Duration)) (*status.Report, error) {
-	start := time.Now()
-	for {
-		rep, err := read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		left := wait - time.Since(start)
-		if rep.Ready || left <= 0 {
-			return rep, nil
-		}
-		if tick != nil {
-			tick(rep, left)
-		}
-		t := time.NewTimer(min(interval, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return rep, nil
-		case <-t.C:
-		}
-	}
-}
-
-// notReady says in one line what keeps rep from being ready: how many
-// images are present on every targeted node, and the DaemonSets not in
-// the cluster or not yet observed by their controller.
-func notReady(rep *status.Report) string {
-	ok := 0
-	for _, im := range rep.Images {
-		if im.State == status.Success {
-			ok++
-		}
-	}
-	s := fmt.Sprintf("%d of %d images present on every targeted node", ok, len(rep.Images))
-	var pending []string
-	for _, d := range rep.DaemonSets {
-		switch {
-		case !d.InCluster:
-			pending = append(pending, d.Namespace+"/"+d.Name+" not in the cluster")
-		case !d.Observed:
-			pending = append(pending, d.Namespace+"/"+d.Name+" not yet observed")
-		}
-	}
-	if len(pending) > 0 {
-		s += "; DaemonSet " + strings.Join(pending, ", ")
-	}
-	return s
 }
 
 // expectProfile renders the profile of dir with placeholder passwords
@@ -237,43 +164,4 @@ func expectProfile(stderr io.Writer, dir string, o loadOptions) (*status.Expecte
 		}
 	}
 	return status.Expect(p, dss)
-}
-
-// unwrapPathErr drops the "stat PATH:" of a path error, for messages that
-// name the path already.
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// restConfig loads the client configuration: --kubeconfig, else
-// $KUBECONFIG's files, else ~/.kube/config, else the pod's ServiceAccount
-// (clientcmd's in-cluster fallback); --context picks the context. Every
-// request is bounded by --timeout.
-func restConfig(o statusOptions, getenv env) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.Precedence = []string{clientcmd.RecommendedHomeFile}
-	if v, ok := getenv(clientcmd.RecommendedConfigPathEnvVar); ok && v != "" {
-		rules.Precedence = filepath.SplitList(v)
-	}
-	rules.ExplicitPath = o.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-	switch {
-	case err != nil && o.kubeconfig != "":
-		return nil, fmt.Errorf("no cluster to read: --kubeconfig %s: %w", o.kubeconfig, unwrapPathErr(err))
-	case clientcmd.IsEmptyConfig(err):
-		// client-go's own wording suggests KUBERNETES_MASTER, which
-		// nothing reads any more.
-		return nil, errors.New("no cluster to read: no kubeconfig ($KUBECONFIG or ~/.kube/config) and not in a pod: pass --kubeconfig, set KUBECONFIG, or run in a pod")
-	case err != nil:
-		return nil, fmt.Errorf("no cluster to read: %w (pass --kubeconfig, set KUBECONFIG, or run in a pod)", err)
-	}
-	rc = rest.CopyConfig(rc)
-	rc.Timeout = o.timeout
-	rc.UserAgent = version.Get().UserAgent() + " (status)"
-	return rc, nil
 }

@@ -1,6 +1,9 @@
 // Package cluster reads from a Kubernetes API server what stowage status
 // compares with a rendered profile: every node, the profile's DaemonSets,
-// the pods they select and the pod events of their namespaces.
+// the pods they select and the pod events of their namespaces. Config
+// loads the client configuration (kubeconfig, context, the pod's
+// ServiceAccount); Check reads, evaluates and, with a wait, reads again
+// until the profile is ready.
 //
 // The API server may be hostile or broken, so every read is bounded: one
 // answer's body (MaxResponseBytes), the redirects followed per request

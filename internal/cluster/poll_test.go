@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/stowage/stowage/internal/status"
 )
 
-// TestPollStatus: --wait reads until the report is ready (here the third
+// TestPoll: Check (--wait) reads until the report is ready (here the third
 // reading), telling each reading that is not; it gives up with the last
 // report once the wait has passed, after a bounded number of readings;
 // a failed reading ends it with its error; --wait 0 reads once.
-func TestPollStatus(t *testing.T) {
+func TestPoll(t *testing.T) {
 	seq := func(ready int) (func(context.Context) (*status.Report, error), *int) {
 		n := 0
 		return func(context.Context) (*status.Report, error) {
@@ -23,21 +23,21 @@ func TestPollStatus(t *testing.T) {
 	}
 	read, n := seq(3)
 	ticks := 0
-	rep, err := pollStatus(context.Background(), time.Minute, time.Millisecond, read, func(*status.Report, time.Duration) { ticks++ })
+	rep, err := poll(context.Background(), time.Minute, time.Millisecond, read, func(*status.Report, time.Duration) { ticks++ })
 	if err != nil || !rep.Ready || *n != 3 || ticks != 2 {
 		t.Errorf("ready on the third reading: ready %v, err %v, %d readings, %d ticks", rep != nil && rep.Ready, err, *n, ticks)
 	}
 
 	read, n = seq(-1)
 	start := time.Now()
-	rep, err = pollStatus(context.Background(), 50*time.Millisecond, 20*time.Millisecond, read, nil)
+	rep, err = poll(context.Background(), 50*time.Millisecond, 20*time.Millisecond, read, nil)
 	took := time.Since(start)
 	if err != nil || rep == nil || rep.Ready || took < 50*time.Millisecond || took > 5*time.Second || *n < 2 || *n > 5 {
 		t.Errorf("never ready: err %v, %d readings in %v (want 2 to 5 within the 50ms wait)", err, *n, took)
 	}
 
 	read, n = seq(-1)
-	if rep, err = pollStatus(context.Background(), 0, time.Millisecond, read, nil); err != nil || rep.Ready || *n != 1 {
+	if rep, err = poll(context.Background(), 0, time.Millisecond, read, nil); err != nil || rep.Ready || *n != 1 {
 		t.Errorf("--wait 0: %d readings, err %v", *n, err)
 	}
 
@@ -50,13 +50,13 @@ func TestPollStatus(t *testing.T) {
 		}
 		return &status.Report{}, nil
 	}
-	if _, err := pollStatus(context.Background(), time.Minute, time.Millisecond, failing, nil); !errors.Is(err, boom) || calls != 2 {
+	if _, err := poll(context.Background(), time.Minute, time.Millisecond, failing, nil); !errors.Is(err, boom) || calls != 2 {
 		t.Errorf("a failed reading: %v after %d readings", err, calls)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	read, n = seq(-1)
-	rep, err = pollStatus(ctx, time.Minute, time.Hour, read, func(*status.Report, time.Duration) { cancel() })
+	rep, err = poll(ctx, time.Minute, time.Hour, read, func(*status.Report, time.Duration) { cancel() })
 	if err != nil || rep == nil || *n != 1 {
 		t.Errorf("canceled while waiting: err %v, %d readings", err, *n)
 	}
