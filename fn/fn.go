@@ -208,12 +208,12 @@ type fnConfig struct {
 	profile string
 	// pinOnly is set for a config without profiles: nothing is rendered.
 	pinOnly bool
-	// passwordFields map the config's place of each password source,
-	// "FILE:LINE:COL: PATH" (v1alpha1.Config.PasswordAt: a place in the
-	// functionConfig's text as kyaml passes it, or in the config a
-	// JupyterImagePuller is converted to), to the functionConfig's field
-	// it is written at, so that results are located in the file.
-	passwordFields map[string]string
+	// passwordFields map the config's place of each password source
+	// (v1alpha1.Config.PasswordAt: a place in the functionConfig's text
+	// as kyaml passes it, or in the config a JupyterImagePuller is
+	// converted to) to the functionConfig's field it is written at, so
+	// that results are located in the file.
+	passwordFields map[v1alpha1.Position]string
 }
 
 // Filter implements kio.Filter; problems are results, never an error.

@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
@@ -59,14 +61,14 @@ func (s *session) stowage(fc *yaml.RNode) (fnConfig, bool) {
 			}
 		}
 	}
-	fields := map[string]string{}
+	fields := map[v1alpha1.Position]string{}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Environments)) {
-		if at := cfg.PasswordAt("environments", k); at != "" {
+		if at := cfg.PasswordAt("environments", k); !at.IsZero() {
 			fields[at] = "spec.environments." + k + ".auth.password"
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Images)) {
-		if at := cfg.PasswordAt("images", k); at != "" {
+		if at := cfg.PasswordAt("images", k); !at.IsZero() {
 			fields[at] = "spec.images." + k + ".auth.password"
 		}
 	}
@@ -104,28 +106,27 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // render renders profile of cfg with l through render.FromConfig and
 // returns the objects as nodes.
 //
-// Each line of a render error led by a password's place in the config
-// (c.passwordFields) becomes its own result at the functionConfig's field,
-// so that it is located in the functionConfig's file and line.
+// Each password problem (creds.Problems) at a password's place in the
+// config (c.passwordFields) becomes its own result at the
+// functionConfig's field, so that it is located in the functionConfig's
+// file and line.
 func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
 	cfg, profile := c.cfg, c.profile
 	objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
 		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
 	if err != nil {
+		var problems creds.Problems
+		if !errors.As(err, &problems) {
+			s.errorf(fc, "", "%v", err)
+			return nil
+		}
 		var rest []string
-		for _, line := range strings.Split(err.Error(), "\n") {
-			// "FILE:LINE:COL: PATH: message"
-			at, msg, found := strings.Cut(line, ": ")
-			if found {
-				var path string
-				path, msg, found = strings.Cut(msg, ": ")
-				at += ": " + path
-			}
-			if field, ok := c.passwordFields[at]; found && ok {
-				s.errorf(fc, field, "%s", msg)
+		for _, p := range problems {
+			if field, ok := c.passwordFields[p.At]; ok {
+				s.errorf(fc, field, "%s", p.Msg)
 				continue
 			}
-			rest = append(rest, line)
+			rest = append(rest, p.Error())
 		}
 		if len(rest) > 0 {
 			s.errorf(fc, "", "%s", strings.Join(rest, "\n"))

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -101,9 +102,9 @@ func (s *session) submarine(fc *yaml.RNode) (fnConfig, bool) {
 	}
 	// A password's place in the converted config, as cfg.PasswordAt
 	// gives it, back to the JupyterImagePuller field.
-	fields := map[string]string{}
+	fields := map[v1alpha1.Position]string{}
 	for name := range first {
-		if at := cfg.PasswordAt("environments", name); at != "" {
+		if at := cfg.PasswordAt("environments", name); !at.IsZero() {
 			fields[at] = submarineField("environments."+strconv.Quote(name)+".auth.password", first)
 		}
 	}

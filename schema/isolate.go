@@ -77,7 +77,7 @@ type wireConfig struct {
 	Config                *v1alpha1.Config
 	Dir                   string
 	AllowLiteralPasswords bool
-	PasswordAt            map[string]string
+	PasswordAt            map[string]v1alpha1.Position
 }
 
 // runChild evaluates req in a child process of exe.
@@ -132,7 +132,7 @@ func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
 	cfg := c.Config
 	cfg.Dir, cfg.AllowLiteralPasswords, cfg.PasswordPositions = c.Dir, c.AllowLiteralPasswords, c.PasswordAt
 	if cfg.PasswordPositions == nil {
-		cfg.PasswordPositions = map[string]string{}
+		cfg.PasswordPositions = map[string]v1alpha1.Position{}
 	}
 	return cfg, nil
 }

@@ -73,7 +73,7 @@ func TestIsolatedSameResult(t *testing.T) {
 			t.Errorf("%s: in a child:\n%+v\nin this process:\n%+v", d, got, here[d])
 		}
 	}
-	if got := loadEmbedded(); !reflect.DeepEqual(got, hereEmbedded) || got.cfg == nil || got.cfg.PasswordAt("images", "x") == "" {
+	if got := loadEmbedded(); !reflect.DeepEqual(got, hereEmbedded) || got.cfg == nil || got.cfg.PasswordAt("images", "x").IsZero() {
 		t.Errorf("embedded: in a child:\n%+v\nin this process:\n%+v", got, hereEmbedded)
 	}
 }

@@ -224,13 +224,13 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 		return nil, errs.sorted()
 	}
 	applyDefaults(&cfg)
-	cfg.PasswordPositions = map[string]string{}
+	cfg.PasswordPositions = map[string]v1alpha1.Position{}
 	at := func(kind, name string, a *v1alpha1.Auth) {
 		if a == nil || a.Password == "" {
 			return
 		}
 		e := loc.at(cue.MakePath(cue.Str(kind), cue.Str(name), cue.Str("auth"), cue.Str("password")), "")
-		cfg.PasswordPositions[kind+"."+name+".auth.password"] = strings.TrimSuffix(e.Error(), ": ")
+		cfg.PasswordPositions[kind+"."+name+".auth.password"] = v1alpha1.Position{File: e.File, Line: e.Line, Column: e.Column, Path: e.Path}
 	}
 	for n, env := range cfg.Environments {
 		at("environments", n, env.Auth)

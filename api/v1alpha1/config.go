@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,18 +45,57 @@ type Config struct {
 	// annotation), never by the files.
 	AllowLiteralPasswords bool `json:"-"`
 	// PasswordPositions says where each auth.password is written, keyed by
-	// its path ("environments.jupyter.auth.password"), as
-	// "FILE:LINE:COL: PATH"; filled by schema's loader, nil for a config
-	// built in Go. Read it with PasswordAt.
-	PasswordPositions map[string]string `json:"-"`
+	// its path ("environments.jupyter.auth.password"); filled by schema's
+	// loader, nil for a config built in Go. Read it with PasswordAt.
+	PasswordPositions map[string]Position `json:"-"`
 }
 
 // PasswordAt says where the auth.password of environment name (kind
-// "environments") or image name (kind "images") is written, as
-// "FILE:LINE:COLUMN: environments.NAME.auth.password"; "" when it has
-// none or its position is unknown.
-func (c *Config) PasswordAt(kind, name string) string {
+// "environments") or image name (kind "images") is written, its Path
+// environments.NAME.auth.password; the zero Position when it has none or
+// its position is unknown.
+func (c *Config) PasswordAt(kind, name string) Position {
 	return c.PasswordPositions[kind+"."+name+".auth.password"]
+}
+
+// Position is where a value of a config is written: the file as given to
+// the loader, the 1-based line and column (0 when unknown) and the field
+// path (e.g. environments.jupyter.auth.password). The zero Position is
+// unknown.
+type Position struct {
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// IsZero reports whether p is unknown.
+func (p Position) IsZero() bool { return p == Position{} }
+
+// String is p as located errors lead their message: "FILE:LINE:COL: PATH",
+// leaving out the parts that are unknown (the column too when only the
+// line is known); "" for the zero Position.
+func (p Position) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+			if p.Column > 0 {
+				fmt.Fprintf(&b, ":%d", p.Column)
+			}
+		}
+		if p.Path != "" {
+			b.WriteString(": ")
+		}
+	}
+	b.WriteString(p.Path)
+	return b.String()
+}
+
+// Compare orders positions by file, line, column and path: -1, 0 or +1.
+func (p Position) Compare(q Position) int {
+	return cmp.Or(strings.Compare(p.File, q.File), cmp.Compare(p.Line, q.Line), cmp.Compare(p.Column, q.Column), strings.Compare(p.Path, q.Path))
 }
 
 // ErrNoProfile is wrapped by Profile's error when the name matches no

@@ -399,6 +399,17 @@ func TestVetJSON(t *testing.T) {
 		t.Errorf("namespace error %+v", e)
 	}
 
+	// A password variable the operator did not allow: the error at the
+	// auth.password that names it.
+	sub := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	stdout, stderr, code = runCLI(t, nil, "vet", sub, "-o", "json")
+	r = decode(t, stdout)
+	wantErr := []vetError{{File: filepath.Join(sub, "environments.yaml"), Line: 13, Column: 7, Field: `environments."jupyter-gpu".auth.password`,
+		Message: `environment variable SUBMARINE_HARBOR_PASSWORD may not be read (needed by environment "jupyter-gpu"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)`}}
+	if code != 1 || r.OK || !reflect.DeepEqual(r.Errors, wantErr) || !strings.Contains(stderr, wantErr[0].Message) {
+		t.Errorf("password not allowed: exit %d, errors %+v, want %+v; stderr:\n%s", code, r.Errors, wantErr, stderr)
+	}
+
 	if _, _, code := runCLI(t, nil, "vet", dir, "-o", "yaml"); code != 2 {
 		t.Errorf("vet -o yaml: exit %d, want 2", code)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/source"
@@ -14,12 +15,14 @@ import (
 // reportErrors is err as the errors of a JSON report (vet -o json, lock
 // -o json, render --check -o json), one per place: the function's results
 // of a kustomization (source.FunctionError), the places of a located
-// config error (schema.Errors), the problems of a lock file (lock.Error,
+// config error (schema.Errors), the password sources that cannot be read
+// (creds.Problems, at where each is written), the problems of a lock file (lock.Error,
 // joined or alone); else one holding the message. Message is the text of
 // the place as stderr says it.
 func reportErrors(err error) []vetError {
 	var fnErr *source.FunctionError
 	var located schema.Errors
+	var passwords creds.Problems
 	switch {
 	case errors.As(err, &fnErr):
 		out := make([]vetError, 0, len(fnErr.Errors))
@@ -31,6 +34,12 @@ func reportErrors(err error) []vetError {
 		out := make([]vetError, 0, len(located))
 		for _, e := range located {
 			out = append(out, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Path, Message: e.Msg})
+		}
+		return out
+	case errors.As(err, &passwords):
+		out := make([]vetError, 0, len(passwords))
+		for _, p := range passwords {
+			out = append(out, vetError{File: p.At.File, Line: p.At.Line, Column: p.At.Column, Field: p.At.Path, Message: p.Msg})
 		}
 		return out
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
 )
 
@@ -19,10 +20,47 @@ import (
 type Source struct {
 	Source string   // "env:NAME", "file:path" or, when allowed, a literal
 	UsedBy []string // e.g. `environment "jupyter-gpu"`
-	// At are where the source is written, sorted, e.g.
-	// "config.yaml:6:17: environments.jupyter.auth.password"; the first
-	// leads each error about the source. Empty when unknown.
-	At []string
+	// At are where the source is written, sorted (Position.Compare), e.g.
+	// config.yaml:6:17 environments.jupyter.auth.password; the first
+	// is each problem's place. Empty when unknown.
+	At []v1alpha1.Position
+}
+
+// Problem is one password source that cannot be read: where it is written
+// (the zero Position when unknown) and what is wrong, naming the variable
+// or file and what needs it, never a value.
+type Problem struct {
+	At  v1alpha1.Position
+	Msg string
+}
+
+// Error is the problem led by its place: "FILE:LINE:COL: PATH: message".
+func (p Problem) Error() string {
+	if p.At.IsZero() {
+		return p.Msg
+	}
+	return p.At.String() + ": " + p.Msg
+}
+
+// Problems is every problem of one Read, Check or Allowed, in the order of
+// the sources; it prints one problem a line.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// problem is s's Problem msg, at the first place s is written.
+func (s Source) problem(msg string) Problem {
+	p := Problem{Msg: msg}
+	if len(s.At) > 0 {
+		p.At = s.At[0]
+	}
+	return p
 }
 
 // Env looks up an environment variable: the value and whether it is set.
@@ -43,8 +81,8 @@ type Env = func(name string) (string, bool)
 // One rule trims both env: and file: values: a single trailing line ending
 // ("\n" or "\r\n") is removed, as `docker login --password-stdin` does;
 // nothing else. A value that is empty after that is refused, whichever
-// source it came from. All failures are reported together, each naming the
-// variable or file and what needs it, never a value.
+// source it came from. All failures are reported together, as Problems,
+// each naming the variable or file and what needs it, never a value.
 func Read(dir string, sources []Source, getenv Env) (map[string][]byte, error) {
 	if err := Allowed(sources, getenv, nil); err != nil {
 		return nil, err
@@ -69,16 +107,10 @@ func Check(dir string, sources []Source, getenv Env) error {
 // read is Read, or Check when contents is false (the map is then nil).
 func read(dir string, sources []Source, getenv Env, contents bool) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(sources))
-	var problems []string
+	var problems Problems
 	for _, s := range sources {
 		users := strings.Join(s.UsedBy, ", ")
-		// Each problem is led by where the source is written.
-		fail := func(msg string) {
-			if len(s.At) > 0 {
-				msg = s.At[0] + ": " + msg
-			}
-			problems = append(problems, msg)
-		}
+		fail := func(msg string) { problems = append(problems, s.problem(msg)) }
 		switch {
 		case strings.HasPrefix(s.Source, "env:"):
 			name := strings.TrimPrefix(s.Source, "env:")
@@ -129,7 +161,7 @@ func read(dir string, sources []Source, getenv Env, contents bool) (map[string][
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+		return nil, problems
 	}
 	if !contents {
 		return nil, nil
@@ -219,14 +251,15 @@ func validName(n string) bool {
 // must be listed there too. A config file, functionConfig or exec
 // declaration cannot widen the rule, and the message says so: it tells the
 // operator which variable to set, not the repository what to write. All
-// problems at once, each led by where the source is written (Source.At)
-// when known, naming the variable and what needs it, never a value.
+// problems at once (Problems), each at where the source is written
+// (Source.At) when known, naming the variable and what needs it, never a
+// value.
 func Allowed(sources []Source, getenv Env, declared []string) error {
 	operator, err := OperatorNames(getenv)
 	if err != nil {
 		return err
 	}
-	var problems []string
+	var problems Problems
 	for _, s := range sources {
 		name, ok := strings.CutPrefix(s.Source, "env:")
 		if !ok || strings.HasPrefix(name, EnvPrefix) {
@@ -241,15 +274,10 @@ func Allowed(sources []Source, getenv Env, declared []string) error {
 		default:
 			continue
 		}
-		msg := fmt.Sprintf("environment variable %s may not be read (needed by %s): %s", name, strings.Join(s.UsedBy, ", "), why)
-		// Led by where the source is written, as Read's problems are.
-		if len(s.At) > 0 {
-			msg = s.At[0] + ": " + msg
-		}
-		problems = append(problems, msg)
+		problems = append(problems, s.problem(fmt.Sprintf("environment variable %s may not be read (needed by %s): %s", name, strings.Join(s.UsedBy, ", "), why)))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+		return problems
 	}
 	return nil
 }

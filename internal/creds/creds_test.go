@@ -1,12 +1,15 @@
 package creds
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 func TestRead(t *testing.T) {
@@ -332,9 +335,16 @@ func TestReadLocated(t *testing.T) {
 	t.Parallel()
 	getenv := func(k string) (string, bool) { return "UNSET", k == AllowVariable }
 	_, err := Read(t.TempDir(), []Source{{Source: "env:UNSET", UsedBy: []string{`environment "e"`},
-		At: []string{"config.yaml:6:7: environments.e.auth.password", "config.yaml:9:7: images.i.auth.password"}}}, getenv)
+		At: []v1alpha1.Position{{File: "config.yaml", Line: 6, Column: 7, Path: "environments.e.auth.password"}, {File: "config.yaml", Line: 9, Column: 7, Path: "images.i.auth.password"}}}}, getenv)
 	want := `config.yaml:6:7: environments.e.auth.password: environment variable UNSET is not set (needed by environment "e")`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
+	}
+	// The place is also a value: reports locate the problem without
+	// reading the message.
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].At.Line != 6 || ps[0].At.Path != "environments.e.auth.password" ||
+		ps[0].Msg != `environment variable UNSET is not set (needed by environment "e")` {
+		t.Errorf("problems = %#v", ps)
 	}
 }

@@ -61,8 +61,8 @@ type Use struct {
 	// Auth is the use's registry credential from the config, or nil.
 	Auth *v1alpha1.Auth
 	// PasswordAt is where Auth.Password is written
-	// (v1alpha1.Config.PasswordAt), for errors; "" when unknown.
-	PasswordAt string
+	// (v1alpha1.Config.PasswordAt), for errors; zero when unknown.
+	PasswordAt v1alpha1.Position
 	// File is the file a KindWorkload use's workload is read from
 	// (Workload.File), for errors; "" when unknown and for other kinds.
 	File string
@@ -677,12 +677,12 @@ func (p *Plan) PasswordSources() []creds.Source {
 		return nil
 	}
 	users := map[string][]string{}
-	at := map[string][]string{}
+	at := map[string][]v1alpha1.Position{}
 	for _, pp := range p.Pullers {
 		for _, u := range pp.Uses {
 			if a := u.Auth; a != nil && a.Password != "" && !slices.Contains(users[a.Password], u.UsedBy()) {
 				users[a.Password] = append(users[a.Password], u.UsedBy())
-				if u.PasswordAt != "" && !slices.Contains(at[a.Password], u.PasswordAt) {
+				if !u.PasswordAt.IsZero() && !slices.Contains(at[a.Password], u.PasswordAt) {
 					at[a.Password] = append(at[a.Password], u.PasswordAt)
 				}
 			}
@@ -691,7 +691,7 @@ func (p *Plan) PasswordSources() []creds.Source {
 	out := make([]creds.Source, 0, len(users))
 	for s, us := range users {
 		slices.Sort(us)
-		slices.Sort(at[s])
+		slices.SortFunc(at[s], v1alpha1.Position.Compare)
 		out = append(out, creds.Source{Source: s, UsedBy: us, At: at[s]})
 	}
 	slices.SortFunc(out, func(a, b creds.Source) int { return strings.Compare(a.Source, b.Source) })

@@ -349,8 +349,8 @@ profiles: lab: pullers: [{name: "p", namespace: "n", environments: ["a", "b"], i
 	got := p.PasswordSources()
 	want := []creds.Source{
 		{Source: "env:P", UsedBy: []string{`environment "a"`, `environment "b"`},
-			At: []string{"cfg/config.cue:3:64: environments.a.auth.password", "cfg/config.cue:4:64: environments.b.auth.password"}},
-		{Source: "file:q", UsedBy: []string{`image "c"`}, At: []string{"cfg/config.cue:6:72: images.c.auth.password"}},
+			At: []v1alpha1.Position{{File: "cfg/config.cue", Line: 3, Column: 64, Path: "environments.a.auth.password"}, {File: "cfg/config.cue", Line: 4, Column: 64, Path: "environments.b.auth.password"}}},
+		{Source: "file:q", UsedBy: []string{`image "c"`}, At: []v1alpha1.Position{{File: "cfg/config.cue", Line: 6, Column: 72, Path: "images.c.auth.password"}}},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("PasswordSources = %v, want %v", got, want)
