@@ -1,9 +1,10 @@
 package schema
 
 import (
-	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // Error is one located configuration problem. It prints as
@@ -26,23 +27,15 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-			if e.Column > 0 {
-				fmt.Fprintf(&b, ":%d", e.Column)
-			}
-		}
-		b.WriteString(": ")
+	if at := e.Position().String(); at != "" {
+		return at + ": " + e.Msg
 	}
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return e.Msg
+}
+
+// Position is where e is: its file, line, column and path.
+func (e *Error) Position() v1alpha1.Position {
+	return v1alpha1.Position{File: e.File, Line: e.Line, Column: e.Column, Path: e.Path}
 }
 
 // Errors is every problem found in one load, sorted by file, line, column

@@ -230,7 +230,7 @@ func finish(ctx *cue.Context, dir, first string, user cue.Value, opts Options) (
 			return
 		}
 		e := loc.at(cue.MakePath(cue.Str(kind), cue.Str(name), cue.Str("auth"), cue.Str("password")), "")
-		cfg.PasswordPositions[kind+"."+name+".auth.password"] = v1alpha1.Position{File: e.File, Line: e.Line, Column: e.Column, Path: e.Path}
+		cfg.PasswordPositions[kind+"."+name+".auth.password"] = e.Position()
 	}
 	for n, env := range cfg.Environments {
 		at("environments", n, env.Auth)

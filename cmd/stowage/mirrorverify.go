@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,7 +78,7 @@ func bundlePolicies(path string, lockBytes []byte) (sitePolicies, error) {
 		}
 	}
 	var problems []string
-	for _, image := range sortedKeys(sp.pols) {
+	for _, image := range slices.Sorted(maps.Keys(sp.pols)) {
 		e, ok := l.Lookup(image)
 		if !ok {
 			continue
@@ -104,15 +106,6 @@ func signerWords(s *lock.Signer) string {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // withoutAttachments reconciles --no-attachments with the policies: the
 // site's copy of an image under a required policy cannot verify without
 // its signatures, so that is refused up front (a usage error naming the
@@ -124,7 +117,7 @@ func (sp *sitePolicies) withoutAttachments(stderr io.Writer, noVerify bool) erro
 		return nil
 	}
 	var required, optional []string
-	for _, image := range sortedKeys(sp.pols) {
+	for _, image := range slices.Sorted(maps.Keys(sp.pols)) {
 		req := false
 		for _, pol := range sp.pols[image] {
 			req = req || pol.Required
@@ -179,7 +172,7 @@ func trustFiles(t *mirror.Trust) []planTrustFile {
 	var out []planTrustFile
 	seen := map[planTrustFile]bool{}
 	for _, p := range t.Policies {
-		for _, path := range sortedKeys(p.Files) {
+		for _, path := range slices.Sorted(maps.Keys(p.Files)) {
 			f := planTrustFile{Policy: p.At, Path: path, Digest: p.Files[path]}
 			if !seen[f] {
 				seen[f] = true

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -157,14 +158,14 @@ func (t *Trust) merged(held *Trust, keep func(image string) bool) *Trust {
 		}
 	}
 	if held != nil {
-		for _, image := range sortedKeys(held.Images) {
+		for _, image := range slices.Sorted(maps.Keys(held.Images)) {
 			if keep(image) {
 				add(held, image)
 			}
 		}
 	}
 	if t != nil {
-		for _, image := range sortedKeys(t.Images) {
+		for _, image := range slices.Sorted(maps.Keys(t.Images)) {
 			add(t, image)
 		}
 	}
@@ -203,15 +204,6 @@ func (t *Trust) normalize() {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // trustBlob is one blob of the trust material: the manifest, the
 // document, or a file.
 type trustBlob struct {
@@ -244,7 +236,7 @@ func (t *Trust) encode() (manifest trustBlob, blobs []trustBlob, err error) {
 	}
 	m := v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, ArtifactType: TrustArtifactType, Config: config.d, Layers: []v1.Descriptor{}}
 	blobs = append(blobs, config)
-	for _, k := range sortedKeys(files) {
+	for _, k := range slices.Sorted(maps.Keys(files)) {
 		m.Layers = append(m.Layers, files[k].d)
 		blobs = append(blobs, files[k])
 	}
@@ -454,7 +446,7 @@ func checkTrustDescriptor(d v1.Descriptor) error {
 func (t *Trust) trustSummary() string {
 	var out []string
 	for _, p := range t.Policies {
-		for _, path := range sortedKeys(p.Files) {
+		for _, path := range slices.Sorted(maps.Keys(p.Files)) {
 			out = append(out, path+" "+p.Files[path])
 		}
 	}
