@@ -465,12 +465,10 @@ func choices(ref string, b *v1alpha1.ByNodeLabel, sel map[string]string) []choic
 	return out
 }
 
-// authConflicts refuses two uses of one puller that name the same image
-// (one lock key, in any spelling) with different auth: the puller pulls
-// the image once, in one container, with one set of credentials, so one
-// of them would be dropped silently. The errors name the image, both
-// uses and both spellings, never an auth value; nil when there is none.
-func authConflicts(uses []*Use) []error {
+// conflicts pairs each use of uses with the first use of the same image
+// (one lock key, in any spelling) and returns what conflict says of each
+// pair (nil when the two agree).
+func conflicts(uses []*Use, conflict func(first, u *Use) error) []error {
 	first := map[string]*Use{}
 	var errs []error
 	for _, u := range uses {
@@ -479,40 +477,44 @@ func authConflicts(uses []*Use) []error {
 			first[u.Key()] = u
 			continue
 		}
-		if sameAuth(f.Auth, u.Auth) {
-			continue
+		if err := conflict(f, u); err != nil {
+			errs = append(errs, err)
 		}
-		errs = append(errs, fmt.Errorf("%s (%s) and %s (%s) are the same image %s with different auth; the puller pulls it once with one credential: give both the same auth, or list the image once",
-			f.UsedBy(), f.Ref.Written, u.UsedBy(), u.Ref.Written, u.Key()))
 	}
 	return errs
 }
 
-// artifactConflicts refuses two uses of one puller that name the same
-// image (one lock key) where one is an artifact and the other is not: the
-// puller pulls the image once, either as an image volume or as a
-// container, so one of the two would be dropped silently. nil when there
-// is none.
-func artifactConflicts(uses []*Use) []error {
-	first := map[string]*Use{}
-	var errs []error
-	for _, u := range uses {
-		f, ok := first[u.Key()]
-		if !ok {
-			first[u.Key()] = u
-			continue
+// authConflicts refuses two uses of one puller that name the same image
+// with different auth: the puller pulls the image once, in one container,
+// with one set of credentials, so one of them would be dropped silently.
+// The errors name the image, both uses and both spellings, never an auth
+// value; nil when there is none.
+func authConflicts(uses []*Use) []error {
+	return conflicts(uses, func(f, u *Use) error {
+		if sameAuth(f.Auth, u.Auth) {
+			return nil
 		}
+		return fmt.Errorf("%s (%s) and %s (%s) are the same image %s with different auth; the puller pulls it once with one credential: give both the same auth, or list the image once",
+			f.UsedBy(), f.Ref.Written, u.UsedBy(), u.Ref.Written, u.Key())
+	})
+}
+
+// artifactConflicts refuses two uses of one puller that name the same
+// image where one is an artifact and the other is not: the puller pulls
+// the image once, either as an image volume or as a container, so one of
+// the two would be dropped silently. nil when there is none.
+func artifactConflicts(uses []*Use) []error {
+	return conflicts(uses, func(f, u *Use) error {
 		if f.Artifact == u.Artifact {
-			continue
+			return nil
 		}
 		art, img := f, u
 		if u.Artifact {
 			art, img = u, f
 		}
-		errs = append(errs, fmt.Errorf("%s (%s) is an artifact and %s (%s) runs the same image %s as a container; the puller pulls it once: mark both artifact, or list the image once",
-			art.UsedBy(), art.Ref.Written, img.UsedBy(), img.Ref.Written, u.Key()))
-	}
-	return errs
+		return fmt.Errorf("%s (%s) is an artifact and %s (%s) runs the same image %s as a container; the puller pulls it once: mark both artifact, or list the image once",
+			art.UsedBy(), art.Ref.Written, img.UsedBy(), img.Ref.Written, u.Key())
+	})
 }
 
 // sameAuth reports whether a and b are the same credential (nil and an
