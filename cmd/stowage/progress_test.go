@@ -2,36 +2,18 @@ package main
 
 import (
 	"bytes"
+	"github.com/stowage/stowage/internal/syncbuf"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe for the bar's ticker goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProgressMovesAndNamesPending: with references in flight and none
 // finishing, the bar is redrawn every tick with the elapsed time moving and
 // the first pending references named; it stops redrawing once finished.
 func TestProgressMovesAndNamesPending(t *testing.T) {
-	var w syncBuffer
+	var w syncbuf.Buffer
 	p := &progress{w: &w}
 	p.Start(4)
 	p.Begin("registry.example/team/app:1.0")
@@ -90,7 +72,7 @@ func TestProgressOff(t *testing.T) {
 // TestMirrorProgress: mirror's bar counts blob bytes and says how many
 // images are done.
 func TestMirrorProgress(t *testing.T) {
-	var w syncBuffer
+	var w syncbuf.Buffer
 	m := &mirrorProgress{progress: &progress{w: &w}}
 	m.Start(2, 1000)
 	m.Bytes(400)

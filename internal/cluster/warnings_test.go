@@ -1,41 +1,22 @@
 package cluster
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
 
 	"github.com/stowage/stowage/internal/secret"
+	"github.com/stowage/stowage/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRouteKlog: what client-go logs through klog (a warning, an error,
 // a structured line) reaches the writer (status's stderr) one line each, scrubbed of
 // the kubeconfig's token and escaped; klog alone wrote it to the
 // process's stderr as its callers wrote it.
 func TestRouteKlog(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	s := &secret.Set{}
 	s.Add(hostileToken)
 	RouteKlog(&out, s)
@@ -64,7 +45,7 @@ func TestRouteKlog(t *testing.T) {
 // gets each distinct text shown once, at most MaxWarnings of them and
 // then one line saying the rest are not; other warn codes are not shown.
 func TestAPIWarningsBounded(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	s := &secret.Set{}
 	s.Add(hostileToken)
 	w := NewWarnings(&out, "https://127.0.0.1:6443", s)
