@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/status"
 )
 
@@ -772,16 +772,7 @@ func pinWithFnSite(t *testing.T, c *cluster, stowage, cfgDir string, site map[st
 // repoOf returns the repository of a reference, as containerd names it.
 func repoOf(t *testing.T, ref string) string {
 	t.Helper()
-	return mustParse(t, ref).Context().Name()
-}
-
-func mustParse(t *testing.T, ref string) name.Reference {
-	t.Helper()
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return registrytest.Ref(t, ref).Context().Name()
 }
 
 // randomHex returns a fresh password for the private registry.

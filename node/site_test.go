@@ -23,6 +23,7 @@ import (
 
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/status"
 )
 
@@ -63,7 +64,7 @@ var (
 // privateHost, tag allowed).
 func (m siteMapping) repo(t *testing.T, ref string) string {
 	t.Helper()
-	r := mustParse(t, ref).Context()
+	r := registrytest.Ref(t, ref).Context()
 	host, path := r.RegistryStr(), r.RepositoryStr()
 	if p, ok := m.registries[host]; ok {
 		return p + "/" + path

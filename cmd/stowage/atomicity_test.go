@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
@@ -268,7 +269,7 @@ func (f *lockFixture) moveTags(t *testing.T) {
 func (f *lockFixture) unchanged(t *testing.T) {
 	t.Helper()
 	if got := readFile(t, f.lockPath); !bytes.Equal(got, f.lock) {
-		t.Errorf("the lock changed:\n%s", firstDiff(f.lock, got))
+		t.Errorf("the lock changed:\n%s", linediff.First(f.lock, got))
 	}
 	onlyEntries(t, f.dir, "config.yaml", lock.FileName)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -65,7 +66,7 @@ func sameRenders(t *testing.T, what string, want, got map[string][]byte) {
 	t.Helper()
 	for p, w := range want {
 		if !bytes.Equal(w, got[p]) {
-			t.Fatalf("%s: profile %s renders differently:\n%s", what, p, firstDiff(w, got[p]))
+			t.Fatalf("%s: profile %s renders differently:\n%s", what, p, linediff.First(w, got[p]))
 		}
 	}
 }
@@ -289,7 +290,7 @@ func TestDeterminismLock(t *testing.T) {
 		if round == 0 {
 			want = got
 		} else if !bytes.Equal(want, got) {
-			t.Fatalf("round %d wrote another lock:\n%s", round, firstDiff(want, got))
+			t.Fatalf("round %d wrote another lock:\n%s", round, linediff.First(want, got))
 		}
 		if round%5 != 0 {
 			continue
@@ -299,7 +300,7 @@ func TestDeterminismLock(t *testing.T) {
 				t.Fatalf("round %d: %s on an unchanged registry: exit %d: %s%s", round, args[0], code, stdout, stderr)
 			}
 			if got := readFile(t, filepath.Join(dir, lock.FileName)); !bytes.Equal(want, got) {
-				t.Fatalf("round %d: %s on an unchanged registry changed the lock:\n%s", round, args[0], firstDiff(want, got))
+				t.Fatalf("round %d: %s on an unchanged registry changed the lock:\n%s", round, args[0], linediff.First(want, got))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
@@ -133,7 +134,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	}
 	got := readFile(t, lockPath)
 	if !bytes.Equal(got, want.Marshal()) {
-		t.Fatalf("lock differs from the stand-ins pushed:\n%s", firstDiff(want.Marshal(), got))
+		t.Fatalf("lock differs from the stand-ins pushed:\n%s", linediff.First(want.Marshal(), got))
 	}
 
 	// The single-platform image is pinned to its linux/arm64/v8 child.
@@ -303,16 +304,16 @@ func TestDistributionBasicAuth(t *testing.T) {
 		want.Put(standinEntry(t, r))
 	}
 	if got := readFile(t, lockPath); !bytes.Equal(got, want.Marshal()) {
-		t.Fatalf("lock differs from the stand-ins:\n%s", firstDiff(want.Marshal(), got))
+		t.Fatalf("lock differs from the stand-ins:\n%s", linediff.First(want.Marshal(), got))
 	}
 
 	// Move app's tag; bump writes a PR body that names it, and nothing
 	// secret.
-	img, idx, err := offlineimage.For(mustParse(t, refOfKind(t, h+"/team/elsewhere", false)))
+	img, idx, err := offlineimage.For(registrytest.Ref(t, refOfKind(t, h+"/team/elsewhere", false)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := registrytest.Write(context.Background(), push, mustParse(t, app), &authn.AuthConfig{Username: "alice", Password: canary}, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), push, registrytest.Ref(t, app), &authn.AuthConfig{Username: "alice", Password: canary}, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	body := filepath.Join(t.TempDir(), "body.md")
@@ -354,17 +355,8 @@ func TestDistributionTLS(t *testing.T) {
 		want.Put(standinEntry(t, r))
 	}
 	if got := readFile(t, filepath.Join(dir, lock.FileName)); !bytes.Equal(got, want.Marshal()) {
-		t.Fatalf("lock differs from the stand-ins:\n%s", firstDiff(want.Marshal(), got))
+		t.Fatalf("lock differs from the stand-ins:\n%s", linediff.First(want.Marshal(), got))
 	}
-}
-
-func mustParse(t *testing.T, s string) name.Reference {
-	t.Helper()
-	ref, err := name.ParseReference(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref
 }
 
 func mustTag(t *testing.T, s string) string {

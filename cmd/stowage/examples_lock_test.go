@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/schema"
@@ -55,7 +56,7 @@ func TestExampleLocksFromRegistry(t *testing.T) {
 			got := readFile(t, filepath.Join(work, e.Lock))
 			want := readFile(t, lockPath)
 			if !bytes.Equal(got, want) {
-				t.Errorf("stowage lock against the seeded registry differs from %s (run make lock-examples):\n%s", lockPath, firstDiff(want, got))
+				t.Errorf("stowage lock against the seeded registry differs from %s (run make lock-examples):\n%s", lockPath, linediff.First(want, got))
 			}
 		})
 	}

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -65,7 +65,7 @@ func TestGoldenExamples(t *testing.T) {
 					t.Fatalf("%v (run go test ./cmd/stowage -update to create it)", err)
 				}
 				if !bytes.Equal(stdout, want) {
-					t.Errorf("render of %s differs from %s; first difference:\n%s", name, golden, firstDiff(want, stdout))
+					t.Errorf("render of %s differs from %s; first difference:\n%s", name, golden, linediff.First(want, stdout))
 				}
 
 				out := filepath.Join(t.TempDir(), "out")
@@ -73,7 +73,7 @@ func TestGoldenExamples(t *testing.T) {
 					t.Fatalf("render -o exit %d: %s", code, stderr)
 				}
 				if got := concatKustomization(t, out); !bytes.Equal(got, stdout) {
-					t.Errorf("the files of -o, in kustomization order, differ from the stream:\n%s", firstDiff(stdout, got))
+					t.Errorf("the files of -o, in kustomization order, differ from the stream:\n%s", linediff.First(stdout, got))
 				}
 			})
 		}
@@ -110,25 +110,6 @@ func concatKustomization(t *testing.T, dir string) []byte {
 		t.Errorf("%s holds %d files, want the %d listed plus kustomization.yaml", dir, len(ents), n)
 	}
 	return out.Bytes()
-}
-
-// firstDiff shows the first line where got departs from want.
-func firstDiff(want, got []byte) string {
-	w := strings.Split(string(want), "\n")
-	g := strings.Split(string(got), "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
-		}
-	}
-	return "(same lines, different bytes)"
 }
 
 // runCLI runs the stowage command line in-process with env as the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
@@ -49,7 +50,7 @@ func TestLockThenBump(t *testing.T) {
 		want.Put(e)
 	}
 	if got := l.Marshal(); !bytes.Equal(got, want.Marshal()) {
-		t.Errorf("lock differs from the stand-ins:\n%s", firstDiff(want.Marshal(), got))
+		t.Errorf("lock differs from the stand-ins:\n%s", linediff.First(want.Marshal(), got))
 	}
 	if n := reg.Faults.Count("HEAD", "/manifests/"); n != 0 {
 		t.Errorf("lock sent %d HEAD requests for new entries, want 0 (one GET each)", n)
@@ -150,11 +151,11 @@ func TestBumpOutputs(t *testing.T) {
 	old := standinEntry(t, app)
 
 	other := h + "/team/other:9"
-	img, idx, err := offlineimage.For(mustParse(t, other))
+	img, idx, err := offlineimage.For(registrytest.Ref(t, other))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := registrytest.Write(context.Background(), push, mustParse(t, app), nil, img, idx); err != nil {
+	if err := registrytest.Write(context.Background(), push, registrytest.Ref(t, app), nil, img, idx); err != nil {
 		t.Fatal(err)
 	}
 	moved := standinEntry(t, other)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -40,7 +41,7 @@ func TestMirrorCarriesAttachments(t *testing.T) {
 		subject v1.Hash
 		suffix  string
 	}{{hIdx, ".sig"}, {child, ".sbom"}} {
-		img := ociImage(t, static.NewLayer([]byte("attached to "+a.subject.String()), "application/vnd.dev.cosign.simplesigning.v1+json"))
+		img := registrytest.Image(t, static.NewLayer([]byte("attached to "+a.subject.String()), "application/vnd.dev.cosign.simplesigning.v1+json"))
 		tag := strings.Replace(a.subject.String(), ":", "-", 1) + a.suffix
 		if err := remote.Write(repo.Tag(tag), img, auth); err != nil {
 			t.Fatal(err)

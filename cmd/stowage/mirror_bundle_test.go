@@ -151,8 +151,8 @@ func TestMirrorDeltaBundleCarriesOnlyNewBlobs(t *testing.T) {
 	// app-a again: the same layers and a 604-byte one on top.
 	push := mustResolver(t, registry.WithInsecure(s.src.Host))
 	alice := &authn.AuthConfig{Username: "alice", Password: canary}
-	fixed := ociImage(t, seedLayer(t, "base layer", 300_000), seedLayer(t, "app-a", 50_000), seedLayer(t, "the fix", 604))
-	if err := registrytest.Write(context.Background(), push, mustParse(t, s.src.Host+"/team/app-a:v1"), alice, fixed, nil); err != nil {
+	fixed := registrytest.Image(t, registrytest.Layer("base layer", 300_000), registrytest.Layer("app-a", 50_000), registrytest.Layer("the fix", 604))
+	if err := registrytest.Write(context.Background(), push, registrytest.Ref(t, s.src.Host+"/team/app-a:v1"), alice, fixed, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, stderr, code := runCLI(t, s.env, "bump", s.dir, "--insecure-registry", s.src.Host); code != 0 && code != 3 {

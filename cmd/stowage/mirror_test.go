@@ -27,11 +27,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
@@ -91,25 +87,6 @@ func (b *countedBody) Read(q []byte) (int, error) {
 	return n, err
 }
 
-// seedLayer is a deterministic layer of n bytes.
-func seedLayer(t *testing.T, seed string, n int) v1.Layer {
-	t.Helper()
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = seed[i%len(seed)] ^ byte(i*7/len(seed))
-	}
-	return static.NewLayer(b, types.OCILayer)
-}
-
-func ociImage(t *testing.T, layers ...v1.Layer) v1.Image {
-	t.Helper()
-	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), layers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
 // mirrorSetup is a source docker-registry with htpasswd (users alice and
 // bob) seeded with images sharing a base layer, a multi-arch index whose
 // children share it too, stand-ins for helper and pause; a config using
@@ -133,12 +110,10 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 	if srcHost != nil {
 		h = srcHost(h)
 	}
-	base := seedLayer(t, "base layer", 300_000)
-	amd := ociImage(t, base, seedLayer(t, "amd64", 20_000))
-	arm := ociImage(t, base, seedLayer(t, "arm64", 21_000))
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	base := registrytest.Layer("base layer", 300_000)
+	amd := registrytest.Image(t, base, registrytest.Layer("amd64", 20_000))
+	arm := registrytest.Image(t, base, registrytest.Layer("arm64", 21_000))
+	idx := registrytest.Index(amd, arm)
 	s.refs = map[string]string{
 		"app-a":   h + "/team/app-a:v1",
 		"app-b":   h + "/team/app-b:v1",
@@ -153,14 +128,14 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 		img v1.Image
 		idx v1.ImageIndex
 	}{
-		{s.src.Host + "/team/app-a:v1", ociImage(t, base, seedLayer(t, "app-a", 50_000)), nil},
-		{s.src.Host + "/team/app-b:v1", ociImage(t, base, seedLayer(t, "app-b", 60_000)), nil},
+		{s.src.Host + "/team/app-a:v1", registrytest.Image(t, base, registrytest.Layer("app-a", 50_000)), nil},
+		{s.src.Host + "/team/app-b:v1", registrytest.Image(t, base, registrytest.Layer("app-b", 60_000)), nil},
 		{s.src.Host + "/lib/multi:1.0", nil, idx},
 		{s.src.Host + "/lib/armonly:1.0", nil, idx},
-		{s.src.Host + "/bob/tool:2", ociImage(t, base, seedLayer(t, "bob's tool", 10_000)), nil},
+		{s.src.Host + "/bob/tool:2", registrytest.Image(t, base, registrytest.Layer("bob's tool", 10_000)), nil},
 	}
 	for _, w := range writes {
-		if err := registrytest.Write(context.Background(), push, mustParse(t, w.ref), alice, w.img, w.idx); err != nil {
+		if err := registrytest.Write(context.Background(), push, registrytest.Ref(t, w.ref), alice, w.img, w.idx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +206,7 @@ func (s *mirrorSetup) verifyAt(t *testing.T, siteHost, prefix string) map[string
 	m := site.Mapping{Default: siteHost + prefix}
 	got := map[string]v1.Hash{}
 	for _, e := range l.Entries {
-		ref := mustParse(t, e.Reference)
+		ref := registrytest.Ref(t, e.Reference)
 		to, err := m.Repository(ref.Context(), name.Insecure)
 		if err != nil {
 			t.Fatal(err)
@@ -469,7 +444,7 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 			continue
 		}
 		tagged++
-		ref := mustParse(t, e.Reference)
+		ref := registrytest.Ref(t, e.Reference)
 		to, _ := m.Repository(ref.Context(), name.Insecure)
 		d, err := remote.Head(to.Tag(ref.Identifier()))
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
@@ -58,7 +59,7 @@ profiles: gpu: pullers: [{name: "gpu", namespace: "gpu-operator", environments: 
 		want.Put(e)
 	}
 	if got := l.Marshal(); !bytes.Equal(got, want.Marshal()) {
-		t.Fatalf("lock differs from the stand-ins:\n%s", firstDiff(want.Marshal(), got))
+		t.Fatalf("lock differs from the stand-ins:\n%s", linediff.First(want.Marshal(), got))
 	}
 
 	bundle := filepath.Join(t.TempDir(), "bundle")

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -157,7 +158,7 @@ func TestLockViaSite(t *testing.T) {
 	got := readFile(t, filepath.Join(work, lock.FileName))
 	want := readFile(t, filepath.Join(example, lock.FileName))
 	if !bytes.Equal(got, want) {
-		t.Errorf("lock --via-site differs from the committed lock:\n%s", firstDiff(want, got))
+		t.Errorf("lock --via-site differs from the committed lock:\n%s", linediff.First(want, got))
 	}
 	// mirror without --to goes to the config's site registry, mapped as
 	// render names the images: everything seeded there is present, so the

@@ -60,7 +60,7 @@ func TestArtifactsThroughBundle(t *testing.T) {
 			t.Fatal(err)
 		}
 		raws[to.Name()] = raw
-		images = append(images, Image{Name: ref.Context().Name() + ":v1", Source: ref.Context(), Tag: "v1", Digest: mustDigest(t, a), Site: to.Name()})
+		images = append(images, Image{Name: ref.Context().Name() + ":v1", Source: ref.Context(), Tag: "v1", Digest: registrytest.Digest(t, a), Site: to.Name()})
 	}
 	b := filepath.Join(t.TempDir(), "bundle")
 	to, err := New(WithResolver(r), WithJobs(4), WithToLayout(b, nil))

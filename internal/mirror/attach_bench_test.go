@@ -8,11 +8,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -26,18 +26,16 @@ const benchImages = 200
 // referrer (3 KiB). The children share a base layer across the set.
 func signedSet(b *testing.B, host string, n int) []Image {
 	b.Helper()
-	base := layer(b, "shared base", 64<<10)
+	base := registrytest.Layer("shared base", 64<<10)
 	var out []Image
 	for i := range n {
 		repo, err := name.NewRepository(fmt.Sprintf("%s/team/app-%03d", host, i), name.Insecure)
 		if err != nil {
 			b.Fatal(err)
 		}
-		amd := image(b, base, layer(b, fmt.Sprintf("amd64 %d", i), 8<<10))
-		arm := image(b, base, layer(b, fmt.Sprintf("arm64 %d", i), 8<<10))
-		idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-			mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-			mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+		amd := registrytest.Image(b, base, registrytest.Layer(fmt.Sprintf("amd64 %d", i), 8<<10))
+		arm := registrytest.Image(b, base, registrytest.Layer(fmt.Sprintf("arm64 %d", i), 8<<10))
+		idx := registrytest.Index(amd, arm)
 		if err := remote.WriteIndex(repo.Tag("v1"), idx); err != nil {
 			b.Fatal(err)
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -108,13 +109,13 @@ func (f *fixture) sign(t *testing.T) attached {
 		if err := remote.Write(multi.Source.Tag(tag), img); err != nil {
 			t.Fatal(err)
 		}
-		a.tags[tag] = mustDigest(t, img)
+		a.tags[tag] = registrytest.Digest(t, img)
 		count(img)
 	}
 	ref := artifact(t, "application/vnd.in-toto+json", "in-toto of the arm64 child")
 	ref = mutate.ConfigMediaType(ref, "application/vnd.example.sbom.v1+json").(v1.Image)
 	ref = mutate.Subject(ref, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: a.arm, Size: im.Manifests[1].Size}).(v1.Image)
-	a.referrer = mustDigest(t, ref)
+	a.referrer = registrytest.Digest(t, ref)
 	if err := remote.Write(multi.Source.Digest(a.referrer.String()), ref); err != nil {
 		t.Fatal(err)
 	}

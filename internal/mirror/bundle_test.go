@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -297,9 +298,9 @@ func copyTree(t *testing.T, from string) string {
 // fails naming the blob and the repository.
 func TestDeltaBundleCarriesOnlyWhatTheSiteLacks(t *testing.T) {
 	f := newFixture(t)
-	base := layer(t, "big base", 400_000)
-	v1img := image(t, base, layer(t, "v1 change", 600))
-	v2img := image(t, base, layer(t, "v2 change", 604))
+	base := registrytest.Layer("big base", 400_000)
+	v1img := registrytest.Image(t, base, registrytest.Layer("v1 change", 600))
+	v2img := registrytest.Image(t, base, registrytest.Layer("v2 change", 604))
 	repo, _ := name.NewRepository(f.src+"/team/app", name.Insecure)
 	if err := remote.Write(repo.Tag("old"), v1img); err != nil {
 		t.Fatal(err)
@@ -308,9 +309,9 @@ func TestDeltaBundleCarriesOnlyWhatTheSiteLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	siteRepo := f.dst + "/sub/team/app"
-	held := Image{Name: repo.Name() + ":v", Source: repo, Tag: "v", Digest: mustDigest(t, v1img), Site: siteRepo}
+	held := Image{Name: repo.Name() + ":v", Source: repo, Tag: "v", Digest: registrytest.Digest(t, v1img), Site: siteRepo}
 	next := held
-	next.Digest = mustDigest(t, v2img)
+	next.Digest = registrytest.Digest(t, v2img)
 	// The site holds v1 under the tag.
 	if _, err := runAll(t, f.mirror(t, WithToImageSites()), []Image{held}); err != nil {
 		t.Fatal(err)

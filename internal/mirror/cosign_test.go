@@ -12,10 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
@@ -51,15 +48,13 @@ func TestCosignSignaturesSurviveTheAirGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	amd := image(t, layer(t, "base", 20000), layer(t, "amd64", 3000))
-	arm := image(t, layer(t, "base", 20000), layer(t, "arm64", 3100))
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	amd := registrytest.Image(t, registrytest.Layer("base", 20000), registrytest.Layer("amd64", 3000))
+	arm := registrytest.Image(t, registrytest.Layer("base", 20000), registrytest.Layer("arm64", 3100))
+	idx := registrytest.Index(amd, arm)
 	if err := remote.WriteIndex(repo.Tag("1.0"), idx); err != nil {
 		t.Fatal(err)
 	}
-	hIdx, hAmd, hArm := mustDigest(t, idx), mustDigest(t, amd), mustDigest(t, arm)
+	hIdx, hAmd, hArm := registrytest.Digest(t, idx), registrytest.Digest(t, amd), registrytest.Digest(t, arm)
 	at := func(r name.Repository, h v1.Hash) string { return r.Name() + "@" + h.String() }
 
 	// Sign, attest and attach with the real cosign, offline.

@@ -16,19 +16,20 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 )
 
 // TestEndlessBlobStopsAtItsSize: a source registry whose blob answer never
 // ends is read to the blob's declared size and one byte, then the image
 // fails naming the blob; the destination receives no more than that.
 func TestEndlessBlobStopsAtItsSize(t *testing.T) {
-	img := image(t, layer(t, "endless", 5000))
+	img := registrytest.Image(t, registrytest.Layer("endless", 5000))
 	ls, err := img.Layers()
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := ls[0]
-	bigDigest := mustDigest(t, big)
+	bigDigest := registrytest.Digest(t, big)
 	var sent atomic.Int64
 	next := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +62,7 @@ func TestEndlessBlobStopsAtItsSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runAll(t, m, []Image{{Name: repo.Name() + ":1", Source: repo, Tag: "1", Digest: mustDigest(t, img), Site: dst + "/team/endless"}})
+	_, err = runAll(t, m, []Image{{Name: repo.Name() + ":1", Source: repo, Tag: "1", Digest: registrytest.Digest(t, img), Site: dst + "/team/endless"}})
 	var oe *OversizeBlobError
 	if !errors.As(err, &oe) || !strings.Contains(err.Error(), bigDigest.String()) {
 		t.Fatalf("err = %v", err)

@@ -20,14 +20,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registry/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -114,27 +111,6 @@ func startRegistry(t testing.TB) (string, *counting) {
 	return strings.TrimPrefix(srv.URL, "http://"), c
 }
 
-// layer is a deterministic layer of n bytes derived from seed.
-func layer(t testing.TB, seed string, n int) v1.Layer {
-	t.Helper()
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = seed[i%len(seed)] ^ byte(i/len(seed))
-	}
-	return static.NewLayer(b, types.OCILayer)
-}
-
-func image(t testing.TB, layers ...v1.Layer) v1.Image {
-	t.Helper()
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err := mutate.AppendLayers(img, layers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
 // fixture is a source registry holding: two single images sharing a base
 // layer, a multi-arch index whose children share that base too, and an
 // image pushed under two repositories.
@@ -157,52 +133,26 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.resolver = r
-	base := layer(t, "base", 40000)
-	amd := image(t, base, layer(t, "amd64", 3000))
-	arm := image(t, base, layer(t, "arm64", 3100))
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	base := registrytest.Layer("base", 40000)
+	amd := registrytest.Image(t, base, registrytest.Layer("amd64", 3000))
+	arm := registrytest.Image(t, base, registrytest.Layer("arm64", 3100))
+	idx := registrytest.Index(amd, arm)
 	type seed struct {
 		repo, tag string
 		img       v1.Image
 		idx       v1.ImageIndex
 	}
 	seeds := []seed{
-		{"team/app-a", "v1", image(t, base, layer(t, "app-a", 5000)), nil},
-		{"team/app-b", "v2", image(t, base, layer(t, "app-b", 7000)), nil},
+		{"team/app-a", "v1", registrytest.Image(t, base, registrytest.Layer("app-a", 5000)), nil},
+		{"team/app-b", "v2", registrytest.Image(t, base, registrytest.Layer("app-b", 7000)), nil},
 		{"lib/multi", "1.0", nil, idx},
-		{"other/app-a", "v1", image(t, base, layer(t, "app-a", 5000)), nil},
+		{"other/app-a", "v1", registrytest.Image(t, base, registrytest.Layer("app-a", 5000)), nil},
 	}
 	for _, s := range seeds {
-		ref, err := name.NewTag(f.src+"/"+s.repo+":"+s.tag, name.Insecure)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var h v1.Hash
-		if s.img != nil {
-			err, h = remote.Write(ref, s.img), mustDigest(t, s.img)
-		} else {
-			err, h = remote.WriteIndex(ref, s.idx), mustDigest(t, s.idx)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.images = append(f.images, Image{Name: ref.Context().Name() + ":" + s.tag, Source: ref.Context(), Tag: s.tag, Digest: h})
+		f.images = append(f.images, push(t, f.src, s.repo, s.tag, s.img, s.idx))
 	}
 	f.baseBytes = mustSize(t, base)
 	return f
-}
-
-type digester interface{ Digest() (v1.Hash, error) }
-
-func mustDigest(t *testing.T, d digester) v1.Hash {
-	t.Helper()
-	h, err := d.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 func mustSize(t *testing.T, l v1.Layer) int64 {
@@ -212,6 +162,14 @@ func mustSize(t *testing.T, l v1.Layer) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// push writes img (or idx) to repo:tag at the plain-HTTP registry host
+// and returns the image to mirror.
+func push(t *testing.T, host, repo, tag string, img v1.Image, idx v1.ImageIndex) Image {
+	t.Helper()
+	ref, h := registrytest.Push(t, host, repo, tag, img, idx)
+	return Image{Name: ref.Context().Name() + ":" + tag, Source: ref.Context(), Tag: tag, Digest: h}
 }
 
 func (f *fixture) mirror(t *testing.T, opts ...Option) *Mirror {

@@ -16,10 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -63,6 +60,18 @@ func startLogged(t *testing.T) *logged {
 	t.Cleanup(srv.Close)
 	l.host = strings.TrimPrefix(srv.URL, "http://")
 	return l
+}
+
+// onBlobGet has l pass every GET of the blob dgst to handle, which
+// answers it or holds it and returns whether to pass it on to the
+// registry; every other request is passed on.
+func (l *logged) onBlobGet(dgst v1.Hash, handle func(w http.ResponseWriter, r *http.Request) bool) {
+	l.before = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/blobs/"+dgst.String()) {
+			return true
+		}
+		return handle(w, r)
+	}
 }
 
 func (l *logged) add(s string) {
@@ -111,61 +120,13 @@ func (w *statusWriter) Flush() {
 	}
 }
 
-// push writes img (or idx) to repo:tag at host and returns the image to
-// mirror.
-func push(t *testing.T, host, repo, tag string, img v1.Image, idx v1.ImageIndex) Image {
+// mirrorToSite plans and runs the mirror of images from src to dst's
+// repositories under site/, four at a time, with a resolver of opts that
+// reads both over plain HTTP anonymously; a plan that fails fails t.
+func mirrorToSite(t *testing.T, src, dst *logged, images []Image, opts ...registry.Option) (*Transfer, *Report, error) {
 	t.Helper()
-	ref, err := name.NewTag(host+"/"+repo+":"+tag, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h v1.Hash
-	if img != nil {
-		err, h = remote.Write(ref, img), mustDigest(t, img)
-	} else {
-		err, h = remote.WriteIndex(ref, idx), mustDigest(t, idx)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Image{Name: ref.Context().Name() + ":" + tag, Source: ref.Context(), Tag: tag, Digest: h}
-}
-
-// TestCopyIsPipelinedPerImage: the source holds back one large blob of an
-// image until the destination has stored another, small image (its
-// manifest PUT by its tag) — at most 20 s. The small image is there while
-// the large blob is still held: its copy does not wait for every upload
-// of the run. The large image follows, its tag last.
-func TestCopyIsPipelinedPerImage(t *testing.T) {
-	src, dst := startLogged(t), startLogged(t)
-	bigLayer := layer(t, "big", 8<<20)
-	bigDigest := mustDigest(t, bigLayer)
-	images := []Image{
-		push(t, src.host, "team/big", "1", image(t, bigLayer), nil),
-		push(t, src.host, "team/small", "1", image(t, layer(t, "small", 2000)), nil),
-	}
-	release := make(chan struct{})
-	var once sync.Once
-	var releasedBy string
-	src.before = func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/blobs/"+bigDigest.String()) {
-			return true
-		}
-		select {
-		case <-release:
-		case <-time.After(20 * time.Second):
-			once.Do(func() { releasedBy = "the 20 s bound"; close(release) })
-		case <-r.Context().Done():
-			return false
-		}
-		return true
-	}
-	dst.after = func(r *http.Request, code int) {
-		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/team/small/manifests/1") && code == http.StatusCreated {
-			once.Do(func() { releasedBy = "the small image's manifest"; close(release) })
-		}
-	}
-	r, err := registry.New(registry.WithInsecure(src.host, dst.host), registry.WithKeychain(authn.NewMultiKeychain()))
+	opts = append([]registry.Option{registry.WithInsecure(src.host, dst.host), registry.WithKeychain(authn.NewMultiKeychain())}, opts...)
+	r, err := registry.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +140,41 @@ func TestCopyIsPipelinedPerImage(t *testing.T) {
 		t.Fatalf("plan: %v %v", err, plan.Errors)
 	}
 	rep, err := m.Run(ctx, plan)
+	return plan, rep, err
+}
+
+// TestCopyIsPipelinedPerImage: the source holds back one large blob of an
+// image until the destination has stored another, small image (its
+// manifest PUT by its tag) — at most 20 s. The small image is there while
+// the large blob is still held: its copy does not wait for every upload
+// of the run. The large image follows, its tag last.
+func TestCopyIsPipelinedPerImage(t *testing.T) {
+	src, dst := startLogged(t), startLogged(t)
+	bigLayer := registrytest.Layer("big", 8<<20)
+	bigDigest := registrytest.Digest(t, bigLayer)
+	images := []Image{
+		push(t, src.host, "team/big", "1", registrytest.Image(t, bigLayer), nil),
+		push(t, src.host, "team/small", "1", registrytest.Image(t, registrytest.Layer("small", 2000)), nil),
+	}
+	release := make(chan struct{})
+	var once sync.Once
+	var releasedBy string
+	src.onBlobGet(bigDigest, func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second):
+			once.Do(func() { releasedBy = "the 20 s bound"; close(release) })
+		case <-r.Context().Done():
+			return false
+		}
+		return true
+	})
+	dst.after = func(r *http.Request, code int) {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/team/small/manifests/1") && code == http.StatusCreated {
+			once.Do(func() { releasedBy = "the small image's manifest"; close(release) })
+		}
+	}
+	plan, rep, err := mirrorToSite(t, src, dst, images)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,40 +202,22 @@ func TestCopyIsPipelinedPerImage(t *testing.T) {
 // image sharing another blob with them completes.
 func TestFailedBlobFailsOnlyItsImages(t *testing.T) {
 	src, dst := startLogged(t), startLogged(t)
-	base := layer(t, "base", 40000)
-	bad := layer(t, "bad", 9000)
-	badDigest := mustDigest(t, bad)
-	good := image(t, base, layer(t, "good-child", 3000))
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: good, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: image(t, base, bad), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	base := registrytest.Layer("base", 40000)
+	bad := registrytest.Layer("bad", 9000)
+	badDigest := registrytest.Digest(t, bad)
+	good := registrytest.Image(t, base, registrytest.Layer("good-child", 3000))
+	idx := registrytest.Index(good, registrytest.Image(t, base, bad))
 	images := []Image{
-		push(t, src.host, "team/a", "1", image(t, base, bad), nil),
-		push(t, src.host, "other/a", "1", image(t, base, bad), nil),
+		push(t, src.host, "team/a", "1", registrytest.Image(t, base, bad), nil),
+		push(t, src.host, "other/a", "1", registrytest.Image(t, base, bad), nil),
 		push(t, src.host, "lib/multi", "1.0", nil, idx),
-		push(t, src.host, "team/b", "1", image(t, base, layer(t, "b", 7000)), nil),
+		push(t, src.host, "team/b", "1", registrytest.Image(t, base, registrytest.Layer("b", 7000)), nil),
 	}
-	src.before = func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/blobs/"+badDigest.String()) {
-			registrytest.Status(http.StatusNotFound, nil)(w, r, nil)
-			return false
-		}
-		return true
-	}
-	r, err := registry.New(registry.WithInsecure(src.host, dst.host), registry.WithKeychain(authn.NewMultiKeychain()), registry.WithRetry(1, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(WithResolver(r), WithToSite(site.Mapping{Default: dst.host + "/site"}), WithJobs(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	plan, err := m.Plan(ctx, images)
-	if err != nil || len(plan.Errors) > 0 {
-		t.Fatalf("plan: %v %v", err, plan.Errors)
-	}
-	rep, err := m.Run(ctx, plan)
+	src.onBlobGet(badDigest, func(w http.ResponseWriter, r *http.Request) bool {
+		registrytest.Status(http.StatusNotFound, nil)(w, r, nil)
+		return false
+	})
+	plan, rep, err := mirrorToSite(t, src, dst, images, registry.WithRetry(1, 0))
 	var es Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("err = %v, want image errors", err)
@@ -267,7 +245,7 @@ func TestFailedBlobFailsOnlyItsImages(t *testing.T) {
 	if i := first(lines, "> POST", "mount="+url.QueryEscape(badDigest.String())); i >= 0 {
 		t.Errorf("sent %s: a mount of the blob whose upload failed", lines[i])
 	}
-	if i := first(lines, "< PUT", "/lib/multi/manifests/"+mustDigest(t, good).String(), "Created"); i < 0 {
+	if i := first(lines, "< PUT", "/lib/multi/manifests/"+registrytest.Digest(t, good).String(), "Created"); i < 0 {
 		t.Errorf("the index's child that does not need the blob was not written:\n%s", strings.Join(lines, "\n"))
 	}
 	var b *PlannedImage

@@ -10,12 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registry/registrytest"
@@ -114,36 +109,21 @@ func TestMirrorRequestCount(t *testing.T) {
 	src := registrytest.Start(t, registrytest.Options{})
 	dst := registrytest.Start(t, registrytest.Options{})
 	ctx := context.Background()
-	base := layer(t, "base", 40000)
-	amd := image(t, base, layer(t, "amd64", 3000))
-	arm := image(t, base, layer(t, "arm64", 3100))
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	base := registrytest.Layer("base", 40000)
+	amd := registrytest.Image(t, base, registrytest.Layer("amd64", 3000))
+	arm := registrytest.Image(t, base, registrytest.Layer("arm64", 3100))
+	idx := registrytest.Index(amd, arm)
 	var images []Image
 	for _, s := range []struct {
 		repo, tag string
 		img       v1.Image
 		idx       v1.ImageIndex
 	}{
-		{"team/app-a", "v1", image(t, base, layer(t, "app-a", 5000)), nil},
-		{"team/app-b", "v2", image(t, base, layer(t, "app-b", 7000)), nil},
+		{"team/app-a", "v1", registrytest.Image(t, base, registrytest.Layer("app-a", 5000)), nil},
+		{"team/app-b", "v2", registrytest.Image(t, base, registrytest.Layer("app-b", 7000)), nil},
 		{"lib/multi", "1.0", nil, idx},
 	} {
-		ref, err := name.NewTag(src.Host+"/"+s.repo+":"+s.tag, name.Insecure)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var h v1.Hash
-		if s.img != nil {
-			err, h = remote.Write(ref, s.img), mustDigest(t, s.img)
-		} else {
-			err, h = remote.WriteIndex(ref, s.idx), mustDigest(t, s.idx)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		images = append(images, Image{Name: ref.Context().Name() + ":" + s.tag, Source: ref.Context(), Tag: s.tag, Digest: h})
+		images = append(images, push(t, src.Host, s.repo, s.tag, s.img, s.idx))
 	}
 	wc := &wireCount{inner: http.DefaultTransport.(*http.Transport).Clone()}
 	prefix := "site"

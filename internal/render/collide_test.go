@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/stowage/stowage/internal/linediff"
 	"testing"
 )
 
@@ -37,6 +38,6 @@ profiles:
 		streams = append(streams, encode(t, objs))
 	}
 	if !bytes.Equal(streams[0], streams[1]) {
-		t.Errorf("the output depends on the order of the pullers:\n%s", firstDiff(streams[0], streams[1]))
+		t.Errorf("the output depends on the order of the pullers:\n%s", linediff.First(streams[0], streams[1]))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
@@ -801,28 +802,9 @@ func TestOrderIndependence(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("seed %d renders different bytes:\n%s", seed, firstDiff(want, got))
+			t.Fatalf("seed %d renders different bytes:\n%s", seed, linediff.First(want, got))
 		}
 	}
-}
-
-// firstDiff shows the first line where got departs from want.
-func firstDiff(want, got []byte) string {
-	w := strings.Split(string(want), "\n")
-	g := strings.Split(string(got), "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, wl, gl)
-		}
-	}
-	return "(same lines)"
 }
 
 // TestMissingLockEntries: one error names every image the lock lacks and
