@@ -60,7 +60,8 @@ func recoverCUE(file string, cfg **v1alpha1.Config, err *error) {
 // build.Instance, so CUE unifies them in one evaluation (unifying file by
 // file made n files cost n evaluations of a growing value: 2,000 small
 // files took 51 s). CUE files may refer to each other's fields and import
-// CUE's builtin packages ("strings", "list", ...); every .cue file must
+// CUE's builtin packages ("strings", "list", ...) and the schema itself
+// (schemaImports, resolved to the embedded one); every .cue file must
 // declare the same package (or none). Positions keep the file names as the
 // caller gave them. Only syntax errors and the limits are returned here:
 // conflicts between files and with the schema are left in the value for
@@ -94,6 +95,15 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 			af, err = parser.ParseFile(f.Name, f.Data, parser.ParseComments)
 			if err != nil {
 				errs = append(errs, fromCUEList(err, f.Name)...)
+				continue
+			}
+			paths, ierrs := checkImports(af, f.Name)
+			if len(ierrs) > 0 {
+				errs = append(errs, ierrs...)
+				continue
+			}
+			if err := importSchema(inst, paths); err != nil {
+				errs = append(errs, &Error{File: f.Name, Msg: "importing the schema: " + err.Error()})
 				continue
 			}
 			pkg := af.PackageName()

@@ -15,7 +15,8 @@ var Source []byte
 // Module is the schema as a CUE module, the directory users import as
 // "stowage.dev/schema@v0:stowage": cue.mod/module.cue and stowage.cue. Write
 // it to a directory and name that directory in a cue.mod/local-module.cue
-// replaceWith (CUE v0.17) to use it offline; TestCUEModuleImport shows how.
+// replaceWith (CUE v0.17) to use it offline with cue; TestCUEModuleImport
+// shows how. Load resolves the import itself, to this binary's schema.
 //
 //go:embed cue.mod/module.cue stowage.cue
 var Module embed.FS
