@@ -111,7 +111,15 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 				first = f.Name
 				inst.PkgName = pkg
 			} else if pkg != inst.PkgName {
-				e := &Error{File: f.Name, Msg: fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)}
+				msg := fmt.Sprintf("package %q differs from package %q of %s; the CUE files of a config directory form one package", pkg, inst.PkgName, first)
+				switch {
+				case pkg == "":
+					msg = fmt.Sprintf("no package clause, while %s is package %q; the CUE files of a config directory form one package: begin this file with package %s", first, inst.PkgName, inst.PkgName)
+				case inst.PkgName == "":
+					msg = fmt.Sprintf("package %q, while %s has no package clause; the CUE files of a config directory form one package: give both the same package clause", pkg, first)
+				}
+				// A missing clause is at the file's start, where it goes.
+				e := &Error{File: f.Name, Line: 1, Column: 1, Msg: msg}
 				for _, d := range af.Decls {
 					if pc, ok := d.(*ast.Package); ok && pc.Pos().IsValid() {
 						e.Line, e.Column = pc.Pos().Line(), pc.Pos().Column()

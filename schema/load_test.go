@@ -160,6 +160,9 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "package-mismatch", want: []wantErr{
 			{"b.cue", 1, "", []string{`package "notebooks" differs from package "stowage"`}},
 		}},
+		{dir: "package-missing", want: []wantErr{
+			{"b.cue", 1, "", []string{`no package clause, while `, `a.cue is package "stowage"`, "begin this file with package stowage"}},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
