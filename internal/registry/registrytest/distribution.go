@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stowage/stowage/internal/syncbuf"
 )
 
 // RequireEnv is the environment variable that turns a missing
@@ -56,9 +59,10 @@ type Distribution struct {
 	// Dir holds the configuration, storage and certificates.
 	Dir string
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *bytes.Buffer
+	token string // the value of tokenHeader in its answers
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   *syncbuf.Buffer
 }
 
 // ErrMissing is returned by StartDistribution when a binary it needs is not
@@ -101,10 +105,23 @@ func Start(tb testing.TB, o Options) *Distribution {
 }
 
 // StartDistribution runs docker-registry with its configuration, storage
-// and certificates under dir (created if missing), listening on o.Port of 127.0.0.1 (a free port when 0), and
-// waits until it answers. Stop ends it. Errors wrap ErrMissing when a binary
-// is not installed.
+// and certificates under dir (created if missing), listening on o.Port of
+// 127.0.0.1 (a free port when 0), and waits until it answers. Stop ends it.
+// Errors wrap ErrMissing when a binary is not installed.
+//
+// A free port is found by opening and closing a listener, so another
+// process (a registry of a test running in parallel) may take it before
+// docker-registry binds it: then docker-registry exits, and it is started
+// again on another port, up to StartAttempts times in all. The registry
+// counts as answering only when GET /v2/ returns 200 or 401 with the
+// Distribution API header and a token of this start (so the answer is
+// not another server's on the port), and its process is still running.
 func StartDistribution(dir string, o Options) (*Distribution, error) {
+	return startDistribution(dir, o, freePort)
+}
+
+// startDistribution is StartDistribution with pick choosing each free port.
+func startDistribution(dir string, o Options, pick func() (int, error)) (*Distribution, error) {
 	bin, err := Lookup()
 	if err != nil {
 		return nil, err
@@ -112,15 +129,68 @@ func StartDistribution(dir string, o Options) (*Distribution, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	port := o.Port
-	if port == 0 {
-		if port, err = freePort(); err != nil {
+	var extra strings.Builder
+	caFile := ""
+	if o.TLS {
+		ca, err := NewCA(dir)
+		if err != nil {
 			return nil, err
 		}
+		caFile = ca.CertFile
+		fmt.Fprintf(&extra, "  tls:\n    certificate: %s\n    key: %s\n", ca.ServerCertFile, ca.ServerKeyFile)
 	}
-	d := &Distribution{Host: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, done: make(chan struct{}), log: &bytes.Buffer{}}
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, `version: 0.1
+	if len(o.Users) > 0 {
+		path := filepath.Join(dir, "htpasswd")
+		if err := writeHtpasswd(path, o.Users); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&extra, "auth:\n  htpasswd:\n    realm: stowage-test\n    path: %s\n", path)
+	}
+	attempts := StartAttempts
+	if o.Port != 0 {
+		attempts = 1
+	}
+	for attempt := 1; ; attempt++ {
+		port := o.Port
+		if port == 0 {
+			if port, err = pick(); err != nil {
+				return nil, err
+			}
+		}
+		d, err := startOn(bin, dir, port, caFile, extra.String())
+		switch {
+		case err == nil:
+			return d, nil
+		case !errors.Is(err, errPortTaken) || attempts == 1:
+			return nil, err
+		case attempt == attempts:
+			return nil, fmt.Errorf("%w (on each of %d free ports tried)", err, attempts)
+		}
+	}
+}
+
+// StartAttempts is how many free ports StartDistribution tries, one after
+// the other, when docker-registry finds the port it was given taken.
+const StartAttempts = 5
+
+// tokenHeader is the response header, set through docker-registry's
+// http.headers, by which StartDistribution knows its own registry's answer.
+const tokenHeader = "X-Stowage-Test-Registry"
+
+// errPortTaken is the error of a start whose port another process held.
+var errPortTaken = errors.New("the port is taken")
+
+// startOn writes the configuration for 127.0.0.1:port (extra is the TLS
+// and auth part of the http and auth sections), starts docker-registry
+// and waits until it answers; when it cannot bind the port the error
+// wraps errPortTaken.
+func startOn(bin, dir string, port int, caFile, extra string) (*Distribution, error) {
+	tok := make([]byte, 16)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	d := &Distribution{Host: fmt.Sprintf("127.0.0.1:%d", port), CAFile: caFile, Dir: dir, token: hex.EncodeToString(tok), done: make(chan struct{}), log: &syncbuf.Buffer{}}
+	cfg := fmt.Sprintf(`version: 0.1
 log:
   level: error
   accesslog:
@@ -132,24 +202,11 @@ storage:
     enabled: true
 http:
   addr: %s
-`, filepath.Join(dir, "data"), d.Host)
-	if o.TLS {
-		ca, err := NewCA(dir)
-		if err != nil {
-			return nil, err
-		}
-		d.CAFile = ca.CertFile
-		fmt.Fprintf(&cfg, "  tls:\n    certificate: %s\n    key: %s\n", ca.ServerCertFile, ca.ServerKeyFile)
-	}
-	if len(o.Users) > 0 {
-		path := filepath.Join(dir, "htpasswd")
-		if err := writeHtpasswd(path, o.Users); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&cfg, "auth:\n  htpasswd:\n    realm: stowage-test\n    path: %s\n", path)
-	}
+  headers:
+    %s: [%q]
+`, filepath.Join(dir, "data"), d.Host, tokenHeader, d.token) + extra
 	cfgPath := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
 	d.cmd = exec.Command(bin, "serve", cfgPath)
@@ -161,18 +218,20 @@ http:
 		d.cmd.Wait()
 		close(d.done)
 	}()
-	if err := d.wait(o); err != nil {
+	if err := d.wait(); err != nil {
 		d.Stop()
 		return nil, err
 	}
 	return d, nil
 }
 
-// wait polls GET /v2/ until the registry answers 200 or 401, for at most 20 s.
-func (d *Distribution) wait(o Options) error {
+// wait polls GET /v2/ until our registry answers (see StartDistribution),
+// for at most 20 s. An exit of the process ends it: with errPortTaken when
+// docker-registry could not bind its port.
+func (d *Distribution) wait() error {
 	client := &http.Client{Timeout: time.Second}
 	scheme := "http"
-	if o.TLS {
+	if d.CAFile != "" {
 		pool := x509.NewCertPool()
 		pem, err := os.ReadFile(d.CAFile)
 		if err != nil {
@@ -182,21 +241,41 @@ func (d *Distribution) wait(o Options) error {
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 		scheme = "https"
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	exited := func() error {
 		select {
 		case <-d.done:
-			return fmt.Errorf("docker-registry exited at start: %s", d.log.String())
 		default:
+			return nil
+		}
+		if strings.Contains(d.log.String(), "address already in use") {
+			return fmt.Errorf("docker-registry could not listen on %s: %w: %s", d.Host, errPortTaken, d.log.String())
+		}
+		return fmt.Errorf("docker-registry exited at start: %s", d.log.String())
+	}
+	other := ""
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := exited(); err != nil {
+			return err
 		}
 		resp, err := client.Get(scheme + "://" + d.Host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
-				return nil
+			ours := resp.Header.Get(tokenHeader) == d.token
+			if (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized) &&
+				resp.Header.Get("Docker-Distribution-API-Version") == "registry/2.0" && ours {
+				// The answer is ours; the process must still be the one
+				// serving it.
+				return exited()
+			}
+			if !ours {
+				other = fmt.Sprintf(" (another server answers there: %s)", resp.Status)
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if other != "" {
+		return fmt.Errorf("docker-registry did not answer on %s within 20s%s: %w: %s", d.Host, other, errPortTaken, d.log.String())
 	}
 	return fmt.Errorf("docker-registry did not answer on %s within 20s: %s", d.Host, d.log.String())
 }
