@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -664,5 +666,29 @@ spec:
 	}
 	if a := byRef["registry.lab.internal/team/private:1"]; a.AnyPod || len(a.Secrets) != 1 || a.Secrets[0].Secret != "team-pull" {
 		t.Errorf("the private image: %+v, want team-pull only", a)
+	}
+}
+
+// TestVetJSONKustomizationFiles: vet -o json on a kustomization whose
+// functionConfig the function refuses names the functionConfig's file as
+// the config's errors are named, from where stowage runs (the
+// kustomization's directory joined), with the line of the field.
+func TestVetJSONKustomizationFiles(t *testing.T) {
+	root := t.TempDir()
+	files := maps.Clone(pinOnlyKustomization)
+	files["prod/stowage.yaml"] = strings.Replace(files["prod/stowage.yaml"], "namespace: shop, environments", "namespace: Shop_NS, environments", 1)
+	writeTree(t, root, files)
+	prod := filepath.Join(root, "prod")
+	stdout, stderr, code := runCLI(t, nil, "vet", prod, "--root", root, "-o", "json")
+	var r vetReport
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		t.Fatalf("stdout is not vet's report: %v\n%s", err, stdout)
+	}
+	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return strings.Contains(e.Message, "Shop_NS") })
+	if code != 1 || i < 0 {
+		t.Fatalf("exit %d, errors %+v; stderr:\n%s", code, r.Errors, stderr)
+	}
+	if e := r.Errors[i]; e.File != filepath.Join(prod, "stowage.yaml") || e.Line != 16 {
+		t.Errorf("error %+v, want it at %s:16", e, filepath.Join(prod, "stowage.yaml"))
 	}
 }

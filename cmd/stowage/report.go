@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"strconv"
 
 	"github.com/stowage/stowage/internal/creds"
@@ -27,7 +28,14 @@ func reportErrors(err error) []vetError {
 	case errors.As(err, &fnErr):
 		out := make([]vetError, 0, len(fnErr.Errors))
 		for _, e := range fnErr.Errors {
-			out = append(out, vetError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Message})
+			// The results name files as kustomize does, relative to the
+			// kustomization; the report names them as the config's
+			// errors are, from where stowage runs.
+			file := e.File
+			if file != "" && !filepath.IsAbs(file) {
+				file = filepath.Join(fnErr.Dir, file)
+			}
+			out = append(out, vetError{File: file, Line: e.Line, Field: e.Field, Message: e.Message})
 		}
 		return out
 	case errors.As(err, &located):
