@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stowage/stowage/internal/configgen"
@@ -71,5 +72,41 @@ func BenchmarkLookup(b *testing.B) {
 				b.Fatal(e.Name)
 			}
 		}
+	}
+}
+
+// scaleLock is a lock file of n manifest entries written in a scrambled
+// order (a fixed permutation), as a hand-edited or merged lock may be:
+// Parse sorts what it reads.
+func scaleLock(n int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: stowage-lock\nspec:\n  images:\n")
+	for k := range n {
+		i := (k * 7919) % n // 7919 is prime: a permutation for every n not a multiple of it
+		ref := fmt.Sprintf("registry.example.com/team/image-%07d:v1", i)
+		fmt.Fprintf(&b, "  - name: %s\n    reference: %s\n    digest: sha256:%064x\n    kind: manifest\n    size: %d\n", ref, ref, i, 1000+i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkParseScale is Parse of a lock of n entries in scrambled order,
+// for the growth of the cost with the lock's size (it should be about
+// linear: 20× the entries, about 20× the time).
+func BenchmarkParseScale(b *testing.B) {
+	for _, n := range []int{10_000, 50_000, 200_000} {
+		data := scaleLock(n)
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				l, err := lock.Parse(data, lock.FileName)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(l.Entries) != n {
+					b.Fatalf("%d entries, want %d", len(l.Entries), n)
+				}
+			}
+		})
 	}
 }

@@ -32,6 +32,7 @@
 package lock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,6 +110,35 @@ func (l *Lock) Lookup(key string) (Entry, bool) {
 		return Entry{}, false
 	}
 	return l.Entries[i], true
+}
+
+// New returns the lock of entries, as Put of each in turn would leave it
+// (sorted by Name, platforms sorted, a later entry replacing an earlier one
+// of the same Name), in O(n log n) where n Puts in an unsorted order would
+// move O(n²) entries. entries is not modified, and is not validated.
+func New(entries []Entry) *Lock {
+	// Sort positions, not entries: ties broken by position keep the
+	// order of entries of one Name, so the last of each run is the one
+	// that Put would have kept.
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	if !slices.IsSortedFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) }) {
+		slices.SortFunc(order, func(i, j int) int {
+			return cmp.Or(strings.Compare(entries[i].Name, entries[j].Name), cmp.Compare(i, j))
+		})
+	}
+	l := &Lock{Entries: make([]Entry, 0, len(entries))}
+	for k, i := range order {
+		if k+1 < len(order) && entries[order[k+1]].Name == entries[i].Name {
+			continue // a later entry of this Name replaces it
+		}
+		e := entries[i]
+		e.Platforms = sortedPlatforms(e.Platforms)
+		l.Entries = append(l.Entries, e)
+	}
+	return l
 }
 
 // Put inserts e, or replaces the entry with the same Name, keeping Entries

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,6 +130,44 @@ func TestPutReplaces(t *testing.T) {
 	}
 	if got, _ := l.Lookup(e.Name); got.Digest != e.Digest {
 		t.Errorf("after replace, Digest = %s, want %s", got.Digest, e.Digest)
+	}
+}
+
+// TestNewIsPuts checks that New of entries in any order, names repeated,
+// is the lock successive Puts leave: sorted, platforms sorted, the last
+// entry of a name kept.
+func TestNewIsPuts(t *testing.T) {
+	t.Parallel()
+	l, err := Parse(canonical(t), "canonical.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []Entry
+	for _, i := range []int{2, 0, 3, 1, 0, 3} {
+		e := l.Entries[i]
+		if len(e.Platforms) == 2 {
+			e.Platforms = []Platform{e.Platforms[1], e.Platforms[0]}
+		}
+		in = append(in, e)
+	}
+	in[4].Digest = "sha256:" + hexD // the second entry of Entries[0]'s name, which Put keeps
+	before := slices.Clone(in)
+	var want Lock
+	for _, e := range in {
+		want.Put(e)
+	}
+	got := New(in)
+	if !reflect.DeepEqual(got.Entries, want.Entries) {
+		t.Errorf("New =\n%+v\nwant (Puts)\n%+v", got.Entries, want.Entries)
+	}
+	if e, _ := got.Lookup(l.Entries[0].Name); e.Digest != "sha256:"+hexD {
+		t.Errorf("New kept digest %s of %s, want the later sha256:%s", e.Digest, e.Name, hexD)
+	}
+	if !reflect.DeepEqual(in, before) {
+		t.Error("New changed its argument")
+	}
+	if got := New(nil); len(got.Entries) != 0 {
+		t.Errorf("New(nil) has %d entries", len(got.Entries))
 	}
 }
 

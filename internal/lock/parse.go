@@ -74,13 +74,13 @@ func ParseRepair(data []byte, filename string) (*Lock, []error, error) {
 		}
 		bad[le.Index] = true
 	}
-	l := &Lock{}
+	kept := make([]Entry, 0, len(images))
 	for i, e := range images {
 		if !bad[i] {
-			l.Put(e)
+			kept = append(kept, e)
 		}
 	}
-	return l, errs, nil
+	return New(kept), errs, nil
 }
 
 // parse is Parse's work: the lock of every entry, the entries in file
@@ -169,8 +169,8 @@ func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) 
 			p.fail(c.path, fmt.Errorf("got %q, want %q", c.got, c.want))
 		}
 	}
-	l := &Lock{}
 	first := make(map[string]int, len(f.Spec.Images)) // name -> index of its first entry
+	put := make([]Entry, 0, len(f.Spec.Images))       // the entries of the lock, in file order
 	for i, e := range f.Spec.Images {
 		at := ""
 		if p.bad != nil {
@@ -194,8 +194,9 @@ func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) 
 		} else {
 			first[e.Name] = i
 		}
-		l.Put(e)
+		put = append(put, e)
 	}
+	l := New(put)
 	if len(p.errs) > 0 {
 		p.index()
 	}
