@@ -75,7 +75,7 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	if err := refuseStdout("--render", renderOut, "--render is the directory the profile is rendered into; give a directory"); err != nil {
 		return err
 	}
-	src, images, old, data, err := lockInputs(cmd.ErrOrStderr(), dir, o)
+	src, images, old, data, err := lockInputs(cmd.Context(), cmd.ErrOrStderr(), dir, o)
 	if err != nil {
 		return err
 	}

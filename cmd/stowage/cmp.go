@@ -133,7 +133,7 @@ stderr and the exit code is 1.`,
 					o.profile, _ = getenv(cmpProfileEnv)
 				}
 				var objs []render.Object
-				objs, err = renderDir(dir, o, getenv)
+				objs, err = renderDir(cmd.Context(), dir, o, getenv)
 				if err == nil {
 					out, err = render.Encode(objs)
 				}

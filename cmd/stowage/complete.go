@@ -17,7 +17,7 @@ var formatNames = []string{"json", "yaml", "yml", "table", "markdown", "md", "te
 // as the first argument (default .), for --profile. It loads the config
 // without reading any password; a config that does not load offers none.
 func completeProfiles(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
+	cfg, err := schema.Load(dirArg(args), schemaOptions(cmd.Context(), schema.Options{AllowLiteralPasswords: true})...)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -1,17 +1,44 @@
 package main
 
-import "github.com/stowage/stowage/schema"
+import (
+	"context"
 
-// The schema options every config load of a command gets: the limits of
-// the command line (--max-config-bytes and the others, set before each
-// command runs) and the child process main evaluates configs in ("" in
-// tests that run commands in-process).
-var (
-	configLimits schema.Limits
-	configChild  string
+	"github.com/stowage/stowage/schema"
 )
 
-// schemaOptions returns the command's schema options followed by opts.
-func schemaOptions(opts ...schema.Option) []schema.Option {
-	return append([]schema.Option{schema.WithLimits(configLimits), schema.WithChild(configChild)}, opts...)
+// configRun is how one run of the command line loads configs: the limits
+// of its --max-config-bytes and the other limit flags (root's
+// PersistentPreRunE sets them before the command runs; a config cannot
+// raise them) and the executable main evaluates configs in ("" evaluates
+// them in this process, as tests that run commands in-process do). It
+// travels in the command's context (withConfigRun), so that runs at once
+// in one process each load with their own.
+type configRun struct {
+	limits schema.Limits
+	child  string
+}
+
+// configRunKey is the context key of a configRun.
+type configRunKey struct{}
+
+// withConfigRun returns ctx carrying r.
+func withConfigRun(ctx context.Context, r configRun) context.Context {
+	return context.WithValue(ctx, configRunKey{}, r)
+}
+
+// configRunOf returns the configRun ctx carries; without one (or without
+// ctx) the zero configRun: the default limits, evaluated in this process.
+func configRunOf(ctx context.Context) configRun {
+	if ctx == nil {
+		return configRun{}
+	}
+	r, _ := ctx.Value(configRunKey{}).(configRun)
+	return r
+}
+
+// schemaOptions returns the schema options of the run ctx belongs to
+// (configRun: its limits and child process) followed by opts.
+func schemaOptions(ctx context.Context, opts ...schema.Option) []schema.Option {
+	r := configRunOf(ctx)
+	return append([]schema.Option{schema.WithLimits(r.limits), schema.WithChild(r.child)}, opts...)
 }

@@ -22,7 +22,10 @@ var errFnReported = fmt.Errorf("the function's results have errors: %w", errChec
 // stdout, for kustomize's exec functions (fn.NewCommand), with the
 // command line's config limits.
 func newFn(getenv env) *cobra.Command {
-	c := fn.NewCommand(fn.WithGetenv(getenv), fn.WithConfigOptions(func() []schema.Option { return schemaOptions() }))
+	// The options are read when c runs, from its context: the run's
+	// (configRun).
+	var c *cobra.Command
+	c = fn.NewCommand(fn.WithGetenv(getenv), fn.WithConfigOptions(func() []schema.Option { return schemaOptions(c.Context()) }))
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		err := run(cmd, args)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,15 +95,15 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 // (empty when the file does not exist) with its bytes. Once the source is
 // read it is returned also with an error, so that a report can name the
 // lock file.
-func lockInputs(stderr io.Writer, dir string, o loadOptions) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
-	return lockInputsRepair(stderr, dir, o, nil)
+func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
+	return lockInputsRepair(ctx, stderr, dir, o, nil)
 }
 
 // lockInputsRepair is lockInputs that, with warn set (the lock command),
 // drops the lock entries that do not validate, saying so on warn, so that
 // lock resolves them again instead of refusing the file.
-func lockInputsRepair(stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
-	src, err := loadSource(stderr, dir, o)
+func lockInputsRepair(ctx context.Context, stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
+	src, err := loadSource(ctx, stderr, dir, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -199,7 +200,7 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if !lo.check {
 		warn = cmd.ErrOrStderr()
 	}
-	src, images, old, data, err := lockInputsRepair(cmd.ErrOrStderr(), dir, lo.o, warn)
+	src, images, old, data, err := lockInputsRepair(cmd.Context(), cmd.ErrOrStderr(), dir, lo.o, warn)
 	if src != nil {
 		// Once the config is read the lock file is known, also when
 		// the config's images or the file itself are refused.

@@ -97,8 +97,9 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
 		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))
 	}
+	var cr configRun
 	if exe, err := os.Executable(); err == nil {
-		configChild = exe
+		cr.child = exe
 	}
 	refuseDefaultHTTP()
 	routeLog(os.Stderr)
@@ -114,7 +115,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "stowage: %v; not stopped after %v, exiting\n", context.Cause(ctx), interruptGrace)
 		os.Exit(exitFailure)
 	}()
-	os.Exit(runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
+	os.Exit(runContext(withConfigRun(ctx, cr), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
 }
 
 // env reads an environment variable; tests pass their own.
@@ -206,8 +207,11 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	limits := newLimitsTopic(root.PersistentFlags())
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
-		// raise them.
-		configLimits = lim
+		// raise them. They are this run's (configRun), kept in its
+		// context beside the child process main put there.
+		cr := configRunOf(cmd.Context())
+		cr.limits = lim
+		cmd.SetContext(withConfigRun(cmd.Context(), cr))
 		if verbose {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))
 		}

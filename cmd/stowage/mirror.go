@@ -184,7 +184,7 @@ type mirrorInput struct {
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
-	in, have, err := mirrorInputs(stderr, dir, o)
+	in, have, err := mirrorInputs(ctx, stderr, dir, o)
 	if err != nil {
 		return err
 	}
@@ -257,14 +257,14 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 // trust material, or the config's (mirrorImages); less what the --have
 // site lock pins (returned as have); with the policies --no-attachments
 // and --no-verify leave.
-func mirrorInputs(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, have []mirror.Image, err error) {
+func mirrorInputs(ctx context.Context, stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, have []mirror.Image, err error) {
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
 		if err == nil {
 			in.sp, err = bundlePolicies(strings.TrimPrefix(o.from, ociPrefix), in.lock)
 		}
 	} else {
-		in, err = mirrorImages(stderr, dir, o)
+		in, err = mirrorImages(ctx, stderr, dir, o)
 	}
 	if err != nil {
 		return in, nil, err
@@ -362,8 +362,8 @@ func printMirrorRun(stdout, stderr io.Writer, dest string, p *mirror.Transfer, r
 // --artifact images, and the verify policies of every image copied.
 // Errors: the config's, and every image the lock does not pin, all
 // named.
-func mirrorImages(stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, err error) {
-	src, err := loadSource(stderr, dir, o.load)
+func mirrorImages(ctx context.Context, stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, err error) {
+	src, err := loadSource(ctx, stderr, dir, o.load)
 	if err != nil {
 		return in, err
 	}

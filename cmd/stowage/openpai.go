@@ -79,7 +79,7 @@ the reference the reduced service list names for openpai-runtime, then
 					return err
 				}
 			}
-			cfg, err := schema.Load(dirArg(args), schemaOptions(schema.Options{AllowLiteralPasswords: true})...)
+			cfg, err := schema.Load(dirArg(args), schemaOptions(cmd.Context(), schema.Options{AllowLiteralPasswords: true})...)
 			if err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ compressed layers, every platform). Formats: text (default), json, markdown.`,
 			if format != "text" && format != "json" && format != "markdown" {
 				return usageError{fmt.Errorf("-o %q: want text, json or markdown", format)}
 			}
-			src, err := source.LoadDir(dirArg(args), source.LoadOptions{AllowLiteralPasswords: true, Schema: schemaOptions()})
+			src, err := source.LoadDir(dirArg(args), source.LoadOptions{AllowLiteralPasswords: true, Schema: schemaOptions(cmd.Context())})
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/stowage/stowage/internal/render"
@@ -22,9 +23,10 @@ type loadOptions struct {
 // renderDir loads the config directory dir, reads its lock (a missing
 // lock is an empty lock, so that render names every image that needs an
 // entry) and renders the profile through render.FromConfig, reading the
-// passwords through getenv.
-func renderDir(dir string, o loadOptions, getenv env) ([]render.Object, error) {
-	src, err := source.LoadDir(dir, source.LoadOptions{AllowLiteralPasswords: o.allowLiteralPasswords, Schema: schemaOptions()})
+// passwords through getenv; the config loads with the schema options of
+// ctx's run (schemaOptions).
+func renderDir(ctx context.Context, dir string, o loadOptions, getenv env) ([]render.Object, error) {
+	src, err := source.LoadDir(dir, source.LoadOptions{AllowLiteralPasswords: o.allowLiteralPasswords, Schema: schemaOptions(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if err := checkConfigDir(dir, false); err != nil {
 				return err
 			}
-			objs, err := renderDir(dir, o.load, getenv)
+			objs, err := renderDir(cmd.Context(), dir, o.load, getenv)
 			if err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ every command, still works, with a note on stderr.`,
 			if err := checkDirArg(cmd, args); err != nil {
 				return err
 			}
-			objs, err := renderDir(dirArg(args), o, getenv)
+			objs, err := renderDir(cmd.Context(), dirArg(args), o, getenv)
 			if err != nil {
 				return err
 			}

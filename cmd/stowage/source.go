@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -35,17 +36,18 @@ func (o *loadOptions) addRootFlag(fs *pflag.FlagSet) {
 	fs.StringVar(&o.root, "root", "", "when DIR is a kustomization: the directory its files (bases, components) may come from; default DIR")
 }
 
-// loadSource reads dir with the command's flags (source.Load): a
+// loadSource reads dir with the command's flags and the schema options of
+// ctx's run (schemaOptions) through source.Load: a
 // kustomization with a stowage transformer when dir holds a kustomization
 // file, else a config directory. The warnings of a functionConfig are
 // written to stderr as the function writes them; its errors are returned
 // as a *source.FunctionError. The exec declaration's args are read with
 // the fn command's own flags.
-func loadSource(stderr io.Writer, dir string, o loadOptions) (*source.Source, error) {
+func loadSource(ctx context.Context, stderr io.Writer, dir string, o loadOptions) (*source.Source, error) {
 	lo := source.LoadOptions{
 		AllowLiteralPasswords: o.allowLiteralPasswords,
 		Root:                  o.root,
-		Schema:                schemaOptions(),
+		Schema:                schemaOptions(ctx),
 		Warnings:              stderr,
 		Find:                  func(args []string) (*cobra.Command, []string, error) { return newRoot(nil).Find(args) },
 	}

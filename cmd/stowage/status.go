@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -68,7 +69,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 				return usageError{fmt.Errorf("--wait must not be negative")}
 			}
 			dir := dirArg(args)
-			exp, err := expectProfile(cmd.ErrOrStderr(), dir, o.loadOptions)
+			exp, err := expectProfile(cmd.Context(), cmd.ErrOrStderr(), dir, o.loadOptions)
 			if err != nil {
 				return err
 			}
@@ -128,8 +129,8 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 // DIR may be a kustomization running stowage as a KRM function: the
 // profile is then the functionConfig's, and the lock the file its
 // resources list.
-func expectProfile(stderr io.Writer, dir string, o loadOptions) (*status.Expected, error) {
-	src, err := loadSource(stderr, dir, o)
+func expectProfile(ctx context.Context, stderr io.Writer, dir string, o loadOptions) (*status.Expected, error) {
+	src, err := loadSource(ctx, stderr, dir, o)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if err := checkDirArg(cmd, args); err != nil {
 				return err
 			}
-			src, err := loadSource(cmd.ErrOrStderr(), dirArg(args), o)
+			src, err := loadSource(cmd.Context(), cmd.ErrOrStderr(), dirArg(args), o)
 			if err != nil {
 				return err
 			}
@@ -251,7 +251,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		return err
 	}
 	l := lf.Lock
-	objects, rendered, err := runFunction(src, v.getenv)
+	objects, rendered, err := runFunction(cmd.Context(), src, v.getenv)
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 // a ResourceList over the declaration's --max-input-bytes (kustomize build
 // would fail), and the function's error results as a
 // *source.FunctionError.
-func runFunction(src *source.Source, getenv env) (int, map[string][]*appsv1.DaemonSet, error) {
+func runFunction(ctx context.Context, src *source.Source, getenv env) (int, map[string][]*appsv1.DaemonSet, error) {
 	b := src.Kustomization
 	size, err := fnInputSize(b)
 	if err != nil {
@@ -328,7 +328,7 @@ func runFunction(src *source.Source, getenv env) (int, map[string][]*appsv1.Daem
 	for _, it := range b.Items {
 		rl.Items = append(rl.Items, it.Copy())
 	}
-	p := &fn.Processor{Dir: src.Dir, Getenv: getenv, AllowEnv: src.AllowEnv, CheckOnly: true, ConfigOptions: schemaOptions()}
+	p := &fn.Processor{Dir: src.Dir, Getenv: getenv, AllowEnv: src.AllowEnv, CheckOnly: true, ConfigOptions: schemaOptions(ctx)}
 	if err := p.Process(rl); err != nil {
 		return 0, nil, source.NewFunctionError(p, b, rl.Results)
 	}
