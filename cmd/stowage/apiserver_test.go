@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/cluster"
+	"github.com/stowage/stowage/internal/testbin"
 )
 
 // hostileToken is the bearer token of the hostile API server tests.
@@ -58,6 +62,27 @@ func emptyCluster(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// runBinary runs the stowage binary the tests share (testbin.Stowage) with
+// args and an environment of environ's variables only, as runCLI runs the
+// command line in-process, and returns stdout, stderr and the exit code.
+// The run is a process of its own: what the command sets for its whole
+// process (klog's logger, which status points at its stderr) touches no
+// other test.
+func runBinary(t *testing.T, environ map[string]string, args ...string) ([]byte, string, int) {
+	t.Helper()
+	cmd := exec.Command(testbin.Stowage(t), args...)
+	cmd.Env = []string{}
+	for k, v := range environ {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil && !errors.As(err, new(*exec.ExitError)) {
+		t.Fatalf("stowage %s: %v", strings.Join(args, " "), err)
+	}
+	return stdout.Bytes(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
 // TestStatusHostileAPIServer: status against API servers on loopback. One
 // a kubeconfig names with http:// (kubectl proxy's form) is read, and
 // gets no credentials (client-go sends the kubeconfig's only over TLS);
@@ -68,6 +93,7 @@ func emptyCluster(w http.ResponseWriter, r *http.Request) {
 // continue tokens, a page larger than asked and a huge list body end
 // within the bounds, each with a message, in seconds.
 func TestStatusHostileAPIServer(t *testing.T) {
+	t.Parallel()
 	dir := cliValidDir(t)
 	var gotAuth atomic.Value
 	var servers []*httptest.Server
@@ -89,7 +115,7 @@ func TestStatusHostileAPIServer(t *testing.T) {
 			h(w, r)
 		}))
 		start := time.Now()
-		out, stderr, code := runCLI(t, nil, append([]string{"status", dir, "--kubeconfig", apiKubeconfig(t, srv), "--deadline", "60s"}, args...)...)
+		out, stderr, code := runBinary(t, nil, append([]string{"status", dir, "--kubeconfig", apiKubeconfig(t, srv), "--deadline", "60s"}, args...)...)
 		return string(out), stderr, code, time.Since(start)
 	}
 	run := func(t *testing.T, h http.HandlerFunc, args ...string) (string, string, int, time.Duration) {

@@ -99,6 +99,8 @@ func onlyEntries(t *testing.T, dir string, names ...string) {
 // began lets the write finish (exit 0, the new output); at least one run
 // per signal must be stopped.
 func TestAtomicRenderInterrupted(t *testing.T) {
+	// Not parallel: it asserts how soon the binary stops after the signal
+	// and must hit a short window, both of which other tests' load upsets.
 	bin := stowageBinary(t)
 	config := manyPullersDir(t, 300)
 	newOut := filepath.Join(t.TempDir(), "new")
@@ -166,6 +168,7 @@ func TestAtomicRenderInterrupted(t *testing.T) {
 // smaller files were staged; an output name too long for its staging
 // name; an output under a regular file.
 func TestAtomicRenderWriteFails(t *testing.T) {
+	t.Parallel()
 	bin := stowageBinary(t)
 	config := manyPullersDir(t, 3)
 
@@ -280,6 +283,7 @@ func (f *lockFixture) unchanged(t *testing.T) {
 // written: the lock, the rendered directory and the PR body stay as they
 // were.
 func TestAtomicLockRegistryErrorOnLastImage(t *testing.T) {
+	t.Parallel()
 	for _, command := range []string{"lock", "bump"} {
 		t.Run(command, func(t *testing.T) {
 			f := newLockFixture(t)
@@ -345,6 +349,7 @@ func TestAtomicLockRegistryErrorOnLastImage(t *testing.T) {
 // directory) or the PR body (under a regular file). The lock is put back
 // as it was, the rendered directory too, and nothing is left behind.
 func TestAtomicBumpHalfWay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		outName    string
@@ -387,6 +392,8 @@ func TestAtomicBumpHalfWay(t *testing.T) {
 // image (held for a minute): it stops at once and exits 1, the lock and
 // the rendered directory as they were, nothing left behind.
 func TestAtomicLockInterrupted(t *testing.T) {
+	// Not parallel: it asserts that the binary stops within interruptGrace
+	// of the signal, which other tests' load can stretch.
 	bin := stowageBinary(t)
 	for _, command := range []string{"lock", "bump"} {
 		t.Run(command, func(t *testing.T) {
@@ -443,6 +450,7 @@ func TestAtomicLockInterrupted(t *testing.T) {
 // than the new lock's four entries whatever the registry's port (two
 // blocks were not always).
 func TestAtomicLockWriteFails(t *testing.T) {
+	t.Parallel()
 	bin := stowageBinary(t)
 	f := newLockFixture(t)
 	f.lock = []byte("# an old, short lock\n" + string((&lock.Lock{}).Marshal()))

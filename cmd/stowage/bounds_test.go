@@ -17,6 +17,8 @@ import (
 // a kustomization, exit 1 with the flag named, instead of running on. The
 // real binary: the abandoned build must end with the process.
 func TestKustomizationDeadline(t *testing.T) {
+	// Not parallel: it asserts the wall time of each run (6 s for a 1 s
+	// deadline), which other tests' load can stretch.
 	bin := stowageBinary(t)
 	dir := t.TempDir()
 	var many strings.Builder

@@ -84,6 +84,7 @@ profiles:
 // TestExitCodes: 0 for success, 1 for invalid input, 2 for a command line
 // stowage cannot run.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	valid, invalid := cliValidDir(t), cliInvalidDir(t)
 	offline := filepath.Join(repoRoot, "examples", "openpai-offline")
 	tests := []struct {
@@ -140,6 +141,7 @@ func TestExitCodes(t *testing.T) {
 // or a pod, status says so without client-go's KUBERNETES_MASTER hint;
 // with --kubeconfig it does not advise passing one.
 func TestStatusNoKubeconfig(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(clientcmd.RecommendedHomeFile); err == nil || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
 		t.Skip("a kubeconfig at " + clientcmd.RecommendedHomeFile + " or a pod's environment: no way to test the empty case here")
 	}
@@ -157,6 +159,7 @@ func TestStatusNoKubeconfig(t *testing.T) {
 // TestFnHelpHidesStack: kyaml's debugging flag --stack is hidden from
 // `stowage fn --help` (it still parses).
 func TestFnHelpHidesStack(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, nil, "fn", "--help")
 	if code != 0 || strings.Contains(string(stdout), "stack") || !strings.Contains(string(stdout), "--allow-env") {
 		t.Errorf("fn --help: exit %d:\n%s\nwant --allow-env and no --stack", code, stdout)
@@ -166,6 +169,7 @@ func TestFnHelpHidesStack(t *testing.T) {
 // TestMissingEnv: a password variable that
 // is not set fails the render, naming the variable and the environment.
 func TestMissingEnv(t *testing.T) {
+	t.Parallel()
 	dir := cliConfigDir(t, append([]string{"harbor.lab.internal/release/notebook:1.1.0"}, cliDefaultImages...),
 		"config.yaml", `
 environments:
@@ -215,6 +219,7 @@ profiles:
 // TestRenderCheck: --check exits 0 on fresh output and 1 on stale output,
 // listing every file that differs, and writes nothing.
 func TestRenderCheck(t *testing.T) {
+	t.Parallel()
 	dir := cliValidDir(t)
 	out := filepath.Join(t.TempDir(), "out")
 	if _, stderr, code := runCLI(t, nil, "render", dir, "--output-dir", out); code != 0 {
@@ -267,6 +272,7 @@ func TestRenderCheck(t *testing.T) {
 // output directory as it was and no staging directory beside it, whether
 // the config is invalid or the lock lacks an entry.
 func TestRenderLeavesOutputOnFailure(t *testing.T) {
+	t.Parallel()
 	noLock := cliConfigDir(t, nil, "config.yaml", cliJupyterConfig)
 	for name, dir := range map[string]string{"invalid config": cliInvalidDir(t), "missing lock entries": noLock} {
 		t.Run(name, func(t *testing.T) {
@@ -322,6 +328,7 @@ func cliSnapshot(t *testing.T, dir string) map[string]string {
 // TestVetExamples: vet passes on both examples with the Submarine
 // example's password variable set (vet checks it is set, as render would).
 func TestVetExamples(t *testing.T) {
+	t.Parallel()
 	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
 		stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", ex))
 		if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s), ") {
@@ -335,6 +342,7 @@ func TestVetExamples(t *testing.T) {
 // puller's namespace and both tenants', for the registry the nodes pull
 // from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
 	want := "ok: 1 profile(s), 7 object(s)\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
@@ -362,6 +370,7 @@ func TestVetNamesExternalSecrets(t *testing.T) {
 // every error with its place on stdout, on success and on failure, with
 // the same exit codes as the text output.
 func TestVetJSON(t *testing.T) {
+	t.Parallel()
 	decode := func(t *testing.T, stdout []byte) vetReport {
 		t.Helper()
 		var r vetReport
@@ -417,6 +426,7 @@ func TestVetJSON(t *testing.T) {
 
 // TestSchemaCommand: `stowage schema` prints the embedded schema as is.
 func TestSchemaCommand(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runCLI(t, nil, "schema")
 	if code != 0 || !bytes.Equal(stdout, schema.Source) {
 		t.Errorf("exit %d, stderr %s; stdout equals the embedded schema: %v", code, stderr, bytes.Equal(stdout, schema.Source))
@@ -430,6 +440,7 @@ func TestSchemaCommand(t *testing.T) {
 // exactly the twelve services of the reduced set (job submission and the
 // web portal), in every format, with the bytes saved per role.
 func TestOpenPAIServices(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
 	kept := []string{"cluster-configuration", "database-controller", "device-plugin", "frameworkcontroller",
 		"hivedscheduler", "internal-storage", "log-manager", "openpai-runtime", "postgresql", "pylon",
@@ -576,6 +587,7 @@ func TestOpenPAIServices(t *testing.T) {
 // the three-column format the runtime's reader accepts, to stdout or to a
 // file; a directory for -o and a profile without rows are refused.
 func TestOpenPAIPackageCache(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
 	committed := readFile(t, filepath.Join(dir, "runtime", "package_cache_info"))
 	stdout, stderr, code := runCLI(t, nil, "openpai", "package-cache", dir)
@@ -619,6 +631,8 @@ func TestOpenPAIPackageCache(t *testing.T) {
 // unchanged; -o json is refused as a format name (exit 2, nothing created)
 // and the deprecated -o ./json writes that file.
 func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
+	// Not parallel: t.Chdir (-o ./json is relative to the working
+	// directory, which is the process's).
 	dir := filepath.Join(t.TempDir(), "cfg")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot, "examples", "openpai-offline"))); err != nil {
 		t.Fatal(err)
@@ -673,6 +687,8 @@ func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
 // renders, with a note; package-cache --output-file - is stdout; bump
 // --pr-body - and --render - are refused before anything is read.
 func TestOutputConventions(t *testing.T) {
+	// Not parallel: t.Chdir (the refused -o values are relative to the
+	// working directory, which is the process's).
 	dir, err := filepath.Abs(filepath.Join(repoRoot, "examples", "openpai-offline"))
 	if err != nil {
 		t.Fatal(err)
@@ -726,6 +742,7 @@ func TestOutputConventions(t *testing.T) {
 // TestProfileCompletion: shell completion of --profile offers the config's
 // profile names, for every command that has the flag.
 func TestProfileCompletion(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
 	for _, cmd := range [][]string{{"render"}, {"vet"}, {"openpai", "services"}, {"openpai", "package-cache"}} {
 		args := append(append([]string{"__complete"}, cmd...), dir, "--profile", "")
@@ -745,6 +762,7 @@ func TestProfileCompletion(t *testing.T) {
 // the directory holds a file stowage did not write, advice that works
 // (move it out first) instead of a render command that would be refused.
 func TestRenderCheckDiff(t *testing.T) {
+	t.Parallel()
 	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
 	committed := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	out := filepath.Join(t.TempDir(), "prepull")
@@ -788,6 +806,7 @@ func TestRenderCheckDiff(t *testing.T) {
 // that runs stowage as a KRM function (TestLockKustomizationThenBuild), and
 // name one that does not.
 func TestWrongDirectoryNamed(t *testing.T) {
+	t.Parallel()
 	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	kustomization := filepath.Join(repoRoot, "examples", "gitops-argo", "prepull")
 	plain := t.TempDir()
@@ -823,6 +842,7 @@ func TestWrongDirectoryNamed(t *testing.T) {
 // holds files but is no OCI layout are bad input, exit 1 without usage
 // help; a bad flag value (--jobs 0) stays a usage error, exit 2.
 func TestInputErrorsAreNotUsage(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(repoRoot, "examples", "submarine-notebooks")
 	tmp := t.TempDir()
 	ca := filepath.Join(tmp, "ca.pem")
@@ -865,6 +885,7 @@ func TestInputErrorsAreNotUsage(t *testing.T) {
 // an unset env: variable make vet exit 1 with render's words, without the
 // file's content in any output.
 func TestVetRefusesWhatRenderRefuses(t *testing.T) {
+	t.Parallel()
 	refs := append([]string{"apache/submarine:jupyter-notebook-0.7.0", "registry.example/app:1.0"}, cliDefaultImages...)
 	config := cliJupyterConfig + `
 images:
@@ -898,6 +919,7 @@ images:
 // and errors located as vet -o json locates them; --format without
 // --check, or with another value, is a usage error.
 func TestRenderCheckJSON(t *testing.T) {
+	t.Parallel()
 	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
 	committed := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	out := filepath.Join(t.TempDir(), "prepull")
@@ -991,6 +1013,7 @@ func TestRenderCheckJSON(t *testing.T) {
 // TestKustomizationFIFO: a kustomization.yaml that is a FIFO is refused by
 // name; recognising the directory never blocks on opening it.
 func TestKustomizationFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := mkfifo(filepath.Join(dir, "kustomization.yaml"), 0o644); err != nil {
 		t.Fatal(err)
@@ -1005,6 +1028,7 @@ func TestKustomizationFIFO(t *testing.T) {
 // directory is in the report's errors too (the check runs once the report
 // is set up), with the one line on stderr and exit 1.
 func TestWrongDirectoryInJSONReports(t *testing.T) {
+	t.Parallel()
 	rendered := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	want := rendered + " is the output of `stowage render --output-dir`"
 	for _, args := range [][]string{

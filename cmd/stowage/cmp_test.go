@@ -37,6 +37,7 @@ func cmpEnv(t *testing.T, pluginEnv map[string]string) []string {
 // what the real `kustomize build --enable-alpha-plugins --enable-exec`
 // prints for the same directory.
 func TestArgoCDPluginKustomization(t *testing.T) {
+	t.Parallel()
 	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
 	app := testbin.CopyApp(t, filepath.Join(argoExample, "prepull"))
 	env := cmpEnv(t, nil)
@@ -95,6 +96,7 @@ func TestArgoCDPluginKustomization(t *testing.T) {
 // a config directory with a CUE error each fail generate with exit 1,
 // nothing on stdout, and the located error (file, line, field) on stderr.
 func TestArgoCDPluginBrokenConfig(t *testing.T) {
+	t.Parallel()
 	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
 	env := cmpEnv(t, nil)
 
@@ -143,6 +145,7 @@ func TestArgoCDPluginBrokenConfig(t *testing.T) {
 // naming it. Discover prints nothing for a kustomization without stowage
 // or an empty directory.
 func TestArgoCDPluginConfigDir(t *testing.T) {
+	t.Parallel()
 	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
 	env := cmpEnv(t, map[string]string{"PROFILE": "notebooks"})
 	src := filepath.Join("..", "..", "examples", "gitops-flux", "config")
@@ -193,6 +196,7 @@ func TestArgoCDPluginConfigDir(t *testing.T) {
 // plugin.yaml mounted where argocd-cmp-server reads it and the volumes it
 // shares with the repo server.
 func TestArgoCDPluginInstall(t *testing.T) {
+	t.Parallel()
 	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
 	var app struct {
 		Spec struct {

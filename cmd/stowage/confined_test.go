@@ -21,6 +21,7 @@ const confinedCanary = "CANARY-outside-the-config-3f9e"
 // the lock and --ca-file: exit 1 within seconds, a message naming the file,
 // never its content or a runtime trace.
 func TestConfinedReads(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := filepath.Join(root, "outside")
 	if err := os.WriteFile(outside, []byte(confinedCanary+"\n"), 0o600); err != nil {
@@ -122,6 +123,7 @@ images:
 // TestFnInputBounded: a ResourceList larger than --max-input-bytes is
 // refused with exit 1, naming the limit and the flag, before kyaml holds it.
 func TestFnInputBounded(t *testing.T) {
+	t.Parallel()
 	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n", 100) +
 		"functionConfig: {apiVersion: stowage.dev/v1alpha1, kind: Stowage, metadata: {name: n}, spec: {}}\n"
 	_, stderr, code := hygieneRun(t, nil, rl, "fn", "--max-input-bytes", "1000")
@@ -137,6 +139,7 @@ func TestFnInputBounded(t *testing.T) {
 // TestConfigLimitsByFlag: the config limits are set on the command line
 // and named with their flag when hit.
 func TestConfigLimitsByFlag(t *testing.T) {
+	t.Parallel()
 	dir := cliValidDir(t)
 	_, stderr, code := runCLI(t, nil, "vet", dir, "--max-config-nodes", "10")
 	if code != 1 || !strings.Contains(stderr, "syntax nodes by this file, the limit of a config; raise it with --max-config-nodes") {
@@ -155,6 +158,7 @@ func TestConfigLimitsByFlag(t *testing.T) {
 // (kyaml's reader refuses it with "wrong node kind" and no place) exits 1
 // naming the item, the field and the line; it never panics.
 func TestFnListAnnotations(t *testing.T) {
+	t.Parallel()
 	rl := `apiVersion: config.kubernetes.io/v1
 kind: ResourceList
 functionConfig: {apiVersion: stowage.dev/v1alpha1, kind: Stowage, metadata: {name: n}, spec: {}}

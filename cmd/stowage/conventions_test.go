@@ -15,6 +15,7 @@ import (
 // Examples section, and every example line that runs stowage names a
 // command that exists.
 func TestEveryCommandHasExamples(t *testing.T) {
+	t.Parallel()
 	root := newRoot(func(string) (string, bool) { return "", false })
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -47,6 +48,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 // TestLimitFlagsHidden: the limit flags are in no command's help but in
 // `stowage help limits`, and still work.
 func TestLimitFlagsHidden(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, nil, "render", "--help")
 	if code != 0 || strings.Contains(string(stdout), "max-config-bytes") || !strings.Contains(string(stdout), "Examples:") {
 		t.Errorf("render --help: exit %d, limits shown or no examples:\n%s", code, stdout)
@@ -75,6 +77,7 @@ func TestLimitFlagsHidden(t *testing.T) {
 // repeatable ones; a flag replaces its variable; an empty item is a usage
 // error naming the variable.
 func TestRegistryEnv(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{
 		"STOWAGE_INSECURE_REGISTRY": "127.0.0.1:5000, localhost:5001",
 		"STOWAGE_MIRROR":            "docker.io=127.0.0.1:5000/docker.io,ghcr.io=127.0.0.1:5000/ghcr.io",
@@ -119,6 +122,7 @@ func TestRegistryEnv(t *testing.T) {
 // registry, its plain HTTP allowed by $STOWAGE_INSECURE_REGISTRY), the
 // files init wrote.
 func TestReportsAsJSON(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runCLI(t, nil, "version", "-o", "json")
 	var v versionReport
 	if err := json.Unmarshal(stdout, &v); code != 0 || err != nil || v.Version == "" || v.Commit == "" || !strings.HasPrefix(v.Go, "go") {

@@ -11,6 +11,7 @@ import (
 // the packages only tests may use: internal/kubecheck, the Kubernetes
 // validation oracle, costs start-up time on every render and function call.
 func TestBinaryLeavesOutTestOracles(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

@@ -74,6 +74,7 @@ func sameRenders(t *testing.T, what string, want, got map[string][]byte) {
 // TestDeterminismRepeat renders every profile of every example 100 times:
 // one output.
 func TestDeterminismRepeat(t *testing.T) {
+	t.Parallel()
 	for _, dir := range exampleConfigDirs(t) {
 		cfg, err := schema.Load(dir, schema.Options{})
 		if err != nil {
@@ -127,6 +128,7 @@ func copyLock(t *testing.T, from, to string) {
 // directories under permuted names, created in permuted order, and renders
 // them (to stdout and with -o): the same bytes as the example.
 func TestDeterminismFileOrder(t *testing.T) {
+	t.Parallel()
 	const seed = 5
 	rng := rand.New(rand.NewPCG(seed, seed))
 	for _, dir := range exampleConfigDirs(t) {
@@ -216,6 +218,7 @@ func shuffleConfig(rng *rand.Rand, cfg *v1alpha1.Config) {
 // example's lock and renders it: the same bytes as the example. (The JSON
 // file also checks that the typed config says everything the files said.)
 func TestDeterminismListOrder(t *testing.T) {
+	t.Parallel()
 	const seed = 7
 	rng := rand.New(rand.NewPCG(seed, seed))
 	for _, dir := range exampleConfigDirs(t) {
@@ -251,6 +254,7 @@ func TestDeterminismListOrder(t *testing.T) {
 // orders and spellings split over other files: every run writes the same
 // lock, byte for byte; a following lock and bump leave it as it is.
 func TestDeterminismLock(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	refs := []string{h + "/team/app:1.0", h + "/team/tool", h + "/team/multi:2", h + "/stowage/helper:v1", h + "/k8s/pause:3.10"}

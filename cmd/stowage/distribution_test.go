@@ -73,6 +73,7 @@ func mustResolver(t *testing.T, opts ...registry.Option) *registry.Resolver {
 // (marked insecure), then bump with a moved tag, vet --remote and a
 // deleted pin.
 func TestDistributionPlainHTTP(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	h := d.Host
 	single := refOfKind(t, h+"/team/single", false)
@@ -240,6 +241,8 @@ func TestDistributionPlainHTTP(t *testing.T) {
 // keychain; a wrong password is named without the password. The canary
 // password never appears in stdout, stderr, the lock or the PR body.
 func TestDistributionBasicAuth(t *testing.T) {
+	// Not parallel: t.Setenv (the Docker config is read from the process's
+	// $DOCKER_CONFIG, authn.DefaultKeychain).
 	d := registrytest.Start(t, registrytest.Options{Users: map[string]string{"alice": canary, "bob": canary + "-bob"}})
 	h := d.Host
 	app := refOfKind(t, h+"/team/app", false)
@@ -334,6 +337,7 @@ func TestDistributionBasicAuth(t *testing.T) {
 // TestDistributionTLS resolves over HTTPS with a certificate signed by a CA
 // made for the test: refused without --ca-file, resolved with it.
 func TestDistributionTLS(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{TLS: true})
 	h := d.Host
 	app := refOfKind(t, h+"/team/app", true)

@@ -13,6 +13,7 @@ import (
 // pages' date is SOURCE_DATE_EPOCH's), and refuses a directory that
 // exists.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"SOURCE_DATE_EPOCH": "1764583200"}
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	for _, dir := range []string{a, b} {

@@ -94,6 +94,7 @@ func sameFiles(t *testing.T, dir, want string, ext string) {
 // TestCLIReferenceCurrent: docs/cli/*.md and docs/cli/man/*.1 are what
 // cobra/doc generates from the command tree now.
 func TestCLIReferenceCurrent(t *testing.T) {
+	parallelUnlessUpdate(t)
 	md, man := t.TempDir(), t.TempDir()
 	generateCLIDocs(t, md, man)
 	sameFiles(t, cliDocsDir, md, ".md")
@@ -107,6 +108,7 @@ func TestCLIReferenceCurrent(t *testing.T) {
 // TestConfigReferenceCurrent: the table between the markers of
 // docs/config.md is configReference's, generated from the schema.
 func TestConfigReferenceCurrent(t *testing.T) {
+	parallelUnlessUpdate(t)
 	table, err := configReference()
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +138,7 @@ func TestConfigReferenceCurrent(t *testing.T) {
 // at any depth, fails the generation and is named; with its comment the
 // same schema generates a row carrying it.
 func TestConfigReferenceNeedsMeanings(t *testing.T) {
+	t.Parallel()
 	bare := "#Config: {\n\t// a is documented.\n\ta?: {\n\t\tb?: [...{c?: int}]\n\t}\n}\n"
 	_, err := configReferenceOf([]byte(bare), "x.cue")
 	if err == nil || !strings.Contains(err.Error(), "x.cue: fields without a doc comment") ||
@@ -156,6 +159,7 @@ func TestConfigReferenceNeedsMeanings(t *testing.T) {
 // generated docs/cli pages) names a file or directory that exists, and a
 // #fragment names a heading of the markdown file it points to.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	files := []string{filepath.Join(repoRoot, "README.md")}
 	for _, pat := range []string{"docs/*.md", "docs/cli/*.md"} {
 		m, err := filepath.Glob(filepath.Join(repoRoot, pat))

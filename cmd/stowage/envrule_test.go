@@ -20,6 +20,7 @@ import (
 // the repository how to widen the rule; the lock is unchanged. Once the
 // operator names the variable, lock reads it.
 func TestOperatorEnvRuleCIJobToken(t *testing.T) {
+	t.Parallel()
 	const token = "ci-job-token-canary-81c2"
 	reg := startInProcess(t)
 	h := reg.Host

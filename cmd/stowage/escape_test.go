@@ -23,6 +23,7 @@ import (
 // escapes (a repository's merge request) is refused with a message that
 // shows them as escapes: nothing reaches the terminal raw.
 func TestErrorsEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := "bad\x1b]0;owned\x07\u202e.yaml"
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("environments:\n  \"x\x1b[2J\":\n    image: 5\n"), 0o644); err != nil {
@@ -45,6 +46,7 @@ func TestErrorsEscaped(t *testing.T) {
 // --from --dry-run` shows them as escapes in the plan table, and -o json
 // as \u escapes; nothing reaches the terminal raw.
 func TestMirrorPlanEscapesBundleText(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	h := strings.TrimPrefix(srv.URL, "http://")

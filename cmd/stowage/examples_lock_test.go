@@ -26,6 +26,7 @@ var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gpu-pla
 // resolves a copy of the example without its lock. The result must equal
 // the committed lock byte for byte.
 func TestExampleLocksFromRegistry(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	for _, ex := range lockedExamples {
 		example := filepath.Join(repoRoot, "examples", filepath.FromSlash(ex))

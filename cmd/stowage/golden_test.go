@@ -5,7 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stowage/stowage/internal/kubecheck"
@@ -14,6 +16,17 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under golden/ from the current output")
+
+// parallelUnlessUpdate runs t in parallel with the other tests, except
+// with -update: t then rewrites committed files (golden/, docs/) that other
+// tests read, so it runs in the serial phase, before any parallel test
+// starts.
+func parallelUnlessUpdate(t *testing.T) {
+	t.Helper()
+	if !*update {
+		t.Parallel()
+	}
+}
 
 // repoRoot is the module root, two levels above this package.
 var repoRoot = filepath.Join("..", "..")
@@ -31,6 +44,7 @@ func envFrom(m map[string]string) env {
 // rewrites them. Each object must also pass the Kubernetes checks, and -o
 // must write the same objects, one file each, listed by kustomization.yaml.
 func TestGoldenExamples(t *testing.T) {
+	parallelUnlessUpdate(t)
 	dirs, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", schema.LockFile))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no example with a lock: %v", err)
@@ -112,10 +126,22 @@ func concatKustomization(t *testing.T, dir string) []byte {
 	return out.Bytes()
 }
 
+// statusRuns lets one in-process run of stowage status at a time: status
+// points klog's logger, a process-wide one, at its own stderr
+// (cluster.RouteKlog), which klog allows only while no other goroutine
+// logs; two status runs at once in one process race. A test that runs
+// status many times or for long runs the binary instead (runBinary).
+var statusRuns sync.Mutex
+
 // runCLI runs the stowage command line in-process with env as the
-// environment and returns stdout, stderr and the exit code.
+// environment and returns stdout, stderr and the exit code. A status
+// command line waits for its turn (statusRuns).
 func runCLI(t testing.TB, environ map[string]string, args ...string) ([]byte, string, int) {
 	t.Helper()
+	if slices.Contains(args, "status") {
+		statusRuns.Lock()
+		defer statusRuns.Unlock()
+	}
 	var stdout, stderr bytes.Buffer
 	code := run(args, strings.NewReader(""), &stdout, &stderr, envFrom(environ))
 	return stdout.Bytes(), stderr.String(), code
@@ -124,6 +150,7 @@ func runCLI(t testing.TB, environ map[string]string, args ...string) ([]byte, st
 // TestFluxOutputIsFresh is the CI guard of the Flux example: the committed
 // render output must be exactly what the config and lock render to.
 func TestFluxOutputIsFresh(t *testing.T) {
+	t.Parallel()
 	config := filepath.Join(repoRoot, "examples", "gitops-flux", "config")
 	out := filepath.Join(repoRoot, "examples", "gitops-flux", "clusters", "prod", "prepull")
 	if _, stderr, code := runCLI(t, nil, "render", config, "--output-dir", out, "--check"); code != 0 {

@@ -305,6 +305,9 @@ func (r *hygieneRegistries) moveApp(t *testing.T) {
 
 // TestSecretHygiene runs every command and failure path with the canary.
 func TestSecretHygiene(t *testing.T) {
+	// Not parallel: the KRM function's file: sources are relative to the
+	// working directory, which its subtest changes with os.Chdir for the
+	// whole process.
 	regs := newHygieneRegistries(t)
 	env := map[string]string{"HYGIENE_PW": hygieneCanary, "STOWAGE_HYGIENE_PW": hygieneCanary, "STOWAGE_ALLOW_ENV": "HYGIENE_PW"}
 

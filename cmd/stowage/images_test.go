@@ -19,6 +19,7 @@ import (
 // passes stowage vet, in YAML and in CUE; the same run twice writes the
 // same bytes.
 func TestImagesFromListVets(t *testing.T) {
+	t.Parallel()
 	list := filepath.Join(repoRoot, "internal", "imageset", "testdata", "kubespray-images.list")
 	set, err := imageset.ReadList(list)
 	if err != nil {
@@ -72,6 +73,7 @@ profiles: offline: {
 // TestImagesFromListRefuses: a bad reference fails naming file:line,
 // exit 1, and writes nothing; an unknown -o is a usage error.
 func TestImagesFromListRefuses(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "images.yaml")
 	bad := filepath.Join(repoRoot, "internal", "imageset", "testdata", "bad.list")
 	_, stderr, code := runCLI(t, nil, "images", "from-list", bad, "--output-file", out)
@@ -90,6 +92,7 @@ func TestImagesFromListRefuses(t *testing.T) {
 // GPU-operator-shaped chart; --values and --set reach the driver tag; a
 // chart that does not render fails with exit 1 and the template's message.
 func TestImagesFromChart(t *testing.T) {
+	t.Parallel()
 	chart := filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator")
 	stdout, stderr, code := runCLI(t, nil, "images", "from-chart", chart)
 	want := readFile(t, filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator.yaml"))
@@ -116,6 +119,7 @@ func TestImagesFromChart(t *testing.T) {
 // reference, and renders one DaemonSet per kernel. A malformed or mixed
 // --per-node-label and an unknown --as are usage errors.
 func TestImagesFromChartPerNodeLabel(t *testing.T) {
+	t.Parallel()
 	td := filepath.Join(repoRoot, "internal", "imageset", "testdata")
 	chart := filepath.Join(td, "gpu-operator")
 	const kernel = "feature.node.kubernetes.io/kernel-version.full"
@@ -196,6 +200,7 @@ func TestImagesFromChartPerNodeLabel(t *testing.T) {
 // OSC window title, with a newline forging an error line) reaches the
 // terminal as text.
 func TestImagesFromChartHelmWarnings(t *testing.T) {
+	t.Parallel()
 	// The chart's own values carry the escape: a copy of the test chart.
 	src := filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator")
 	chart := t.TempDir()
@@ -232,6 +237,7 @@ func TestImagesFromChartHelmWarnings(t *testing.T) {
 // file or a file inside the chart directory (Chart.yaml) is a usage error
 // before anything is written; the input is left as it was.
 func TestImagesOutputFileIsNoInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	chart := filepath.Join(dir, "chart")
 	if err := os.CopyFS(chart, os.DirFS(filepath.Join(repoRoot, "internal", "imageset", "testdata", "gpu-operator"))); err != nil {

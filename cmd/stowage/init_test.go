@@ -21,6 +21,7 @@ import (
 // directory holding a config file or a lock, "-", and flags that are no
 // reference or DNS label, changing nothing.
 func TestInit(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "prepull")
 	stdout, stderr, code := runCLI(t, nil, "init", dir)
 	if code != 0 || !strings.Contains(string(stdout), "next: stowage lock "+dir) {

@@ -21,6 +21,7 @@ var jsonSchemaPath = filepath.Join(repoRoot, "docs", "stowage.schema.json")
 // --format jsonschema` prints (go test -run TestJSONSchemaCurrent -update
 // rewrites it), and the same bytes on a second generation.
 func TestJSONSchemaCurrent(t *testing.T) {
+	parallelUnlessUpdate(t)
 	stdout, stderr, code := runCLI(t, nil, "schema", "--format", "jsonschema")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -83,6 +84,7 @@ func validateYAML(s *jsv.Schema, doc []byte) error {
 // documents (a misspelled field, a wrong type, an unknown kind's field)
 // do not validate.
 func TestJSONSchemaValidatesExamples(t *testing.T) {
+	t.Parallel()
 	s := compileJSONSchema(t)
 	schemaLine := regexp.MustCompile(`(?m)^# yaml-language-server: \$schema=(\S+)$`)
 	for _, f := range []string{

@@ -73,6 +73,7 @@ spec:
 // value never shows; allowed by the operator or a STOWAGE_ name, lock logs
 // in with it.
 func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
+	t.Parallel()
 	const canary = "canary-pw-7f3a91"
 	d := registrytest.Start(t, registrytest.Options{Users: map[string]string{"qa": canary}})
 	o := registrytest.Start(t, registrytest.Options{})
@@ -171,6 +172,7 @@ func TestKustomizationPasswordsUnderTheFunctionsRule(t *testing.T) {
 // locks only what the function uses, the rendered profile's images, the
 // helper and the workload's image; mirror plans the same.
 func TestLockKustomizationRenderedProfileOnly(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -245,6 +247,7 @@ spec:
 // would prune the other's entries): both refuse naming the file and saying
 // where to list a lock, and write nothing; vet and mirror still read it.
 func TestLockKustomizationSharedBaseLock(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	root := t.TempDir()
 	web := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web, image: \"ghcr.io/example-org/web:1\"}]\n"
@@ -365,6 +368,7 @@ spec: {}
 // 4 MiB, or --max-input-bytes of the exec declaration. The size is exact:
 // with the bound at it the real kustomize builds, one byte below it fails.
 func TestVetKustomizationInputBound(t *testing.T) {
+	t.Parallel()
 	// The bound is written in the functionConfig, so it counts: measured
 	// with a 5-digit placeholder, then set to 5-digit values.
 	const pad = 10000
@@ -424,6 +428,7 @@ func TestVetKustomizationInputBound(t *testing.T) {
 // list-form metadata.annotations (kustomize panics on it), exec args the
 // fn command refuses, no function annotation at all.
 func TestKustomizationBadExecDeclaration(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, meta, want string
 	}{
@@ -455,6 +460,7 @@ func TestKustomizationBadExecDeclaration(t *testing.T) {
 // TestKustomizationCommandsHelp: each command that takes a kustomization
 // says so in its --help, with --root.
 func TestKustomizationCommandsHelp(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"lock", "bump", "vet", "mirror", "status"} {
 		out, stderr, code := runCLI(t, nil, cmd, "--help")
 		help := string(out)
@@ -469,6 +475,7 @@ func TestKustomizationCommandsHelp(t *testing.T) {
 // does not exist yet is refused by name before any registry is contacted,
 // saying to create the directory; nothing is written.
 func TestLockKustomizationLockDirMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := sizedKustomization("[fn]", 10)
 	delete(files, "stowage.lock.yaml")
@@ -489,6 +496,7 @@ func TestLockKustomizationLockDirMissing(t *testing.T) {
 // image name the file the workload comes from: a reference that does not
 // parse, and one the registry does not have.
 func TestLockKustomizationWorkloadFile(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	root := t.TempDir()
 	files := map[string]string{}
@@ -523,6 +531,7 @@ func TestLockKustomizationWorkloadFile(t *testing.T) {
 // JupyterImagePuller's own field and line (spec.images[1].auth.password,
 // line 15 of puller.yaml), not at the config it is converted to.
 func TestVetJupyterImagePullerPasswordField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"kustomization.yaml": "resources: [stowage.lock.yaml]\ntransformers: [puller.yaml]\n",
@@ -560,6 +569,7 @@ spec:
 // their field and line in the file (a comment above the object shifts
 // nothing), not at the functionConfig's first line with a second place.
 func TestVetStowagePasswordField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"kustomization.yaml": "resources: [stowage.lock.yaml]\ntransformers: [stowage.yaml]\n",
@@ -619,6 +629,7 @@ spec:
 // it is what vet says of the same config as a config directory: the
 // public image open to any pod, the one behind a pull Secret only with it.
 func TestVetKustomizationOfflineUse(t *testing.T) {
+	t.Parallel()
 	const config = `  environments:
     jupyter: {image: "apache/submarine:jupyter-notebook-0.7.0"}
     private: {image: "registry.lab.internal/team/private:1", auth: {secret: team-pull}}
@@ -674,6 +685,7 @@ spec:
 // the config's errors are named, from where stowage runs (the
 // kustomization's directory joined), with the line of the field.
 func TestVetJSONKustomizationFiles(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := maps.Clone(pinOnlyKustomization)
 	files["prod/stowage.yaml"] = strings.Replace(files["prod/stowage.yaml"], "namespace: shop, environments", "namespace: Shop_NS, environments", 1)

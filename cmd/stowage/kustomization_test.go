@@ -78,6 +78,7 @@ spec:
 // stowage as its exec function, builds it with every image pinned to the
 // lock's digests.
 func TestLockKustomizationThenBuild(t *testing.T) {
+	t.Parallel()
 	kustomize := testbin.Kustomize(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	root := t.TempDir()
@@ -186,6 +187,7 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 // it) makes the stowage binary fail at once, naming the host, and the
 // server sees no request.
 func TestKustomizationFetchesNothing(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

@@ -44,6 +44,7 @@ type lockFaultCase struct {
 // checks the exit code, the message about that image, the number of
 // requests the registry saw, and that the lock is untouched on failure.
 func TestLockFaults(t *testing.T) {
+	t.Parallel()
 	const appPath = "/v2/team/app/"
 	tests := []lockFaultCase{
 		{
@@ -334,6 +335,7 @@ func startDistributionBehindFaults(t *testing.T) *inProcess {
 // what it learned (the helper and pause entries), so that the next run,
 // with the registry healthy again, asks only for the two that failed.
 func TestLockReportsEveryFailure(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
@@ -389,6 +391,7 @@ func TestLockReportsEveryFailure(t *testing.T) {
 // nothing), unless --keep-going: then the other image is bumped, the failed
 // one keeps its old entry, and bump exits 1 naming it.
 func TestBumpKeepGoing(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
@@ -452,6 +455,7 @@ func TestBumpKeepGoing(t *testing.T) {
 // and the registry, and record nothing from it; on the in-process registry
 // and on Debian's docker-registry.
 func TestDigestHeaderMismatchRefused(t *testing.T) {
+	t.Parallel()
 	for _, be := range []struct {
 		name  string
 		start func(t *testing.T) *inProcess
@@ -514,6 +518,7 @@ func TestDigestHeaderMismatchRefused(t *testing.T) {
 // lock writes no file, prints no "up to date" summary on stdout and says
 // the lock was not written because none of the images resolved.
 func TestLockEveryImageFails(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"

@@ -19,6 +19,7 @@ import (
 // every entry against the stand-in it was seeded with, then bumps with
 // nothing changed (one HEAD per image, no GET) and with one tag moved.
 func TestLockThenBump(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	refs := []string{h + "/team/app:1.0", h + "/team/tool:2", h + "/stowage/helper:v1", h + "/k8s/pause:3.10"}
@@ -87,6 +88,7 @@ func TestLockThenBump(t *testing.T) {
 // TestLockCheck: --check needs no registry; it lists missing, unused and
 // respelled entries and exits 1, and exits 0 on a lock in line.
 func TestLockCheck(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, tool, helper, pause := h+"/team/app:1.0", h+"/team/tool:2", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
@@ -131,6 +133,7 @@ func TestLockCheck(t *testing.T) {
 // --render (the output directory gets the new digest; the config is not
 // touched) and --exit-code.
 func TestBumpOutputs(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"
@@ -196,6 +199,7 @@ func TestBumpOutputs(t *testing.T) {
 }
 
 func TestRegistryFlagsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t, map[string]configImage{"app": {Ref: "127.0.0.1:1/a:1"}}, "127.0.0.1:1/h:1", "127.0.0.1:1/p:1")
 	for _, args := range [][]string{
 		{"lock", dir, "--jobs", "0"},
@@ -215,6 +219,7 @@ func TestRegistryFlagsAreUsageErrors(t *testing.T) {
 // does not re-resolve it and says so, naming both spellings and the use of
 // the tag-only one, instead of only "current".
 func TestBumpNamesWrittenPins(t *testing.T) {
+	t.Parallel()
 	reg := startInProcess(t)
 	h := reg.Host
 	app, helper, pause := h+"/team/app:1.0", h+"/stowage/helper:v1", h+"/k8s/pause:3.10"

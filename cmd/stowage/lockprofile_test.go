@@ -30,6 +30,7 @@ import (
 // profile's policy field, the digest and why; signed again with the
 // profile's key, it is pinned.
 func TestLockVerifiesProfilePolicy(t *testing.T) {
+	t.Parallel()
 	cs := cosigntest.Lookup(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)

@@ -13,6 +13,7 @@ import (
 // bump, which name it, but `stowage lock` drops it with a warning and
 // resolves it again, giving the lock it would have written from scratch.
 func TestLockReplacesInvalidEntry(t *testing.T) {
+	t.Parallel()
 	f := newLockFixture(t)
 	good := f.lock
 	sizes := regexp.MustCompile(`(?m)^(\s+size: )\d+$`)

@@ -39,6 +39,7 @@ func decodeLockReport(t *testing.T, stdout []byte) lockReport {
 // do, --check of an image the lock lacks, and a config error. Each prints
 // one JSON object on stdout with the exit code of the text form.
 func TestLockJSON(t *testing.T) {
+	t.Parallel()
 	const password = "pw-Secret-4711"
 	reg := startInProcess(t)
 	h := reg.Host

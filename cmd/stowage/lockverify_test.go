@@ -32,6 +32,7 @@ import (
 // key alone. Under mode optional all are pinned, the four with a warning,
 // and the signed ones keep their signer.
 func TestLockVerifiesSignatures(t *testing.T) {
+	t.Parallel()
 	cs := cosigntest.Lookup(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)
@@ -214,6 +215,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 // the change; pushed again unsigned under a required policy, bump refuses,
 // naming the image and its digest, and leaves the lock as it was.
 func TestBumpShowsSigners(t *testing.T) {
+	t.Parallel()
 	cs := cosigntest.Lookup(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)

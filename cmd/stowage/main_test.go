@@ -1,11 +1,26 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stowage/stowage/internal/testbin"
 )
 
-// TestMain removes the stowage binary the tests built and shared, if they
-// built one (testbin.Stowage).
-func TestMain(m *testing.M) { testbin.Main(m) }
+// TestMain points $DOCKER_CONFIG at a Docker config of the test process's
+// own (dockerLogin), runs the tests, and removes that config and the
+// stowage binary the tests built and shared, if they built one
+// (testbin.Stowage).
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "stowage-test-docker-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	dockerAuths.dir = dir
+	os.Setenv("DOCKER_CONFIG", dir)
+	code := testbin.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -10,6 +10,7 @@ import (
 // its file:line: field: message line, not again in the framework's
 // "[error] …" block; the exit code is still 1.
 func TestFnReportsOnce(t *testing.T) {
+	t.Parallel()
 	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n  apiVersion: org.apache.submarine/v1\n  kind: JupyterImagePuller\n  metadata: {name: pin}\n  spec: {images: [{name: x}]}\nitems: []\n"
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"fn"}, strings.NewReader(rl), &stdout, &stderr, envFrom(nil))

@@ -14,6 +14,7 @@ import (
 // --artifact with --from are usage errors (exit 2) naming the value, before
 // any registry is contacted.
 func TestMirrorArtifactFlag(t *testing.T) {
+	t.Parallel()
 	const (
 		digest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 		pushed = "registry.example.org/platform/notebook-prepull:v1@" + digest

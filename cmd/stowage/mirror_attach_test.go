@@ -20,6 +20,7 @@ import (
 // out with --no-attachments; a rerun finds the image present and asks
 // nothing more about it.
 func TestMirrorCarriesAttachments(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	repo, err := name.NewRepository(s.src.Host+"/lib/multi", name.Insecure)
 	if err != nil {

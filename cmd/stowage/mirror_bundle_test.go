@@ -48,6 +48,7 @@ func renderedRefs(t *testing.T, env map[string]string, dir string) []string {
 // images elsewhere is refused, naming the image; the bundle's index.json
 // records each image's site repository.
 func TestMirrorBundleLandsWhereRenderPoints(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	siteYAML := fmt.Sprintf("site:\n  registry: %q\n  registries:\n    %q: %q\n", s.site.Host+"/unused", s.src.Host, s.site.Host+"/mapped")
 	if err := os.WriteFile(filepath.Join(s.dir, "site.yaml"), []byte(siteYAML), 0o644); err != nil {
@@ -136,6 +137,7 @@ func TestMirrorBundleLandsWhereRenderPoints(t *testing.T) {
 // unchanged layers, and says so; pushed with no --to, every reference render
 // names is at the site.
 func TestMirrorDeltaBundleCarriesOnlyNewBlobs(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	siteYAML := fmt.Sprintf("site:\n  registry: %q\n  registries:\n    %q: %q\n", s.site.Host+"/unused", s.src.Host, s.site.Host+"/mapped")
 	if err := os.WriteFile(filepath.Join(s.dir, "site.yaml"), []byte(siteYAML), 0o644); err != nil {

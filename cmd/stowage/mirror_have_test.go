@@ -11,6 +11,7 @@ import (
 // file, a kubeconfig, /etc/shadow-like text) is refused naming the file,
 // and no line of it appears in the message.
 func TestHaveNotALock(t *testing.T) {
+	t.Parallel()
 	const secret = "hunter2-have-canary"
 	for name, body := range map[string]string{
 		"yaml":       "user: alice\npassword: " + secret + "\n",

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -87,6 +88,71 @@ func (b *countedBody) Read(q []byte) (int, error) {
 	return n, err
 }
 
+// dockerAuths is the Docker config of the test process: TestMain points
+// $DOCKER_CONFIG at dir for every test and every binary they run, and
+// dockerLogin adds a registry's credentials to its config.json. Each
+// registry is a loopback port of its own, so tests running in parallel
+// share the file without one's credentials going to another's registry.
+var dockerAuths struct {
+	mu    sync.Mutex
+	dir   string
+	auths map[string]authn.AuthConfig
+}
+
+// dockerLogin adds user and password for host to the process's Docker
+// config (dockerAuths), as docker login would, until the end of t. The
+// file is replaced whole (a rename), so that no reader sees half of it.
+func dockerLogin(t *testing.T, host, user, password string) {
+	t.Helper()
+	write := func() error {
+		type entry struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+		}
+		auths := map[string]entry{}
+		for h, a := range dockerAuths.auths {
+			auths[h] = entry{a.Username, a.Password}
+		}
+		b, err := json.Marshal(map[string]any{"auths": auths})
+		if err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(dockerAuths.dir, "config-*.json")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		if _, err := tmp.Write(b); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp.Name(), filepath.Join(dockerAuths.dir, "config.json"))
+	}
+	dockerAuths.mu.Lock()
+	defer dockerAuths.mu.Unlock()
+	if dockerAuths.dir == "" || os.Getenv("DOCKER_CONFIG") != dockerAuths.dir {
+		t.Fatalf("$DOCKER_CONFIG is not the test process's Docker config (TestMain sets it; a test may not change it)")
+	}
+	if dockerAuths.auths == nil {
+		dockerAuths.auths = map[string]authn.AuthConfig{}
+	}
+	dockerAuths.auths[host] = authn.AuthConfig{Username: user, Password: password}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		dockerAuths.mu.Lock()
+		defer dockerAuths.mu.Unlock()
+		delete(dockerAuths.auths, host)
+		if err := write(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
 // mirrorSetup is a source docker-registry with htpasswd (users alice and
 // bob) seeded with images sharing a base layer, a multi-arch index whose
 // children share it too, stand-ins for helper and pause; a config using
@@ -145,12 +211,7 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 	}
 	// The registry answers every repository with htpasswd; helper and
 	// pause get the Docker config's credentials (alice).
-	dockerConfig := t.TempDir()
-	auths := fmt.Sprintf(`{"auths":{%q:{"username":"alice","password":%q}}}`, h, canary)
-	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(auths), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("DOCKER_CONFIG", dockerConfig)
+	dockerLogin(t, h, "alice", canary)
 	images := map[string]configImage{}
 	for k, r := range s.refs {
 		ci := configImage{Ref: r, User: "alice", Password: "env:SRC_PASSWORD"}
@@ -244,6 +305,7 @@ func (s *mirrorSetup) verifyAt(t *testing.T, siteHost, prefix string) map[string
 // byte-identical when made twice; --have leaves out what the site holds;
 // no password appears in any output.
 func TestMirrorDistribution(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	to := s.proxy.Host + "/site"
 	flags := []string{"--to", to, "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host}
@@ -389,6 +451,7 @@ func treeFiles(t *testing.T, root string) map[string][]byte {
 // SIGKILL in the middle of its uploads; no tag at the site points at an
 // incomplete image, and a rerun completes with every digest verified.
 func TestMirrorKilledThenResumed(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	bin := testbin.Stowage(t)
 	args := []string{"mirror", s.dir, "--to", s.proxy.Host + "/site", "--insecure-registry", s.src.Host, "--insecure-registry", s.proxy.Host, "--jobs", "2"}
@@ -472,6 +535,7 @@ func TestMirrorKilledThenResumed(t *testing.T) {
 // answer; the other images are copied and verified; exit 1; no password
 // in the output.
 func TestMirrorFaults(t *testing.T) {
+	t.Parallel()
 	faults := &registrytest.Faults{}
 	var srcHost string
 	s := newMirrorSetup(t, func(real string) string {
@@ -532,6 +596,7 @@ func TestMirrorFaults(t *testing.T) {
 // an empty site: every image of the lock is missing, and the plan gives
 // the bytes to move per OpenPAI node role.
 func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	siteReg := registrytest.Start(t, registrytest.Options{})
 	dir := filepath.Join(repoRoot, "examples", "openpai-offline")
@@ -577,6 +642,7 @@ func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
 // TestMirrorToConfigSite: without --to, the images go to the site
 // registry the config names (site.registry), mapped by the same rule.
 func TestMirrorToConfigSite(t *testing.T) {
+	t.Parallel()
 	s := newMirrorSetup(t, nil)
 	cfgSite := fmt.Sprintf("site:\n  registry: %q\n", s.proxy.Host+"/cfgsite")
 	if err := os.WriteFile(filepath.Join(s.dir, "site.yaml"), []byte(cfgSite), 0o644); err != nil {

@@ -65,6 +65,7 @@ func writeFile(t testing.TB, path string, data []byte) {
 // another trusted root are refused, each named with its digest and why,
 // and lock exits 1.
 func TestLockVerifiesKeyless(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	repo, err := name.NewRepository(d.Host+"/lib/app", name.Insecure)
 	if err != nil {
@@ -143,6 +144,7 @@ func TestLockVerifiesKeyless(t *testing.T) {
 // changed in the bundle is refused naming it; --no-attachments under a
 // required policy is refused up front unless --no-verify.
 func TestMirrorVerifiesTheSiteCopy(t *testing.T) {
+	t.Parallel()
 	cs := cosigntest.Lookup(t)
 	src := registrytest.Start(t, registrytest.Options{})
 	siteA := registrytest.Start(t, registrytest.Options{})
@@ -290,6 +292,7 @@ verify:
 // environment of a vendor's set under one key) is named once in the text
 // plan, each distinct file in the order listed.
 func TestVerifyPlanNamesEachFileOnce(t *testing.T) {
+	t.Parallel()
 	const d1 = "sha256:13dff490d56f0000000000000000000000000000000000000000000000000000"
 	const d2 = "sha256:6c1e000000000000000000000000000000000000000000000000000000000000"
 	rep := planReport{TrustImages: 7, TrustFiles: []planTrustFile{

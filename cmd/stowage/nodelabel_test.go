@@ -21,6 +21,7 @@ import (
 // the bundle to docker-registry as the site; vet --site finds every one
 // there; render gives each value a DaemonSet on its nodes only.
 func TestNodeLabelLockMirrorVetSite(t *testing.T) {
+	t.Parallel()
 	src := startInProcess(t)
 	d := registrytest.Start(t, registrytest.Options{})
 	h := src.Host

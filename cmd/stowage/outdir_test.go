@@ -13,6 +13,7 @@ import (
 // manifests) is refused and left as it was; an empty one or a previous
 // render is fine.
 func TestRenderRefusesForeignOutputDir(t *testing.T) {
+	t.Parallel()
 	example := filepath.Join(repoRoot, "examples", "openpai-offline")
 	cases := []struct {
 		name  string
@@ -102,6 +103,7 @@ func snapshot(t *testing.T, dir string) string {
 // before anything is written or any registry contacted; every file stays
 // as it was (issue 14: --pr-body overwrote them with markdown, exit 0).
 func TestOutputPathsChecked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args func(dir string) []string

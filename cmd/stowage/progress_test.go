@@ -13,6 +13,8 @@ import (
 // finishing, the bar is redrawn every tick with the elapsed time moving and
 // the first pending references named; it stops redrawing once finished.
 func TestProgressMovesAndNamesPending(t *testing.T) {
+	// Not parallel: it expects the bar's ticker to have redrawn within half
+	// a tick of a deadline, which other tests' load can delay.
 	var w syncbuf.Buffer
 	p := &progress{w: &w}
 	p.Start(4)
@@ -44,6 +46,7 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 // TestProgressOff: no bar unless stderr is a terminal and not --quiet, and
 // a disabled bar takes every call of lock and mirror without output.
 func TestProgressOff(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if p := newProgress(&buf, false); p != nil {
 		t.Fatalf("a bytes.Buffer got a bar")
@@ -72,6 +75,7 @@ func TestProgressOff(t *testing.T) {
 // TestMirrorProgress: mirror's bar counts blob bytes and says how many
 // images are done.
 func TestMirrorProgress(t *testing.T) {
+	t.Parallel()
 	var w syncbuf.Buffer
 	m := &mirrorProgress{progress: &progress{w: &w}}
 	m.Start(2, 1000)

@@ -11,6 +11,7 @@ import (
 // every refusal is a usage error (exit 2) naming what to give, before
 // anything is rendered or contacted.
 func TestPushArguments(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ url, want string }{
 		{"registry.example:5000/p/a:v1", "want oci://REGISTRY/REPOSITORY:TAG"},
 		{"oci://registry.example/p/a@sha256:" + strings.Repeat("0", 64), "give a tag, not a digest"},

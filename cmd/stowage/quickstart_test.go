@@ -49,6 +49,7 @@ func quickstartBlock(t *testing.T) string {
 // the lock must hold exactly those two images with their digests, and the
 // output a DaemonSet pinning both.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
 	}

@@ -72,6 +72,7 @@ func renderedImages(t *testing.T, out []byte) map[string]string {
 // examples/openpai-offline` names no image outside the site registry, in
 // any image field or image list it renders.
 func TestOpenPAIOfflineOnSite(t *testing.T) {
+	t.Parallel()
 	out, stderr, code := runCLI(t, nil, "render", filepath.Join(repoRoot, "examples", "openpai-offline"))
 	if code != 0 {
 		t.Fatalf("render exit %d: %s", code, stderr)
@@ -126,6 +127,7 @@ func TestOpenPAIOfflineOnSite(t *testing.T) {
 // original references: one lock serves the connected side and the site.
 // `stowage mirror` without --to plans against the same site registry.
 func TestLockViaSite(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	example := filepath.Join(repoRoot, "examples", "openpai-offline")
 	work := copyConfig(t, example)
@@ -193,6 +195,7 @@ func TestLockViaSite(t *testing.T) {
 // for the function: lock --via-site reads the workload image at the site
 // repository render names, and mirror without --to plans against it.
 func TestSiteRulePinOnlyKustomization(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	push := mustResolver(t, registry.WithInsecure(d.Host))
 	if err := registrytest.SeedStandIns(context.Background(), push, nil, []string{d.Host + "/site/ghcr.io/example-org/web:1"}, 1); err != nil {
@@ -248,6 +251,7 @@ spec:
 // mirror and lock --via-site over both refuse, naming each profile and
 // its site.
 func TestSiteRuleTwoProfiles(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	push := mustResolver(t, registry.WithInsecure(d.Host))
 	refs := []string{d.Host + "/a/ghcr.io/example-org/tool:1", d.Host + "/a/ghcr.io/stowage/stowage-helper:v0.1.0"}

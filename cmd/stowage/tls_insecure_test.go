@@ -14,6 +14,7 @@ import (
 // that speaks TLS with a certificate stowage does not trust fails with the
 // TLS cause named, not only the plain-HTTP fallback's answer.
 func TestLockTLSInsecureNamesCause(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	h := strings.TrimPrefix(srv.URL, "https://")

@@ -26,6 +26,7 @@ import (
 // user trusts (--ca-file), names another host. lock fails at once, naming
 // the image and the certificate's names; the lock stays as it was.
 func TestLockTLSWrongName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	caFile, cert := wrongNameCert(t, dir, "registry.wrong.invalid")
 	srv := httptest.NewUnstartedServer(http404{})

@@ -23,6 +23,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	want := fmt.Sprintf("stowage (devel) (commit unknown, %s)\n", runtime.Version())
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		stdout, stderr, code := runCLI(t, nil, args...)
@@ -38,6 +39,7 @@ func TestVersion(t *testing.T) {
 // TestVersionFromLdflags builds stowage the way the README's release recipe
 // does and checks that both values reach `stowage version`.
 func TestVersionFromLdflags(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "stowage")
 	ldflags := "-X github.com/stowage/stowage/internal/version.version=v9.8.7 -X github.com/stowage/stowage/internal/version.commit=0123abcd"
 	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
@@ -101,6 +103,7 @@ func startAuthServer(t *testing.T, scheme string) *authServer {
 // registry: stderr logs each request's method, URL and status, and no
 // credential in any spelling; every request carries stowage's User-Agent.
 func TestVerboseWireLog(t *testing.T) {
+	t.Parallel()
 	plain := startInProcess(t)
 	basic, bearer := startAuthServer(t, "basic"), startAuthServer(t, "bearer")
 	auth := &authn.AuthConfig{Username: wireUser, Password: wirePassword}

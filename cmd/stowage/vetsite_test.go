@@ -45,6 +45,7 @@ func standinOf(t *testing.T, repo string, index bool) string {
 // -o json's site report; vet without --site still passes (it asks no
 // registry), and --site on a profile without a site is refused.
 func TestVetSite(t *testing.T) {
+	t.Parallel()
 	d := registrytest.Start(t, registrytest.Options{})
 	multi := standinOf(t, "ghcr.io/example-org/multi", true)
 	single := standinOf(t, "ghcr.io/example-org/single", false)
@@ -151,6 +152,7 @@ profiles: {
 // and the credential sent (user and source, never the password) when the
 // password is wrong, and never prints the password.
 func TestVetSitePrivate(t *testing.T) {
+	t.Parallel()
 	const canary = "canary-pw-5e1d07"
 	d := registrytest.Start(t, registrytest.Options{Users: map[string]string{"qa": canary}})
 	private := standinOf(t, "ghcr.io/example-org/private", false)

@@ -48,12 +48,17 @@ func Stowage(tb testing.TB) string {
 
 // Main runs the tests of m and then removes the binary Stowage built, if
 // it built one, and exits with the tests' code. Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit: it runs the tests of m, removes the binary
+// Stowage built, if it built one, and returns the tests' exit code, for a
+// TestMain that has more to clean up.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // checkBinary returns p if it is an absolute path to an executable regular
