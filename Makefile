@@ -49,7 +49,7 @@ snapshot:
 # test process instead.
 TESTBIN = $(CURDIR)/bin/test/stowage
 test:
-	@bash hack/parts.sh registry kustomize cosign; test $$? -ne 1
+	@bash hack/parts.sh registry kustomize cosign cold-rebuild pprof; test $$? -ne 1
 	$(GO) vet ./...
 	$(GO) build -o $(TESTBIN) ./cmd/stowage
 	STOWAGE_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 30m ./...

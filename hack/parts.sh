@@ -2,7 +2,7 @@
 # The optional heavy parts of `make test`, checked without compiling
 # anything, so that the Makefile decides before `go test` what runs:
 #
-#   hack/parts.sh PART...     PART: registry, kustomize, cosign, e2e, node, image-volume, admission, fuzz
+#   hack/parts.sh PART...     PART: registry, kustomize, cosign, cold-rebuild, pprof, e2e, node, image-volume, admission, fuzz
 #
 # For each PART that is absent it prints ONE line on stdout: what is
 # skipped, why, and how to get it. It exits 0 when every PART named is
@@ -20,6 +20,19 @@
 #              on docker-registry for the signature tests (internal/mirror,
 #              internal/sigverify);
 #              STOWAGE_REQUIRE_COSIGN.
+#   cold-rebuild the helper image rebuilt from an empty build cache of its
+#              own and compared byte for byte with the first build
+#              (internal/helperimage TestReproducibleColdCache): nothing is
+#              missing, but it compiles the standard library for
+#              linux/amd64 and linux/arm64 from nothing, so it runs only
+#              when STOWAGE_REQUIRE_COLD_REBUILD is set (.ci/run sets it);
+#              the rebuild from the shared cache is compared regardless.
+#   pprof      go tool pprof reading a CPU profile (hack/perf
+#              TestFocusedSamples): nothing is missing, but Go 1.25 and later
+#              build the tool from source on first use, about a CPU minute
+#              from an empty build cache, so it runs only when
+#              STOWAGE_REQUIRE_PPROF is set (.ci/run sets it); make bench
+#              uses the same tool.
 #   e2e        kube-apiserver and etcd in $KUBEBUILDER_ASSETS, for the e2e/
 #              module (envtest); STOWAGE_REQUIRE_APISERVER.
 #   node       everything node/parts.sh lists (root, the kubelet and the
@@ -79,6 +92,18 @@ for part in "$@"; do
         report cosign STOWAGE_REQUIRE_COSIGN "the tests with real signatures (cosign sign, attest, verify and tree around stowage mirror): no cosign on PATH or in $gobin; get it with: go install github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3"
       fi
       ;;
+    cold-rebuild)
+      if [[ -z ${STOWAGE_REQUIRE_COLD_REBUILD:-} ]]; then
+        echo "cold-rebuild: SKIPPED rebuilding the helper image from an empty build cache of its own (internal/helperimage: the standard library compiled for linux/amd64 and linux/arm64 from nothing, about 40 CPU seconds; the rebuild from the shared cache is compared): set STOWAGE_REQUIRE_COLD_REBUILD=1 to run it, as .ci/run does"
+        absent=1
+      fi
+      ;;
+    pprof)
+      if [[ -z ${STOWAGE_REQUIRE_PPROF:-} ]]; then
+        echo "pprof: SKIPPED reading a CPU profile with go tool pprof (hack/perf TestFocusedSamples: Go builds the tool from source on first use, about a CPU minute from an empty build cache): set STOWAGE_REQUIRE_PPROF=1 to run it, as .ci/run does; make bench uses the same tool"
+        absent=1
+      fi
+      ;;
     e2e)
       assets="${KUBEBUILDER_ASSETS:-}"
       miss=()
@@ -112,7 +137,7 @@ for part in "$@"; do
       fi
       ;;
     *)
-      echo "usage: $0 PART... (PART: registry, kustomize, cosign, e2e, node, image-volume, admission, fuzz)" >&2
+      echo "usage: $0 PART... (PART: registry, kustomize, cosign, cold-rebuild, pprof, e2e, node, image-volume, admission, fuzz)" >&2
       exit 2
       ;;
   esac
