@@ -42,17 +42,29 @@ snapshot:
 # compiled; with its STOWAGE_REQUIRE_* variable set (.ci/run sets them all)
 # an absent part fails instead.
 #
+# One build configuration for the whole run, the release's and .ci/run's:
+# CGO off and -trimpath (unless the environment sets CGO_ENABLED, or
+# GOFLAGS already holds -trimpath). The test binaries, the helper's test
+# build (cmd/stowage-helper) and the helper image's linux/amd64 build
+# (internal/helperimage) then compile each package once, and no package
+# waits on a C compiler. `go test -vet=off` here and in the modules below:
+# the `go vet ./...` just before ran every analyzer over the same packages
+# and their test files, and go test's own subset would type-check every
+# dependency once more for its facts (docs/development.md has the times).
+#
 # The tests that run stowage as a user does share one binary, built here
-# first into bin/test/stowage with the environment's build settings (so
-# its packages are the test binaries' own) and handed to them in
-# STOWAGE_BIN (internal/testbin); run alone, `go test` builds it once per
-# test process instead.
+# first into bin/test/stowage with the same build settings (so its
+# packages are the test binaries' own) and handed to them in STOWAGE_BIN
+# (internal/testbin); run alone, `go test` builds it once per test process
+# instead.
 TESTBIN = $(CURDIR)/bin/test/stowage
+test: export CGO_ENABLED ?= 0
+test: export GOFLAGS := $(if $(findstring -trimpath,$(GOFLAGS)),$(GOFLAGS),$(strip $(GOFLAGS) -trimpath))
 test:
 	@bash hack/parts.sh registry kustomize cosign cold-rebuild pprof; test $$? -ne 1
 	$(GO) vet ./...
 	$(GO) build -o $(TESTBIN) ./cmd/stowage
-	STOWAGE_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 30m ./...
+	STOWAGE_BIN=$(TESTBIN) $(GO) test -vet=off -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory apitest
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory e2e
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory fluxoci
@@ -88,7 +100,7 @@ fuzz:
 # fn.NewCommand on an example. It needs nothing optional, so it always
 # runs; a few seconds once the main module is built.
 apitest:
-	cd apitest && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd apitest && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...
 
 # The end-to-end tests against a real kube-apiserver: their own module, so
 # that stowage never depends on controller-runtime. Without kube-apiserver
@@ -102,8 +114,8 @@ export KUBEBUILDER_ASSETS
 e2e:
 	@bash hack/parts.sh e2e; rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
-		echo "cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
-		cd e2e && $(GO) vet ./... && $(GO) test -count=1 ./...; \
+		echo "cd e2e && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./..."; \
+		cd e2e && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi
 
 # The Flux OCI test (fluxoci/, its own module, so that stowage never
@@ -114,8 +126,8 @@ e2e:
 fluxoci:
 	@bash hack/parts.sh registry >/dev/null 2>&1; rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
-		echo "cd fluxoci && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
-		cd fluxoci && $(GO) vet ./... && $(GO) test -count=1 ./...; \
+		echo "cd fluxoci && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./..."; \
+		cd fluxoci && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...; \
 	elif [ $$rc -eq 3 ]; then echo "fluxoci: SKIPPED the Flux OCI test (fluxoci/, not compiled): no docker-registry; get it with: apt-get install docker-registry apache2-utils"; \
 	else bash hack/parts.sh registry; exit 1; fi
 
@@ -133,8 +145,8 @@ node:
 	@bash hack/parts.sh node; rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
 		bash hack/parts.sh image-volume; if [ $$? -eq 1 ]; then exit 1; fi; \
-		echo "cd node && $(GO) vet ./... && $(GO) test -count=1 -v -timeout 30m ./..."; \
-		cd node && $(GO) vet ./... && $(GO) test -count=1 -v -timeout 30m ./...; \
+		echo "cd node && $(GO) vet ./... && $(GO) test -vet=off -count=1 -v -timeout 30m ./..."; \
+		cd node && $(GO) vet ./... && $(GO) test -vet=off -count=1 -v -timeout 30m ./...; \
 	elif [ $$rc -ne 3 ]; then exit 1; fi
 
 # The rendered admission policies checked with the code of the projects
@@ -152,7 +164,7 @@ node:
 # (or fails with STOWAGE_REQUIRE_REGISTRY or STOWAGE_REQUIRE_COSIGN set).
 ADMISSIONTAGS = containers_image_openpgp
 admission:
-	cd admissiontest && $(GO) vet -tags $(ADMISSIONTAGS) ./... && $(GO) test -count=1 -tags $(ADMISSIONTAGS) ./...
+	cd admissiontest && $(GO) vet -tags $(ADMISSIONTAGS) ./... && $(GO) test -vet=off -count=1 -tags $(ADMISSIONTAGS) ./...
 
 # kube-apiserver, kubectl, kubelet, kube-controller-manager and
 # kube-scheduler v1.37.2 into ~/.cache/stowage/kube-v1.37.2, built from the
