@@ -9,10 +9,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
@@ -37,18 +33,7 @@ func TestLockVerifiesProfilePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := func(tag string) v1.Hash {
-		img, err := random.Image(512, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img = mutate.MediaType(img, types.OCIManifestSchema1)
-		if err := remote.Write(repo.Tag(tag), img); err != nil {
-			t.Fatal(err)
-		}
-		h, _ := img.Digest()
-		return h
-	}
+	push := func(tag string) v1.Hash { return registrytest.PushRandom(t, repo.Tag(tag)).Digest }
 	labOnly, siteOnly, shared, own, helper := push("lab"), push("site"), push("shared"), push("own"), push("helper")
 	keyA, pubA := cs.KeyPair("a")
 	keyB, pubB := cs.KeyPair("b")

@@ -11,8 +11,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -39,18 +37,7 @@ func TestLockVerifiesSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := func(tag string) v1.Hash {
-		img, err := random.Image(512, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img = mutate.MediaType(img, types.OCIManifestSchema1)
-		if err := remote.Write(repo.Tag(tag), img); err != nil {
-			t.Fatal(err)
-		}
-		h, _ := img.Digest()
-		return h
-	}
+	push := func(tag string) v1.Hash { return registrytest.PushRandom(t, repo.Tag(tag)).Digest }
 	good, wrong, unsigned, copied, helper, other, tampered := push("good"), push("wrong"), push("unsigned"), push("copied"), push("helper"), push("other"), push("tampered")
 	keyA, pubA := cs.KeyPair("a")
 	keyB, pubB := cs.KeyPair("b")
@@ -222,18 +209,7 @@ func TestBumpShowsSigners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := func(tag string) v1.Hash {
-		img, err := random.Image(512, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img = mutate.MediaType(img, types.OCIManifestSchema1)
-		if err := remote.Write(repo.Tag(tag), img); err != nil {
-			t.Fatal(err)
-		}
-		h, _ := img.Digest()
-		return h
-	}
+	push := func(tag string) v1.Hash { return registrytest.PushRandom(t, repo.Tag(tag)).Digest }
 	keyA, pubA := cs.KeyPair("a")
 	keyB, pubB := cs.KeyPair("b")
 	sign := func(key string, h v1.Hash) {

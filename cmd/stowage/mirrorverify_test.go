@@ -10,10 +10,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/stowage/stowage/internal/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
@@ -28,23 +24,6 @@ const (
 	testIdentity = "release@example.com"
 	testIssuer   = "https://accounts.example.com"
 )
-
-// pushRandom pushes a small random OCI image to repo:tag and returns its
-// descriptor.
-func pushRandom(t *testing.T, repo name.Repository, tag string) v1.Descriptor {
-	t.Helper()
-	img, err := random.Image(512, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img = mutate.MediaType(img, types.OCIManifestSchema1)
-	if err := remote.Write(repo.Tag(tag), img); err != nil {
-		t.Fatal(err)
-	}
-	h, _ := img.Digest()
-	size, _ := img.Size()
-	return v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: size}
-}
 
 func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
@@ -80,7 +59,7 @@ func TestLockVerifiesKeyless(t *testing.T) {
 		{"wrongissuer", testIdentity, "https://elsewhere.example"},
 		{"stranger", testIdentity, testIssuer},
 	} {
-		desc := pushRandom(t, repo, c.tag)
+		desc := registrytest.PushRandom(t, repo.Tag(c.tag))
 		by := vs
 		if c.tag == "stranger" {
 			by = stranger
@@ -154,7 +133,7 @@ func TestMirrorVerifiesTheSiteCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := cosigntest.VirtualSigstore(t)
-	keyed, keyless, helper := pushRandom(t, repo, "keyed"), pushRandom(t, repo, "keyless"), pushRandom(t, repo, "helper")
+	keyed, keyless, helper := registrytest.PushRandom(t, repo.Tag("keyed")), registrytest.PushRandom(t, repo.Tag("keyless")), registrytest.PushRandom(t, repo.Tag("helper"))
 	for _, d := range []v1.Descriptor{keyless, helper} {
 		cosigntest.AttachBundle(t, repo, d, cosigntest.KeylessBundle(t, vs, testIdentity, testIssuer, d.Digest))
 	}

@@ -12,8 +12,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -57,18 +55,7 @@ func TestVerifyRealCosignSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := func(tag string) v1.Hash {
-		img, err := random.Image(512, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img = mutate.MediaType(img, types.OCIManifestSchema1)
-		if err := remote.Write(repo.Tag(tag), img); err != nil {
-			t.Fatal(err)
-		}
-		h, _ := img.Digest()
-		return h
-	}
+	push := func(tag string) v1.Hash { return registrytest.PushRandom(t, repo.Tag(tag)).Digest }
 	legacy, bundled, unsigned, copied, tampered := push("legacy"), push("bundled"), push("unsigned"), push("copied"), push("tampered")
 	at := func(h v1.Hash) string { return repo.Name() + "@" + h.String() }
 	keyA, pubA := cs.KeyPair("a")

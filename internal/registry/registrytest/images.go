@@ -7,6 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -87,4 +88,25 @@ func Push(tb testing.TB, host, repo, tag string, img v1.Image, idx v1.ImageIndex
 		tb.Fatal(err)
 	}
 	return ref, h
+}
+
+// PushRandom writes a new random image (one 512-byte layer, OCI manifest
+// media type) to ref, a tag or a digest on a plain-HTTP registry, and
+// returns its descriptor; it fails tb on any error. Each call makes
+// another image, so signing one leaves the others unsigned.
+func PushRandom(tb testing.TB, ref name.Reference) v1.Descriptor {
+	tb.Helper()
+	img, err := random.Image(512, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	if err := remote.Write(ref, img); err != nil {
+		tb.Fatal(err)
+	}
+	size, err := img.Size()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: Digest(tb, img), Size: size}
 }
