@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,18 +22,106 @@ import (
 
 const example = "../examples/openpai-offline"
 
-// readLock decodes the example's stowage.lock.yaml into the public type.
+// readLock reads the example's stowage.lock.yaml with render.ReadLock.
 func readLock(t *testing.T) *v1alpha1.ImageLock {
 	t.Helper()
+	l, err := render.ReadLock(filepath.Join(example, v1alpha1.ImageLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// exampleEnv is the environment cmd/stowage's golden test renders the
+// examples with (golden_test.go): submarine-notebooks' Harbor password.
+var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-robot-password", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
+
+// TestRenderEveryExample: every profile of every example with a lock,
+// rendered from Go as a program outside the module would (schema.Load,
+// render.ReadLock, render.ReadNeeded, render.Render, render.WriteStream),
+// gives byte for byte the golden file `stowage render` is held to
+// (cmd/stowage TestGoldenExamples): gpu-platform's admission policies
+// inline its verify key, submarine-notebooks' Secret holds its password.
+func TestRenderEveryExample(t *testing.T) {
+	locks, err := filepath.Glob(filepath.Join("..", "examples", "*", v1alpha1.ImageLockFile))
+	if err != nil || len(locks) == 0 {
+		t.Fatalf("no example with a lock: %v", err)
+	}
+	getenv := func(k string) (string, bool) { v, ok := exampleEnv[k]; return v, ok }
+	rendered := 0
+	for _, lockPath := range locks {
+		dir := filepath.Dir(lockPath)
+		cfg, err := schema.Load(dir, schema.WithLimits(schema.Limits{Time: time.Minute}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := render.ReadLock(lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, profile := range cfg.ProfileNames() {
+			name := filepath.Base(dir) + "/" + profile
+			passwords, trust, err := render.ReadNeeded(dir, cfg, profile, getenv)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			objs, err := render.Render(render.Input{Config: cfg, Lock: l, Profile: profile, Passwords: passwords, Trust: trust})
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			var stream bytes.Buffer
+			if err := render.WriteStream(&stream, objs); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("..", "golden", filepath.Base(dir), profile+".yaml")
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(stream.Bytes(), want) {
+				t.Errorf("%s: the Go API's stream differs from %s; first difference:\n%s", name, golden, firstDiff(want, stream.Bytes()))
+			}
+			rendered++
+		}
+	}
+	if rendered < 3 {
+		t.Errorf("rendered %d profiles, want every example's (3 or more)", rendered)
+	}
+}
+
+// firstDiff shows the first line where got differs from want.
+func firstDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, wl, gl)
+		}
+	}
+	return "(none)"
+}
+
+// TestParseLockRefusesUnknownField: a lock with a field ImageLock does not
+// have is refused as the CLI refuses it, with the file, line and field.
+func TestParseLockRefusesUnknownField(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(example, v1alpha1.ImageLockFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l v1alpha1.ImageLock
-	if err := yaml.UnmarshalStrict(data, &l); err != nil {
-		t.Fatal(err)
+	data = append(data, "extra: 1\n"...)
+	line := bytes.Count(data, []byte("\n"))
+	_, err = render.ParseLock(data, "stowage.lock.yaml")
+	if want := fmt.Sprintf("stowage.lock.yaml:%d: extra: field extra not found in type lock.file", line); err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
-	return &l
 }
 
 // TestRenderExample: the example config loaded with schema.Load and

@@ -1,32 +1,118 @@
 package render_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
-
-	"sigs.k8s.io/yaml"
+	"path/filepath"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
+// Render a config directory from Go as `stowage render DIR --profile gpu`
+// does: load the config, read its lock, read the files Needs lists (here
+// the vendor's cosign key, which the profile's admission policies
+// inline), render and write the stream. The bytes are those of the CLI,
+// whose output for this example is committed as
+// golden/gpu-platform/gpu.yaml.
+func Example_directory() {
+	const dir = "../examples/gpu-platform"
+	// schema.Load evaluates the CUE in this process; for a config you do
+	// not trust, load it WithChild (see schema.WithChild).
+	cfg, err := schema.Load(dir)
+	if err != nil {
+		panic(err)
+	}
+	l, err := render.ReadLock(filepath.Join(dir, v1alpha1.ImageLockFile))
+	if err != nil {
+		panic(err)
+	}
+	passwords, trust, err := render.ReadNeeded(dir, cfg, "gpu", os.LookupEnv)
+	if err != nil {
+		panic(err)
+	}
+	objs, err := render.Render(render.Input{Config: cfg, Lock: l, Profile: "gpu", Passwords: passwords, Trust: trust})
+	if err != nil {
+		panic(err)
+	}
+	var stream bytes.Buffer
+	if err := render.WriteStream(&stream, objs); err != nil {
+		panic(err)
+	}
+	golden, err := os.ReadFile("../golden/gpu-platform/gpu.yaml")
+	if err != nil {
+		panic(err)
+	}
+	for _, o := range objs {
+		fmt.Println(o.FileName())
+	}
+	fmt.Println("the bytes of stowage render:", bytes.Equal(stream.Bytes(), golden))
+	// Output:
+	// configmap-gpu-operator-gpu-platform-records.yaml
+	// configmap-gpu-operator-stowage-gpu-crio.yaml
+	// daemonset-gpu-operator-gpu-platform.yaml
+	// daemonset-gpu-operator-gpu-platform-5-15-0-91-generic-212095.yaml
+	// daemonset-gpu-operator-gpu-platform-6-8-0-1015-aws-fd386b.yaml
+	// clusterpolicy-stowage-gpu.yaml
+	// the bytes of stowage render: true
+}
+
+// Needs lists what Input must carry beside the config and the lock: the
+// gpu profile has a policy field, so its admission policies need the key
+// its verify policies name; it renders no Secret, so no password.
+func ExampleNeeds() {
+	cfg, err := schema.Load("../examples/gpu-platform")
+	if err != nil {
+		panic(err)
+	}
+	n, err := render.Needs(cfg, "gpu")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("passwords:", n.Passwords)
+	fmt.Println("trust:", n.Trust)
+	// Output:
+	// passwords: []
+	// trust: [keys/vendor-cosign.pub]
+}
+
+// ParseLock refuses what every stowage command refuses, naming the file,
+// line and field: here a field the lock does not have and a malformed
+// digest.
+func ExampleParseLock() {
+	_, err := render.ParseLock([]byte(`apiVersion: stowage.dev/v1alpha1
+kind: ImageLock
+metadata:
+  name: stowage-lock
+spec:
+  images:
+  - name: docker.io/library/busybox:1.36
+    reference: busybox:1.36
+    digest: sha256:abc
+    kind: manifest
+extra: 1
+`), "stowage.lock.yaml")
+	fmt.Println(err)
+	// Output:
+	// stowage.lock.yaml:11: extra: field extra not found in type lock.file
+	// stowage.lock.yaml:9: spec.images[0] (docker.io/library/busybox:1.36): digest: invalid digest "sha256:abc": wrong number of hex digits for sha256: abc
+}
+
 // Render a profile of an example config with its lock. The profile needs
-// no password, so Passwords stays empty.
+// no password and no trust file (Needs lists none), so Passwords and Trust
+// stay empty.
 func ExampleRender() {
 	cfg, err := schema.Load("../examples/openpai-offline")
 	if err != nil {
 		panic(err)
 	}
-	data, err := os.ReadFile("../examples/openpai-offline/stowage.lock.yaml")
+	l, err := render.ReadLock("../examples/openpai-offline/stowage.lock.yaml")
 	if err != nil {
 		panic(err)
 	}
-	var l v1alpha1.ImageLock
-	if err := yaml.UnmarshalStrict(data, &l); err != nil {
-		panic(err)
-	}
-	objs, err := render.Render(render.Input{Config: cfg, Lock: &l, Profile: "offline"})
+	objs, err := render.Render(render.Input{Config: cfg, Lock: l, Profile: "offline"})
 	if err != nil {
 		panic(err)
 	}

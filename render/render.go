@@ -7,13 +7,21 @@
 // and TrustRoots, a CRI-O policy.json ConfigMap) for the references it
 // writes.
 //
-// The passwords and the verify policies' key and trusted-root files
-// (Input.Passwords, Input.Trust) arrive already read.
+// Rendering a config directory DIR from Go takes the steps `stowage
+// render DIR` takes, and gives the same bytes (Example_directory):
 //
-// Render is pure: no file, network or environment access. The config comes
-// from schema.Load and the lock is the ImageLock of stowage.lock.yaml.
-// WriteStream and WriteDir write the objects as `stowage render`
-// does, to a stream or to a directory.
+//  1. schema.Load(DIR): the config;
+//  2. ReadLock(DIR/stowage.lock.yaml), or ParseLock of bytes read some
+//     other way: the lock, checked as strictly as the CLI checks it;
+//  3. ReadNeeded(DIR, cfg, profile, getenv): the password sources and the
+//     verify policies' key and trusted-root files the profile needs,
+//     read under the CLI's rules, for Input.Passwords and Input.Trust
+//     (Needs lists them without reading, for a caller that reads them
+//     itself);
+//  4. Render, then WriteStream or WriteDir.
+//
+// Render, Needs and ParseLock are pure: no file, network or environment
+// access. ReadLock, ReadNeeded and WriteDir are the package's only I/O.
 package render
 
 import (
@@ -42,11 +50,13 @@ type Input struct {
 	Profile string
 	// Passwords maps a password source as the config writes it
 	// ("env:HARBOR_PASSWORD", "file:secrets/hub") to its bytes; needed
-	// only for the Secrets a profile with secrets: render renders.
+	// only for the Secrets a profile with secrets: render renders. The
+	// sources are Needs' Passwords; ReadNeeded reads them as the CLI does.
 	Passwords map[string][]byte
 	// Trust maps the key and trusted-root files of the profile's verify
 	// policies (paths as the config writes them) to their bytes; needed
 	// only for the admission policies of a profile with a policy field.
+	// The paths are Needs' Trust; ReadNeeded reads them as the CLI does.
 	Trust map[string][]byte
 }
 
@@ -73,8 +83,10 @@ func (o Object) FileName() string {
 // lock entry that breaks the lock's rules (its name the normalised
 // reference, digests sha256:<64 hex>, a known kind, platforms canonical)
 // is an error naming it. Errors: an unknown profile, images the lock has
-// no entry for (all of them, naming who uses each), and the rest naming
-// the puller, environment or image; nothing is returned when any occurs.
+// no entry for (all of them, naming who uses each), a password source or
+// trust file the profile needs (Needs) that Input lacks, and the rest
+// naming the puller, environment or image; nothing is returned when any
+// occurs.
 func Render(in Input) ([]Object, error) {
 	if in.Config == nil {
 		return nil, errors.New("render: no config")

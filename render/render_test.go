@@ -1,6 +1,11 @@
 package render_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,5 +46,88 @@ func TestRenderChecksTheLock(t *testing.T) {
 	}
 	if _, err := render.Render(render.Input{Config: cfg, Lock: &v1alpha1.ImageLock{Spec: v1alpha1.ImageLockSpec{Images: []v1alpha1.ImageLockEntry{good}}}}); err == nil || !strings.Contains(err.Error(), "stowage-helper") {
 		t.Errorf("a lock without the helper image: %v; want the helper named as missing", err)
+	}
+}
+
+// TestNeedsAndReadNeeded: a profile with secrets: render needs its
+// password source, read under the CLI's rule (a variable outside
+// STOWAGE_* only when STOWAGE_ALLOW_ENV names it, one trailing newline
+// cut); a trust file outside the config directory is refused, naming the
+// field that writes it; a missing lock wraps fs.ErrNotExist.
+func TestNeedsAndReadNeeded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("c.yaml", "images:\n  app: {reference: registry.example/app:1, auth: {username: robot, password: env:HARBOR_PASSWORD}}\n"+
+		"  tool: {reference: registry.example/tool:1, auth: {username: robot, password: file:secrets/tool}, verify: {keys: [../outside.pub]}}\n"+
+		"profiles:\n  lab:\n    namespace: prepull\n    secrets: render\n    pullers: [{name: tools, namespace: prepull, images: [app, tool]}]\n"+
+		"  site:\n    namespace: prepull\n    secrets: reference\n    policy: {kinds: [kyverno]}\n    pullers: [{name: tools, namespace: prepull, images: [tool]}]\n")
+	if err := os.Mkdir(filepath.Join(dir, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("secrets/tool", "tool-password\n")
+	cfg, err := schema.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := render.Needs(cfg, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (render.Needed{Passwords: []string{"env:HARBOR_PASSWORD", "file:secrets/tool"}}); !reflect.DeepEqual(n, want) {
+		t.Errorf("Needs(lab) = %#v, want %#v", n, want)
+	}
+	env := map[string]string{"HARBOR_PASSWORD": "harbor-password"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if _, _, err := render.ReadNeeded(dir, cfg, "lab", getenv); err == nil || !strings.Contains(err.Error(), "environment variable HARBOR_PASSWORD may not be read") {
+		t.Errorf("HARBOR_PASSWORD not allowed by STOWAGE_ALLOW_ENV: %v", err)
+	}
+	env["STOWAGE_ALLOW_ENV"] = "HARBOR_PASSWORD"
+	pw, trust, err := render.ReadNeeded(dir, cfg, "lab", getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string][]byte{"env:HARBOR_PASSWORD": []byte("harbor-password"), "file:secrets/tool": []byte("tool-password")}; !reflect.DeepEqual(pw, want) || len(trust) != 0 {
+		t.Errorf("ReadNeeded(lab) = %q, %q; want %q and no trust file", pw, trust, want)
+	}
+
+	n, err = render.Needs(cfg, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (render.Needed{Trust: []string{"../outside.pub"}}); !reflect.DeepEqual(n, want) {
+		t.Errorf("Needs(site) = %#v, want %#v", n, want)
+	}
+	if _, _, err := render.ReadNeeded(dir, cfg, "site", getenv); err == nil || !strings.Contains(err.Error(), "profiles.site.policy: images.tool.verify.keys[0]: verify key file ../outside.pub") {
+		t.Errorf("a key outside the config directory: %v", err)
+	}
+
+	if _, err := render.Needs(cfg, "nope"); err == nil {
+		t.Error("Needs of an unknown profile: no error")
+	}
+	if _, err := render.ReadLock(filepath.Join(dir, v1alpha1.ImageLockFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadLock of a missing lock: %v; want fs.ErrNotExist", err)
+	}
+}
+
+// TestParseLockIsTheCLIs: ParseLock gives the lock of a committed example
+// with its metadata, and refuses what the lock parser refuses.
+func TestParseLockIsTheCLIs(t *testing.T) {
+	t.Parallel()
+	l, err := render.ReadLock("../examples/gpu-platform/stowage.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.APIVersion != v1alpha1.APIVersion || l.Kind != v1alpha1.ImageLockKind || l.Metadata.Name != v1alpha1.ImageLockName || len(l.Spec.Images) == 0 {
+		t.Errorf("ReadLock: %s %s %s with %d entries", l.APIVersion, l.Kind, l.Metadata.Name, len(l.Spec.Images))
+	}
+	_, err = render.ParseLock([]byte("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nspec:\n  images: []\n---\nkind: ImageLock\n"), "x.lock.yaml")
+	if want := "x.lock.yaml:6: more than one YAML document; a lock file holds one"; err == nil || err.Error() != want {
+		t.Errorf("two documents: %v; want %s", err, want)
 	}
 }

@@ -590,3 +590,28 @@ func TestVerifiedByRoundTrip(t *testing.T) {
 		t.Errorf("Parse(Marshal(l)) = %+v, want %+v", got, l)
 	}
 }
+
+// TestParseObject: the object of a lock file with the metadata kustomize
+// may add (namespace, labels) kept, the entries those of Parse, sorted;
+// a file Parse refuses is refused with the same error.
+func TestParseObject(t *testing.T) {
+	data := []byte("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nmetadata:\n  name: stowage-lock\n  namespace: prod\n  labels: {team: gpu}\nspec:\n  images:\n" +
+		"  - {name: docker.io/library/nginx:1, reference: nginx:1, digest: sha256:" + hexB + ", kind: manifest}\n" +
+		"  - {name: docker.io/library/busybox:1, reference: busybox:1, digest: sha256:" + hexA + ", kind: manifest}\n")
+	o, err := ParseObject(data, "x.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Parse(data, "x.lock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.APIVersion != APIVersion || o.Kind != ObjectKind || o.Metadata.Namespace != "prod" || o.Metadata.Labels["team"] != "gpu" || !reflect.DeepEqual(o.Spec.Images, l.Entries) {
+		t.Errorf("ParseObject = %+v; want the file's metadata and Parse's entries %+v", o, l.Entries)
+	}
+	bad := append(bytes.Clone(data), "extra: 1\n"...)
+	_, perr := Parse(bad, "x.lock.yaml")
+	if _, err := ParseObject(bad, "x.lock.yaml"); err == nil || perr == nil || err.Error() != perr.Error() {
+		t.Errorf("ParseObject of a file with an unknown field: %v; want Parse's %v", err, perr)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/yamlpos"
 )
@@ -56,13 +57,27 @@ func Parse(data []byte, filename string) (*Lock, error) {
 	return l, nil
 }
 
+// ParseObject is Parse returning the whole object: apiVersion, kind and
+// metadata as the file writes them, and the entries of the parsed lock
+// (sorted by name, their platforms sorted by platform). Errors are Parse's.
+func ParseObject(data []byte, filename string) (*v1alpha1.ImageLock, error) {
+	l, f, errs, err := parse(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &v1alpha1.ImageLock{APIVersion: f.APIVersion, Kind: f.Kind, Metadata: f.Metadata, Spec: v1alpha1.ImageLockSpec{Images: l.Entries}}, nil
+}
+
 // ParseRepair is Parse for `stowage lock`, which may replace the entries
 // that do not validate instead of refusing the whole file: when every
 // problem lies inside entries of spec.images, it returns the lock of the
 // valid entries and the problems of the dropped ones (*Error values, for
 // a warning). Any other problem is an error, as in Parse.
 func ParseRepair(data []byte, filename string) (*Lock, []error, error) {
-	_, images, errs, err := parse(data, filename)
+	_, f, errs, err := parse(data, filename)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,8 +89,8 @@ func ParseRepair(data []byte, filename string) (*Lock, []error, error) {
 		}
 		bad[le.Index] = true
 	}
-	kept := make([]Entry, 0, len(images))
-	for i, e := range images {
+	kept := make([]Entry, 0, len(f.Spec.Images))
+	for i, e := range f.Spec.Images {
 		if !bad[i] {
 			kept = append(kept, e)
 		}
@@ -83,10 +98,11 @@ func ParseRepair(data []byte, filename string) (*Lock, []error, error) {
 	return New(kept), errs, nil
 }
 
-// parse is Parse's work: the lock of every entry, the entries in file
-// order, the problems found (all *Error), or a fatal error that stops the
-// parse (not YAML, not one document).
-func parse(data []byte, filename string) (*Lock, []Entry, []error, error) {
+// parse is Parse's work: the lock of every entry, the object as decoded
+// (its entries in file order; nil when the problems found are another
+// object's apiVersion and kind), the problems found (all *Error), or a
+// fatal error that stops the parse (not YAML, not one document).
+func parse(data []byte, filename string) (*Lock, *file, []error, error) {
 	var doc, extra yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -137,7 +153,7 @@ func ParseNode(n *yaml.Node, filename string, line func(int) int) (*Lock, error)
 
 // parseDoc is parse after the YAML parse: doc is the one document, data
 // its bytes (nil when the caller holds only the tree).
-func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) (*Lock, []Entry, []error, error) {
+func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) (*Lock, *file, []error, error) {
 	p := &parser{file: filename, doc: doc, line: line}
 	if errs := p.otherObject(); errs != nil {
 		return nil, nil, errs, nil
@@ -206,7 +222,7 @@ func parseDoc(doc *yaml.Node, data []byte, filename string, line func(int) int) 
 			e.Image = cmp.Or(p.strs[at+".name"], p.strs[at+".reference"])
 		}
 	}
-	return l, f.Spec.Images, p.errs, nil
+	return l, &f, p.errs, nil
 }
 
 // keys returns the key nodes of the mapping m.

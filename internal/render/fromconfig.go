@@ -68,29 +68,43 @@ func FromConfig(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) (
 // of each step, all of a step's problems at once; nothing is rendered
 // when any step fails.
 func FromPlan(p *plan.Plan, cfg *v1alpha1.Config, l *lock.Lock, o Options) ([]Object, error) {
-	pw, err := passwords(p.PasswordSources(), o)
+	pw, trust, err := ReadFiles(p, cfg, o)
 	if err != nil {
 		return nil, err
-	}
-	trust := map[string][]byte{}
-	for _, f := range p.AdmissionFiles(cfg) {
-		k := trustfile.Key
-		if !slices.Contains(keysOf(cfg), f) {
-			k = trustfile.TrustedRoot
-		}
-		b, err := confined.ReadFile(o.Dir, f, k)
-		if err != nil {
-			return nil, fmt.Errorf("profiles.%s.policy: %s: %w", p.Profiles[0], fieldOf(cfg, f), err)
-		}
-		trust[f] = b
 	}
 	return Render(Input{Plan: p, Config: cfg, Lock: l, Passwords: pw, Trust: trust})
 }
 
-// passwords reads sources as o says, or gives each a placeholder with
+// ReadFiles is the reading step of FromPlan: the passwords of
+// p.PasswordSources (Input.Passwords) and the trust files of
+// p.AdmissionFiles (Input.Trust), read as FromPlan says. The password
+// errors are creds'; a trust file's names the field that writes it
+// ("profiles.gpu.policy: environments.driver.verify.keys[0]: ...").
+func ReadFiles(p *plan.Plan, cfg *v1alpha1.Config, o Options) (passwords, trust map[string][]byte, err error) {
+	pw, err := readPasswords(p.PasswordSources(), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	trust = map[string][]byte{}
+	keys := keysOf(cfg)
+	for _, f := range p.AdmissionFiles(cfg) {
+		k := trustfile.Key
+		if !slices.Contains(keys, f) {
+			k = trustfile.TrustedRoot
+		}
+		b, err := confined.ReadFile(o.Dir, f, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("profiles.%s.policy: %s: %w", p.Profiles[0], fieldOf(cfg, f), err)
+		}
+		trust[f] = b
+	}
+	return pw, trust, nil
+}
+
+// readPasswords reads sources as o says, or gives each a placeholder with
 // o.NoPasswords (checked with o.CheckPasswords; the function's env rule
 // still applies with o.Function).
-func passwords(sources []creds.Source, o Options) (map[string][]byte, error) {
+func readPasswords(sources []creds.Source, o Options) (map[string][]byte, error) {
 	if !o.NoPasswords {
 		return o.Rule().Read(sources, o.Getenv)
 	}
