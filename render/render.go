@@ -10,7 +10,11 @@
 // Rendering a config directory DIR from Go takes the steps `stowage
 // render DIR` takes, and gives the same bytes (Example_directory):
 //
-//  1. schema.Load(DIR): the config;
+//  1. schema.Load(DIR): the config. Load evaluates the config's CUE in
+//     this process unless it is given schema.WithChild (with
+//     schema.ServeChild in main), which evaluates it in a child process
+//     the limits can kill, as the stowage binary does: use that for a
+//     config you do not trust;
 //  2. ReadLock(DIR/stowage.lock.yaml), or ParseLock of bytes read some
 //     other way: the lock, checked as strictly as the CLI checks it;
 //  3. ReadNeeded(DIR, cfg, profile, getenv): the password sources and the

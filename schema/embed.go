@@ -2,6 +2,13 @@
 // binary, the loader that unifies a config directory with it, the typed
 // configuration that the rest of stowage consumes, and located validation
 // errors (file:line:col: field.path: message).
+//
+// A config from Load is what package render renders; render's package
+// documentation gives the path from a directory to manifests. Load evaluates the config's
+// CUE in the calling process, bounded only by the in-process watch of
+// Limits, which cannot stop one huge allocation and abandons, not stops,
+// an evaluation past its time; for a config you do not trust, load it
+// WithChild (and call ServeChild from main), as the stowage binary does.
 package schema
 
 import "embed"
