@@ -166,7 +166,8 @@ func WriteStream(w io.Writer, objs []Object) error {
 // render -o DIR`. dir may be missing, empty or an earlier WriteDir's; one
 // holding anything else is refused, since it is replaced whole. The new
 // content is written beside dir and swapped in, so a failure or a
-// cancelled ctx leaves dir as it was.
+// cancelled ctx leaves dir as it was. A Secret's file gets mode 0600, the
+// others 0644 (whatever the umask), and dir 0755.
 func WriteDir(ctx context.Context, dir string, objs []Object) error {
 	files, err := engine.Files(internal(objs))
 	if err != nil {
@@ -175,5 +176,5 @@ func WriteDir(ctx context.Context, dir string, objs []Object) error {
 	if err := output.CheckDir(dir, ""); err != nil {
 		return err
 	}
-	return atomicfile.ReplaceDirContext(ctx, dir, files)
+	return atomicfile.ReplaceDirModes(ctx, dir, files, engine.FileModes(internal(objs)))
 }

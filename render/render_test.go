@@ -1,11 +1,14 @@
 package render_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -129,5 +132,47 @@ func TestParseLockIsTheCLIs(t *testing.T) {
 	_, err = render.ParseLock([]byte("apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\nspec:\n  images: []\n---\nkind: ImageLock\n"), "x.lock.yaml")
 	if want := "x.lock.yaml:6: more than one YAML document; a lock file holds one"; err == nil || err.Error() != want {
 		t.Errorf("two documents: %v; want %s", err, want)
+	}
+}
+
+// TestWriteDirSecretMode: WriteDir writes a Secret's file 0600, readable
+// by its owner alone, and every other file 0644.
+func TestWriteDirSecretMode(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	digest := func(n int) string { return fmt.Sprintf("@sha256:%064x", n) }
+	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/c.yaml", Data: []byte(
+		"helper: {image: \"ghcr.io/stowage/stowage-helper:v0.1.0" + digest(2) + "\"}\n" +
+			"images:\n  app: {reference: \"registry.example/app:1" + digest(1) + "\", auth: {username: robot, password: env:STOWAGE_APP_PASSWORD}}\n" +
+			"profiles:\n  lab:\n    namespace: prepull\n    secrets: render\n    pullers: [{name: tools, namespace: prepull, images: [app]}]\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.Render(render.Input{Config: cfg, Passwords: map[string][]byte{"env:STOWAGE_APP_PASSWORD": []byte("pw")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := render.WriteDir(context.Background(), dir, objs); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		want := fs.FileMode(0o644)
+		if o.Kind == "Secret" {
+			want = 0o600
+		}
+		kinds[o.Kind] = true
+		if fi, err := os.Stat(filepath.Join(dir, o.FileName())); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("mode of %s = %v, %v; want %v", o.FileName(), fi.Mode().Perm(), err, want)
+		}
+	}
+	if !kinds["Secret"] || !kinds["ConfigMap"] {
+		t.Errorf("rendered kinds %v, want a Secret and a ConfigMap", kinds)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode of kustomization.yaml = %v, %v; want 0644", fi.Mode().Perm(), err)
 	}
 }

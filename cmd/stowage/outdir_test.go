@@ -1,9 +1,11 @@
 package main
 
 import (
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -142,5 +144,75 @@ func TestOutputPathsChecked(t *testing.T) {
 				t.Errorf("the config directory changed")
 			}
 		})
+	}
+}
+
+// TestRenderSecretFileMode: render --output-dir writes a Secret's file
+// 0600 and the other files 0644, whatever the umask. --check compares
+// bytes only: a Secret file left 0644 (a directory rendered by an older
+// stowage, or checked out from git, which keeps no such bits) is not a
+// change, and the next render --output-dir makes it 0600.
+func TestRenderSecretFileMode(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	dir := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--output-dir", out); code != 0 {
+		t.Fatalf("render --output-dir: exit %d: %s", code, stderr)
+	}
+	modes := func() (map[string]fs.FileMode, []string) {
+		ents, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]fs.FileMode{}
+		var secrets []string
+		for _, e := range ents {
+			fi, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[e.Name()] = fi.Mode().Perm()
+			if strings.HasPrefix(e.Name(), "secret-") {
+				secrets = append(secrets, e.Name())
+			}
+		}
+		return got, secrets
+	}
+	got, secrets := modes()
+	if len(secrets) == 0 {
+		t.Fatalf("no Secret rendered: %v", got)
+	}
+	configMaps := 0
+	for name, m := range got {
+		want := fs.FileMode(0o644)
+		if strings.HasPrefix(name, "secret-") {
+			want = 0o600
+		}
+		if strings.HasPrefix(name, "configmap-") {
+			configMaps++
+		}
+		if m != want {
+			t.Errorf("mode of %s = %v, want %v", name, m, want)
+		}
+	}
+	if configMaps == 0 {
+		t.Errorf("no ConfigMap rendered: %v", got)
+	}
+	for _, s := range secrets {
+		if err := os.Chmod(filepath.Join(out, s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--output-dir", out, "--check"); code != 0 {
+		t.Errorf("--check with only a Secret's mode changed: exit %d, want 0: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, exampleEnv, "render", dir, "--output-dir", out); code != 0 {
+		t.Fatalf("render --output-dir again: exit %d: %s", code, stderr)
+	}
+	if got, _ := modes(); got[secrets[0]] != 0o600 {
+		t.Errorf("mode of %s after rendering again = %v, want 0600", secrets[0], got[secrets[0]])
 	}
 }

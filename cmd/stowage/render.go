@@ -111,7 +111,7 @@ every command, still works, with a note on stderr.`,
 			if err := output.CheckDir(out, "--output-dir"); err != nil {
 				return err
 			}
-			return atomicfile.ReplaceDirContext(cmd.Context(), out, files)
+			return atomicfile.ReplaceDirModes(cmd.Context(), out, files, render.FileModes(objs))
 		},
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile to render (optional when the config has one)")

@@ -98,7 +98,8 @@ func writeFile(ctx context.Context, path string, data []byte, perm fs.FileMode, 
 // ReplaceDir makes files the complete content of dir: each key is a
 // slash-separated path relative to dir ("kustomization.yaml",
 // "base/ds.yaml"; subdirectories are created), each value the file's bytes.
-// Files get mode 0644, directories 0755. Anything else in the old dir is
+// Files get mode 0644 (ReplaceDirModes gives some another), directories
+// 0755, each applied as given, without the umask. Anything else in the old dir is
 // gone afterwards. Missing parents of dir are created.
 //
 // The new tree is built and synced in a temporary directory beside dir,
@@ -141,8 +142,22 @@ func ReplaceDirContext(ctx context.Context, dir string, files map[string][]byte)
 	return replaceDir(ctx, dir, files, osSteps)
 }
 
+// ReplaceDirModes is ReplaceDirContext with the mode of each file named in
+// modes (its permission bits, applied as given, without the umask) instead
+// of 0644: 0600 for a file that holds a password, such as a rendered
+// Secret, so that it is readable by its owner alone once in place, as it
+// was while staged. A name in modes that files lacks is ignored.
+func ReplaceDirModes(ctx context.Context, dir string, files map[string][]byte, modes map[string]fs.FileMode) error {
+	return replaceDirModes(ctx, dir, files, modes, osSteps)
+}
+
 // replaceDir is ReplaceDirContext with the steps of s.
-func replaceDir(ctx context.Context, dir string, files map[string][]byte, s steps) (err error) {
+func replaceDir(ctx context.Context, dir string, files map[string][]byte, s steps) error {
+	return replaceDirModes(ctx, dir, files, nil, s)
+}
+
+// replaceDirModes is ReplaceDirModes with the steps of s.
+func replaceDirModes(ctx context.Context, dir string, files map[string][]byte, modes map[string]fs.FileMode, s steps) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("replace directory %s: %w", dir, err)
@@ -205,7 +220,11 @@ func replaceDir(ctx context.Context, dir string, files map[string][]byte, s step
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := writeSynced(p, files[name]); err != nil {
+		perm := fs.FileMode(0o644)
+		if m, ok := modes[name]; ok {
+			perm = m.Perm()
+		}
+		if err := writeSynced(p, files[name], perm); err != nil {
 			return err
 		}
 	}
@@ -299,8 +318,10 @@ func pathDir(name string) string {
 	return name[:i]
 }
 
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeSynced creates path with mode perm (without the umask), writes
+// data and syncs it.
+func writeSynced(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -308,7 +329,7 @@ func writeSynced(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return err
 	}

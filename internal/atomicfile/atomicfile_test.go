@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -366,5 +367,32 @@ func TestReplaceDirRefusesTargets(t *testing.T) {
 				t.Errorf("parent holds %q, want %q", got, before)
 			}
 		})
+	}
+}
+
+// TestReplaceDirModes: a file named in modes gets that mode, the others
+// 0644, whatever the umask; replacing a tree of 0644 files with one whose
+// secret is 0600 leaves the secret 0600 (the mode is the new file's, not
+// the old one's).
+func TestReplaceDirModes(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	files := map[string][]byte{"secret-a.yaml": []byte("kind: Secret\n"), "configmap-a.yaml": []byte("kind: ConfigMap\n")}
+	if err := ReplaceDir(out, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceDirModes(context.Background(), out, files, map[string]fs.FileMode{"secret-a.yaml": 0o600, "not-written.yaml": 0o600}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]fs.FileMode{"secret-a.yaml": 0o600, "configmap-a.yaml": 0o644} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("mode of %s = %v, %v; want %v", name, fi.Mode().Perm(), err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "not-written.yaml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a name only in modes was written: %v", err)
 	}
 }

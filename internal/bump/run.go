@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
@@ -100,7 +101,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	out := next.Marshal()
 	res.LockChanged = !bytes.Equal(out, in.OldData)
 
-	files, renderChanged, err := renderAgain(in, next)
+	files, modes, renderChanged, err := renderAgain(in, next)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		ws.File(path, out)
 	}
 	if renderChanged {
-		ws.Dir(in.RenderDir, files)
+		ws.Dir(in.RenderDir, files, modes)
 	}
 	bo := BodyOptions{LockFile: path, RenderDir: in.RenderDir}
 	for _, e := range failed {
@@ -130,26 +131,27 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 }
 
 // renderAgain renders in.Profile with the new lock next into the files of
-// in.RenderDir (none without one) and says whether they differ from what
+// in.RenderDir (none without one), with the modes of those that are not
+// 0644 (render.FileModes), and says whether their bytes differ from what
 // the directory holds.
-func renderAgain(in Input, next *lock.Lock) (map[string][]byte, bool, error) {
+func renderAgain(in Input, next *lock.Lock) (map[string][]byte, map[string]fs.FileMode, bool, error) {
 	if in.RenderDir == "" {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	objs, err := render.FromConfig(in.Config, in.Profile, next, render.Options{Dir: in.Dir, Getenv: in.Getenv})
 	if err != nil {
-		return nil, false, fmt.Errorf("--render %s: %w", in.RenderDir, err)
+		return nil, nil, false, fmt.Errorf("--render %s: %w", in.RenderDir, err)
 	}
 	files, err := render.Files(objs)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if err := output.CheckDir(in.RenderDir, "--render"); err != nil {
-		return nil, false, fmt.Errorf("--render: %w", err)
+		return nil, nil, false, fmt.Errorf("--render: %w", err)
 	}
 	diff, err := output.Diff(in.RenderDir, files)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return files, len(diff) > 0, nil
+	return files, render.FileModes(objs), len(diff) > 0, nil
 }

@@ -3,8 +3,10 @@ package bump
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -31,12 +33,18 @@ profiles: lab: pullers: [{name: "tools", namespace: "prepull", images: ["app", "
 // registry answers.
 func runInput(t *testing.T, resolve func(context.Context) (*lock.Lock, error)) (Input, *lock.Lock) {
 	t.Helper()
+	return runInputOf(t, runConfig, resolve)
+}
+
+// runInputOf is runInput of the config config.
+func runInputOf(t *testing.T, config string, resolve func(context.Context) (*lock.Lock, error)) (Input, *lock.Lock) {
+	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "config")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.cue"), []byte(runConfig), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.cue"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := schema.Load(dir, schema.Options{})
@@ -141,6 +149,48 @@ func TestRunWritesTogether(t *testing.T) {
 	}
 	if got := readOr(t, in.PRBody); got != body {
 		t.Errorf("the PR body was rewritten:\n%s", got)
+	}
+}
+
+// TestRunRendersSecretsPrivate: the Secret bump --render writes is 0600,
+// the other files 0644, as render --output-dir writes them.
+func TestRunRendersSecretsPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	var next *lock.Lock
+	in, old := runInputOf(t, `images: app: {
+	reference: "registry.lab.internal/app:1"
+	auth: {username: "robot", password: "env:STOWAGE_APP_PASSWORD"}
+}
+profiles: lab: {secrets: "render", pullers: [{name: "tools", namespace: "prepull", images: ["app"]}]}
+`, func(context.Context) (*lock.Lock, error) { return next, nil })
+	in.Getenv = func(k string) (string, bool) { return "pw", k == "STOWAGE_APP_PASSWORD" }
+	next = bumped(t, old, "registry.lab.internal/app:1")
+	if res, err := Run(context.Background(), in); err != nil || !res.RenderChanged {
+		t.Fatalf("Run: %+v, %v", res, err)
+	}
+	ents, err := os.ReadDir(in.RenderDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := 0
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fs.FileMode(0o644)
+		if strings.HasPrefix(e.Name(), "secret-") {
+			want = 0o600
+			secrets++
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("mode of %s = %v, want %v", e.Name(), fi.Mode().Perm(), want)
+		}
+	}
+	if secrets == 0 {
+		t.Errorf("no Secret rendered into %s", in.RenderDir)
 	}
 }
 

@@ -351,8 +351,9 @@ type Set struct {
 
 type step struct {
 	path  string
-	file  []byte            // a file's new content, when isDir is false
-	dir   map[string][]byte // a directory's new files (atomicfile.ReplaceDir)
+	file  []byte                 // a file's new content, when isDir is false
+	dir   map[string][]byte      // a directory's new files (atomicfile.ReplaceDirModes)
+	modes map[string]fs.FileMode // the modes of those that are not 0644
 	isDir bool
 }
 
@@ -361,9 +362,11 @@ func (s *Set) File(path string, data []byte) {
 	s.steps = append(s.steps, step{path: path, file: data})
 }
 
-// Dir adds the replacement of the directory at path by files.
-func (s *Set) Dir(path string, files map[string][]byte) {
-	s.steps = append(s.steps, step{path: path, dir: files, isDir: true})
+// Dir adds the replacement of the directory at path by files, each of
+// mode 0644 unless modes gives another (render.FileModes: 0600 for a
+// Secret's file).
+func (s *Set) Dir(path string, files map[string][]byte, modes map[string]fs.FileMode) {
+	s.steps = append(s.steps, step{path: path, dir: files, modes: modes, isDir: true})
 }
 
 // Commit makes the writes in order. On failure it undoes the ones made, in
@@ -375,7 +378,7 @@ func (s *Set) Commit(ctx context.Context) error {
 		restore, err := st.snapshot()
 		if err == nil {
 			if st.isDir {
-				err = atomicfile.ReplaceDirContext(ctx, st.path, st.dir)
+				err = atomicfile.ReplaceDirModes(ctx, st.path, st.dir, st.modes)
 			} else {
 				err = atomicfile.WriteFileContext(ctx, st.path, st.file, 0o644)
 			}
@@ -409,7 +412,7 @@ func (st step) snapshot() (func() error, error) {
 			return undoErr(st.path, atomicfile.WriteFile(st.path, old, 0o644))
 		}, nil
 	}
-	old := map[string][]byte{}
+	old, oldModes := map[string][]byte{}, map[string]fs.FileMode{}
 	err := filepath.WalkDir(st.path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -418,8 +421,13 @@ func (st step) snapshot() (func() error, error) {
 		if err != nil {
 			return err
 		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
 		rel, err := filepath.Rel(st.path, p)
 		old[filepath.ToSlash(rel)] = b
+		oldModes[filepath.ToSlash(rel)] = fi.Mode().Perm()
 		return err
 	})
 	switch {
@@ -428,7 +436,9 @@ func (st step) snapshot() (func() error, error) {
 	case err != nil:
 		return nil, err
 	}
-	return func() error { return undoErr(st.path, atomicfile.ReplaceDir(st.path, old)) }, nil
+	return func() error {
+		return undoErr(st.path, atomicfile.ReplaceDirModes(context.Background(), st.path, old, oldModes))
+	}, nil
 }
 
 func undoErr(path string, err error) error {

@@ -2,8 +2,11 @@ package output
 
 import (
 	"context"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -85,7 +88,7 @@ func TestSetCommitUndo(t *testing.T) {
 	var s Set
 	s.File(lock, []byte("new lock\n"))
 	s.File(body, []byte("new body\n"))
-	s.Dir(out, map[string][]byte{"b.yaml": []byte("new b\n")})
+	s.Dir(out, map[string][]byte{"b.yaml": []byte("new b\n")}, nil)
 	s.File(filepath.Join(root, "missing-dir", "x"), []byte("fails"))
 	if err := s.Commit(context.Background()); err == nil {
 		t.Fatal("Commit succeeded, want the last write to fail")
@@ -175,5 +178,43 @@ func TestCheckDirNamesTheFlag(t *testing.T) {
 	}
 	if err := CheckDir(filepath.Join(dir, "new"), "--render"); err != nil {
 		t.Errorf("a missing directory: %v", err)
+	}
+}
+
+// TestSetDirModes: Dir writes the files modes names with their mode, and
+// an undo puts the old files back with the modes they had.
+func TestSetDirModes(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	var s Set
+	s.Dir(out, map[string][]byte{"secret.yaml": []byte("s\n"), "cm.yaml": []byte("c\n")}, map[string]fs.FileMode{"secret.yaml": 0o600})
+	if err := s.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	modes := func() map[string]fs.FileMode {
+		got := map[string]fs.FileMode{}
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil {
+				got[e.Name()] = fi.Mode().Perm()
+			}
+		}
+		return got
+	}
+	if got, want := modes(), map[string]fs.FileMode{"secret.yaml": 0o600, "cm.yaml": 0o644}; !maps.Equal(got, want) {
+		t.Errorf("modes after Commit = %v, want %v", got, want)
+	}
+	var undo Set
+	undo.Dir(out, map[string][]byte{"other.yaml": []byte("o\n")}, nil)
+	undo.File(filepath.Join(root, "missing-dir", "x"), []byte("fails"))
+	if err := undo.Commit(context.Background()); err == nil {
+		t.Fatal("Commit succeeded, want the last write to fail")
+	}
+	if got, want := modes(), map[string]fs.FileMode{"secret.yaml": 0o600, "cm.yaml": 0o644}; !maps.Equal(got, want) {
+		t.Errorf("modes after the undo = %v, want %v", got, want)
 	}
 }
