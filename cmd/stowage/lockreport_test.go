@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +188,81 @@ func TestLockJSON(t *testing.T) {
 
 	if stdout, _, code := runCLI(t, nil, "lock", dir, "-o", "yaml"); code != 2 || len(stdout) != 0 {
 		t.Errorf("lock -o yaml: exit %d, stdout %q; want 2 and nothing", code, stdout)
+	}
+}
+
+// TestVetJSONLockErrors: vet -o json of a config whose lock is broken
+// locates each problem in the lock as stderr says it: a YAML syntax error
+// at its line (said once), an unknown field of an entry and a stray key
+// at the top by their names, with no Go type in any message.
+func TestVetJSONLockErrors(t *testing.T) {
+	src := filepath.Join(repoRoot, "examples", "submarine-notebooks")
+	dir := t.TempDir()
+	for _, name := range []string{"environments.yaml", "profiles.cue", lock.FileName} {
+		if err := os.WriteFile(filepath.Join(dir, name), readFile(t, filepath.Join(src, name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lockPath := filepath.Join(dir, lock.FileName)
+	good := string(readFile(t, lockPath))
+	env := map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
+	vet := func(t *testing.T, data string) ([]vetError, string) {
+		t.Helper()
+		if err := os.WriteFile(lockPath, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCLI(t, env, "vet", dir, "-o", "json")
+		var r vetReport
+		dec := json.NewDecoder(bytes.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("stdout is not vet's JSON report: %v\n%s", err, stdout)
+		}
+		if code != 1 || r.OK {
+			t.Fatalf("exit %d, report %+v; stderr:\n%s", code, r, stderr)
+		}
+		for _, e := range r.Errors {
+			if !strings.Contains(stderr, e.Message) {
+				t.Errorf("error %+v is not on stderr:\n%s", e, stderr)
+			}
+			if m := strings.ReplaceAll(e.Message, lockPath, "LOCK"); strings.Contains(m, "lock.") || strings.Contains(m, "v1alpha1.") || strings.Contains(m, "yaml: line") {
+				t.Errorf("error %+v names a Go type or says its line twice", e)
+			}
+		}
+		return r.Errors, stderr
+	}
+
+	// Line 13 ("    size: 2407") indented one space short.
+	errs, _ := vet(t, strings.Replace(good, "    size: 2407\n", "   size: 2407\n", 1))
+	want := []vetError{{File: lockPath, Line: 13, Message: lockPath + ":13: did not find expected key"}}
+	if !reflect.DeepEqual(errs, want) {
+		t.Errorf("syntax error: %+v, want %+v", errs, want)
+	}
+
+	// A control character: its line and column.
+	errs, _ = vet(t, strings.Replace(good, "kind: manifest\n    size: 2407", "kind: \"manifest\x01\"\n    size: 2407", 1))
+	if len(errs) != 1 || errs[0].File != lockPath || errs[0].Line != 12 || errs[0].Column != 20 ||
+		!strings.HasPrefix(errs[0].Message, lockPath+":12:20: U+0001 is a control character") {
+		t.Errorf("control character: %+v, want %s:12:20", errs, lockPath)
+	}
+
+	// An unknown field of the first entry (line 14), and a key at the top
+	// with a flow list after the last entry.
+	data := strings.Replace(good, "    size: 2407\n", "    size: 2407\n    extra: 1\n", 1) + "x: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+	last := strings.Count(data, "\n")
+	errs, _ = vet(t, data)
+	want = []vetError{
+		{File: lockPath, Line: 14, Field: "spec.images[0].extra", Message: lockPath + ":14: spec.images[0] (docker.io/apache/submarine:jupyter-notebook-0.7.0): extra: field not allowed (allowed here: digest, kind, name, platform, platforms, reference, size, verifiedBy)"},
+		{File: lockPath, Line: last, Field: "x", Message: lockPath + ":" + strconv.Itoa(last) + ": x: field not allowed (allowed here: apiVersion, kind, metadata, spec)"},
+	}
+	if !reflect.DeepEqual(errs, want) {
+		t.Errorf("unknown fields:\n%+v\nwant\n%+v", errs, want)
+	}
+
+	// A value of the wrong type.
+	errs, _ = vet(t, strings.Replace(good, "    size: 2407\n", "    size: [2407]\n", 1))
+	want = []vetError{{File: lockPath, Line: 13, Field: "spec.images[0].size", Message: lockPath + ":13: spec.images[0] (docker.io/apache/submarine:jupyter-notebook-0.7.0): size: a list where an integer is expected"}}
+	if !reflect.DeepEqual(errs, want) {
+		t.Errorf("wrong type:\n%+v\nwant\n%+v", errs, want)
 	}
 }

@@ -54,7 +54,7 @@ func reportErrors(err error) []vetError {
 	if les := lockErrors(err); len(les) > 0 {
 		out := make([]vetError, 0, len(les))
 		for _, e := range les {
-			out = append(out, vetError{File: e.File, Line: e.Line, Field: lockField(e), Message: e.Error()})
+			out = append(out, vetError{File: e.File, Line: e.Line, Column: e.Column, Field: lockField(e), Message: e.Error()})
 		}
 		return out
 	}

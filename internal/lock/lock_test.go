@@ -258,7 +258,7 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "    kind: manifest\n", "", 1),
 		},
 		{
-			name: "unknown entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "field tag not found",
+			name: "unknown entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "tag", line: 13, msg: "tag: field not allowed (allowed here: digest, kind, name, platform, platforms, reference, size, verifiedBy)",
 			data: header + busybox + "    tag: latest\n",
 		},
 		{
@@ -290,11 +290,11 @@ func TestParseErrors(t *testing.T) {
 			data: strings.Replace(header, "stowage.dev/v1alpha1", "stowage.dev/v1", 1) + busybox,
 		},
 		{
-			name: "unknown top-level field", index: -1, field: "status", line: 10, msg: "field status not found",
+			name: "unknown top-level field", index: -1, field: "status", line: 10, msg: "test.lock.yaml:10: status: field not allowed (allowed here: apiVersion, kind, metadata, spec)",
 			data: header + "    []\nstatus: {}\n",
 		},
 		{
-			name: "unknown metadata field", index: -1, field: "metadata.uid", line: 4, msg: "field uid not found",
+			name: "unknown metadata field", index: -1, field: "metadata.uid", line: 4, msg: "metadata.uid: field not allowed (allowed here: annotations, labels, name, namespace)",
 			data: strings.Replace(header, "  name: stowage-lock", "  uid: abc", 1) + busybox,
 		},
 		{
@@ -302,11 +302,11 @@ func TestParseErrors(t *testing.T) {
 			data: "apiVersion: stowage.dev/v1alpha1\nkind: ImageLock\n",
 		},
 		{
-			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "cannot unmarshal !!str (value not shown) into []lock.Entry",
+			name: "images not a list", index: -1, field: "spec.images", line: 8, msg: "spec.images: a string where a list is expected",
 			data: strings.TrimSuffix(header, "\n") + " busybox\n",
 		},
 		{
-			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "cannot unmarshal !!str (value not shown) into lock.Entry",
+			name: "entry not a mapping", index: 0, field: "", line: 9, msg: "spec.images[0]: a string where a mapping is expected",
 			data: header + "  - busybox:1.31.1\n",
 		},
 		{
@@ -326,7 +326,7 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "name: docker.io/library/busybox:1.31.1", "name: null", 1),
 		},
 		{
-			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "cannot unmarshal !!str (value not shown) into int64",
+			name: "size not a number", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "size: a string where an integer is expected",
 			data: header + busybox + "    size: \"12\"\n",
 		},
 		{
@@ -374,8 +374,44 @@ func TestParseErrors(t *testing.T) {
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:abc\n",
 		},
 		{
-			name: "unknown platform field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "field variant not found",
+			name: "unknown platform field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms[0].variant", line: 16, msg: "platforms[0].variant: field not allowed (allowed here: digest, platform, size)",
 			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms:\n    - platform: linux/amd64\n      digest: sha256:" + hexB + "\n      variant: v8\n",
+		},
+		{
+			name: "unknown field misspelt", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digests", line: 13, msg: `digests: field not allowed; did you mean "digest"?`,
+			data: header + busybox + "    digests: []\n",
+		},
+		{
+			name: "stray top-level key with a flow list", index: -1, field: "x", line: 13, msg: "test.lock.yaml:13: x: field not allowed (allowed here: apiVersion, kind, metadata, spec)",
+			data: header + busybox + "x: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n",
+		},
+		{
+			name: "stray top-level key with a flow mapping", index: -1, field: "x", line: 13, msg: "x: field not allowed",
+			data: header + busybox + "x: {a: 1}\n",
+		},
+		{
+			name: "size a flow list", index: 0, image: "docker.io/library/busybox:1.31.1", field: "size", line: 13, msg: "size: a list where an integer is expected",
+			data: header + busybox + "    size: [1]\n",
+		},
+		{
+			name: "platforms a flow mapping", index: 0, image: "docker.io/library/busybox:1.31.1", field: "platforms", line: 13, msg: "platforms: a mapping where a list is expected",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: index", 1) + "    platforms: {linux: 1}\n",
+		},
+		{
+			name: "verifiedBy a flow list", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy", line: 13, msg: "verifiedBy: a list where a mapping is expected",
+			data: header + busybox + "    verifiedBy: [1]\n",
+		},
+		{
+			name: "kind a list", index: 0, image: "docker.io/library/busybox:1.31.1", field: "kind", line: 12, msg: "kind: a list where a string is expected",
+			data: header + strings.Replace(busybox, "kind: manifest", "kind: [manifest]", 1),
+		},
+		{
+			name: "apiVersion a flow list", index: -1, field: "apiVersion", line: 1, msg: "test.lock.yaml:1: apiVersion: a list where a string is expected",
+			data: strings.Replace(header, "apiVersion: stowage.dev/v1alpha1", "apiVersion: [1]", 1) + busybox,
+		},
+		{
+			name: "annotations a list", index: -1, field: "metadata.annotations", line: 5, msg: "metadata.annotations: a list where a mapping is expected",
+			data: strings.Replace(header, "  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", "  annotations: [a]\n", 1) + busybox,
 		},
 		{
 			name: "empty file", index: -1, msg: "empty file",
@@ -402,7 +438,7 @@ func TestParseErrors(t *testing.T) {
 			data: "apiVersion: stowage.dev/v1alpha1\n---\nkind: ImageLock\n",
 		},
 		{
-			name: "YAML syntax", index: -1, msg: "line 2",
+			name: "YAML syntax", index: -1, line: 2, msg: "test.lock.yaml:2: mapping values are not allowed in this context",
 			data: "apiVersion: stowage.dev/v1alpha1\n  kind: [\n",
 		},
 	}

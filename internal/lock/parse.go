@@ -18,6 +18,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/confined"
+	"github.com/stowage/stowage/internal/spelling"
 	"github.com/stowage/stowage/internal/yamlpos"
 )
 
@@ -107,16 +108,14 @@ func parse(data []byte, filename string) (*Lock, *file, []error, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("empty file; want an %s object", ObjectKind)
-		} else {
-			err = atFault(err, data)
+			return nil, nil, nil, &Error{File: filename, Index: -1, Err: fmt.Errorf("empty file; want an %s object", ObjectKind)}
 		}
-		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
+		return nil, nil, nil, syntaxError(err, data, filename)
 	}
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, nil, nil, &Error{File: filename, Index: -1, Err: err}
+		return nil, nil, nil, syntaxError(err, data, filename)
 	default:
 		line := extra.Line
 		if len(extra.Content) > 0 {
@@ -424,17 +423,32 @@ type parser struct {
 	errs  []error
 	lines map[string]int    // path -> line of its key or list item
 	paths map[int]string    // line -> deepest path on it
+	spots map[int][]spot    // line -> the keys and values on it, in document order
 	strs  map[string]string // path -> its string value, as first written
 	bad   map[string]bool   // paths yaml.v3 could not decode
 }
+
+// spot is a key or a value of the document, for finding the path a
+// yaml.v3 message ("line N: ...") is about among the nodes on line N.
+type spot struct {
+	path string
+	node *yaml.Node
+	key  bool
+	// typ is the type the value decodes into, or for a key the struct
+	// type holding it; nil where the document leaves the lock's types.
+	typ reflect.Type
+}
+
+// fileType is the Go type the whole document decodes into.
+var fileType = reflect.TypeFor[file]()
 
 // index builds the maps of paths from the tree, once.
 func (p *parser) index() {
 	if p.lines != nil {
 		return
 	}
-	p.lines, p.paths, p.strs = map[string]int{}, map[int]string{}, map[string]string{}
-	p.walk(p.doc, "")
+	p.lines, p.paths, p.spots, p.strs = map[string]int{}, map[int]string{}, map[int][]spot{}, map[string]string{}
+	p.walk(p.doc, "", fileType)
 }
 
 // mapLine is the reported line of the node line n.
@@ -445,26 +459,46 @@ func (p *parser) mapLine(n int) int {
 	return p.line(n)
 }
 
-// walk records the line of every key, list item and value under n.
-func (p *parser) walk(n *yaml.Node, path string) {
+// walk records the line of every key, list item and value under n, and
+// the type t (nil: unknown) each decodes into.
+func (p *parser) walk(n *yaml.Node, path string, t reflect.Type) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	p.mark(n, path)
+	p.spots[n.Line] = append(p.spots[n.Line], spot{path: path, node: n, typ: t})
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			p.walk(c, path)
+			p.walk(c, path, t)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			child := n.Content[i].Value
+			k := n.Content[i]
+			child := k.Value
 			if path != "" {
 				child = path + "." + child
 			}
-			p.mark(n.Content[i], child)
-			p.walk(n.Content[i+1], child)
+			var ct reflect.Type
+			switch {
+			case t == nil:
+			case t.Kind() == reflect.Map:
+				ct = t.Elem()
+			case t.Kind() == reflect.Struct:
+				fields, _ := yamlFields(t)
+				ct = fields[k.Value]
+			}
+			p.mark(k, child)
+			p.spots[k.Line] = append(p.spots[k.Line], spot{path: child, node: k, key: true, typ: t})
+			p.walk(n.Content[i+1], child, ct)
 		}
 	case yaml.SequenceNode:
+		var ct reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			ct = t.Elem()
+		}
 		for i, c := range n.Content {
-			p.walk(c, fmt.Sprintf("%s[%d]", path, i))
+			p.walk(c, fmt.Sprintf("%s[%d]", path, i), ct)
 		}
 	case yaml.ScalarNode:
 		if _, ok := p.strs[path]; !ok && n.Tag == "!!str" {
@@ -482,34 +516,197 @@ func (p *parser) mark(n *yaml.Node, path string) {
 }
 
 // yamlError records one of yaml.v3's "line N: message" decoding errors at
-// the deepest path on line N.
+// the path it is about on line N, in stowage's words (typeError).
 func (p *parser) yamlError(msg string) {
 	num, text, ok := strings.Cut(strings.TrimPrefix(msg, "line "), ": ")
 	n, err := strconv.Atoi(num)
 	if !ok || err != nil {
-		p.errs = append(p.errs, &Error{File: p.file, Index: -1, Err: errors.New(msg)})
+		p.errs = append(p.errs, &Error{File: p.file, Index: -1, Err: errors.New(typeError(msg).text)})
 		return
 	}
 	p.index()
-	path := p.paths[n]
+	te := typeError(text)
+	path := p.find(n, te)
 	if p.bad == nil {
 		p.bad = map[string]bool{}
 	}
 	p.bad[path] = true
-	p.errs = append(p.errs, p.at(path, n, errors.New(goTypes.Replace(unquote(text)))))
+	p.errs = append(p.errs, p.at(path, n, errors.New(te.text)))
 }
 
-// goTypes gives yaml.v3's messages, which name the Go type a value did not
-// decode into, the names the lock's types had before they moved to
-// api/v1alpha1, which the messages users read keep.
-var goTypes = strings.NewReplacer(
-	"v1alpha1.ImageLockEntry", "lock.Entry",
-	"v1alpha1.ImageLockPlatform", "lock.Platform",
-	"v1alpha1.DigestKind", "lock.Kind",
-	"v1alpha1.ImageLockSpec", "lock.spec",
-	"v1alpha1.ObjectMeta", "lock.metadata",
-	"v1alpha1.ImageLock", "lock.file",
-)
+// find is the path on line n that the yaml.v3 error te is about: the key
+// of an unknown or repeated field, the value of the wrong type (by its tag
+// and the type it was to decode into); else, and for other messages, the
+// deepest path on the line.
+func (p *parser) find(n int, te yamlMessage) string {
+	if te.key == "" && te.tag == "" {
+		return p.paths[n]
+	}
+	for _, strict := range []bool{true, false} {
+		for _, s := range p.spots[n] {
+			var match bool
+			if te.key != "" {
+				match = s.key && s.node.Value == te.key
+			} else {
+				match = !s.key && s.node.ShortTag() == te.tag
+			}
+			if match && (!strict || te.goType == "" || (s.typ != nil && s.typ.String() == te.goType)) {
+				return s.path
+			}
+		}
+	}
+	return p.paths[n]
+}
+
+// yamlMessage is a yaml.v3 decoding error reworded: text is what the user
+// reads, never naming a Go type; key, tag and goType say what it is about
+// (see find).
+type yamlMessage struct {
+	text   string
+	key    string // the field of "field X not found" or "mapping key X already defined"
+	tag    string // the YAML tag of the value of "cannot unmarshal"
+	goType string // the Go type yaml.v3 named
+}
+
+// typeError rewords the text of one of yaml.v3's decoding errors ("field
+// X not found in type T", "cannot unmarshal !!TAG `value` into T", "field
+// X already set in type T", "mapping key X already defined at line M") in
+// the words stowage's schema uses for the config: an unknown field is "field
+// not allowed (allowed here: …)" with the nearest name suggested, a value
+// of the wrong type says what it is and what is expected there ("a string
+// where an integer is expected"). No Go type name and no excerpt of the
+// value is kept (the lock may be a link to a file that must not be
+// quoted). Other messages keep yaml.v3's words, an excerpt dropped.
+func typeError(text string) yamlMessage {
+	if rest, ok := strings.CutPrefix(text, "field "); ok {
+		if name, goType, ok := strings.Cut(rest, " not found in type "); ok {
+			return yamlMessage{text: "field not allowed" + allowedHere(name, lockTypes()[goType]), key: name, goType: goType}
+		}
+		if name, goType, ok := strings.Cut(rest, " already set in type "); ok {
+			return yamlMessage{text: "field set more than once", key: name, goType: goType}
+		}
+	}
+	if rest, ok := strings.CutPrefix(text, "cannot unmarshal "); ok {
+		if i := strings.LastIndex(rest, " into "); i >= 0 {
+			tag, _, _ := strings.Cut(rest[:i], " ")
+			goType := rest[i+len(" into "):]
+			return yamlMessage{text: yamlKind(tag) + " where " + expected(lockTypes()[goType]) + " is expected", tag: tag, goType: goType}
+		}
+	}
+	if rest, ok := strings.CutPrefix(text, "mapping key "); ok {
+		if q, _, ok := strings.Cut(rest, " already defined at line "); ok {
+			if key, err := strconv.Unquote(q); err == nil {
+				return yamlMessage{text: unquote(text), key: key}
+			}
+		}
+	}
+	return yamlMessage{text: unquote(text)}
+}
+
+// lockTypes are the Go types of the lock file by the name yaml.v3's
+// messages give them (reflect.Type.String(), pointers dereferenced); built
+// at the first message, not at start-up.
+var lockTypes = sync.OnceValue(func() map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if _, done := m[t.String()]; done {
+			return
+		}
+		m[t.String()] = t
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map:
+			add(t.Elem())
+		case reflect.Struct:
+			fields, _ := yamlFields(t)
+			for _, name := range slices.Sorted(maps.Keys(fields)) {
+				add(fields[name])
+			}
+		}
+	}
+	add(fileType)
+	return m
+})
+
+// allowedHere is the end of an unknown field's message: the nearest
+// allowed name, if one is near, and the fields of t, as the schema words
+// them: `; did you mean "digest"? (allowed here: digest, kind, ...)`. ""
+// for a type that is not a struct of the lock.
+func allowedHere(name string, t reflect.Type) string {
+	if t == nil || t.Kind() != reflect.Struct {
+		return ""
+	}
+	fields, ok := yamlFields(t)
+	if !ok || len(fields) == 0 {
+		return ""
+	}
+	allowed := slices.Sorted(maps.Keys(fields))
+	best, bestD := "", len(name)/2+2
+	for _, a := range allowed {
+		if d := spelling.Distance(name, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	var b strings.Builder
+	if best != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", best)
+	}
+	b.WriteString(" (allowed here: " + strings.Join(allowed, ", ") + ")")
+	return b.String()
+}
+
+// yamlKind names a value by its YAML tag ("a string" for !!str); a
+// custom tag is not quoted.
+func yamlKind(tag string) string {
+	switch tag {
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "a timestamp"
+	case "!!binary":
+		return "binary data"
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	}
+	return "a value with a custom tag"
+}
+
+// expected names what a value of the Go type t is written as in YAML.
+func expected(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer of 0 or more"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another kind of value"
+}
 
 // fail records err at path, on the line of path or of its closest parent.
 // otherObject returns the apiVersion and kind problems alone when data is
@@ -597,26 +794,35 @@ func unquote(msg string) string {
 	return before + "(value not shown)" + after
 }
 
-// atFault moves a yaml.v3 syntax error ("yaml: line N: PROBLEM", N the
-// line where the enclosing block starts) to the line of the token at fault
-// (yamlpos.Line), when that is later; the problem's words stay yaml.v3's.
-func atFault(err error, data []byte) error {
+// syntaxError is the *Error of a yaml.v3 syntax error ("yaml: line N:
+// PROBLEM", N the line where the enclosing block starts): at the line of
+// the token at fault (yamlpos.Line) when that is later, else at N, the
+// message yaml.v3's PROBLEM, so that the line is said once, where every
+// stowage error says it ("FILE:LINE: PROBLEM", as the config's syntax
+// errors are). A character YAML does not allow is named with its line and
+// column (yaml.v3 names no line). An error of another form keeps its
+// message, without a line.
+func syntaxError(err error, data []byte, filename string) *Error {
+	e := &Error{File: filename, Index: -1, Err: err}
 	if strings.HasSuffix(err.Error(), yamlpos.ControlProblem) {
 		if line, col, r, ok := yamlpos.Control(data); ok {
-			return fmt.Errorf("yaml: line %d: column %d: %U is a control character, which YAML does not allow (write it as an escape in a double-quoted string, or remove it)", line, col, r)
+			e.Line, e.Column = line, col
+			e.Err = fmt.Errorf("%U is a control character, which YAML does not allow (write it as an escape in a double-quoted string, or remove it)", r)
 		}
+		return e
 	}
 	rest, ok := strings.CutPrefix(err.Error(), "yaml: line ")
 	if !ok {
-		return err
+		return e
 	}
 	num, problem, ok := strings.Cut(rest, ": ")
 	n, convErr := strconv.Atoi(num)
-	if !ok || convErr != nil {
-		return err
+	if !ok || convErr != nil || n < 1 {
+		return e
 	}
+	e.Line, e.Err = n, errors.New(problem)
 	if line, ok := yamlpos.Line(data); ok && line > n {
-		return fmt.Errorf("yaml: line %d: %s", line, problem)
+		e.Line = line
 	}
-	return err
+	return e
 }

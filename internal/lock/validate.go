@@ -18,6 +18,10 @@ type Error struct {
 	File string
 	// Line is the 1-based line of the offending node; 0 when unknown.
 	Line int
+	// Column is the 1-based column (in characters) on Line, for a YAML
+	// syntax error that names one (a character YAML does not allow); 0
+	// otherwise.
+	Column int
 	// Index is the position of the entry in spec.images (0-based), or -1
 	// when the problem is not inside an entry.
 	Index int
@@ -32,14 +36,17 @@ type Error struct {
 }
 
 // Error formats the problem as
-// "file:line: spec.images[i] (image): field: message", leaving out the parts
-// that are unknown.
+// "file:line[:column]: spec.images[i] (image): field: message", leaving out
+// the parts that are unknown.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
 		if e.Line > 0 {
 			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Column > 0 {
+				fmt.Fprintf(&b, ":%d", e.Column)
+			}
 		}
 		b.WriteString(": ")
 	}
