@@ -119,7 +119,7 @@ func TestParseLockRefusesUnknownField(t *testing.T) {
 	data = append(data, "extra: 1\n"...)
 	line := bytes.Count(data, []byte("\n"))
 	_, err = render.ParseLock(data, "stowage.lock.yaml")
-	if want := fmt.Sprintf("stowage.lock.yaml:%d: extra: field extra not found in type lock.file", line); err == nil || err.Error() != want {
+	if want := fmt.Sprintf("stowage.lock.yaml:%d: extra: field not allowed (allowed here: apiVersion, kind, metadata, spec)", line); err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

@@ -96,7 +96,7 @@ extra: 1
 `), "stowage.lock.yaml")
 	fmt.Println(err)
 	// Output:
-	// stowage.lock.yaml:11: extra: field extra not found in type lock.file
+	// stowage.lock.yaml:11: extra: field not allowed (allowed here: apiVersion, kind, metadata, spec)
 	// stowage.lock.yaml:9: spec.images[0] (docker.io/library/busybox:1.36): digest: invalid digest "sha256:abc": wrong number of hex digits for sha256: abc
 }
 
