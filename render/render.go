@@ -120,6 +120,7 @@ func fromImageLock(il *v1alpha1.ImageLock) (*lock.Lock, error) {
 		return nil, fmt.Errorf("render: the lock is a %s %s, want %s %s", il.APIVersion, il.Kind, v1alpha1.APIVersion, v1alpha1.ImageLockKind)
 	}
 	var errs []error
+	var entries []lock.Entry
 	seen := map[string]bool{}
 	for i, e := range il.Spec.Images {
 		if err := lock.Validate(e); err != nil {
@@ -131,12 +132,13 @@ func fromImageLock(il *v1alpha1.ImageLock) (*lock.Lock, error) {
 			continue
 		}
 		seen[e.Name] = true
-		l.Put(e)
+		entries = append(entries, e)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return l, nil
+	// Sorted once: Put entry by entry is quadratic in an unsorted lock.
+	return lock.New(entries), nil
 }
 
 func internal(objs []Object) []engine.Object {
