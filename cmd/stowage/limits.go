@@ -3,12 +3,14 @@ package main
 import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/stowage/stowage/internal/limitflags"
 )
 
 // limitFlags are the root's flags that bound a config's evaluation. Every
 // command takes them, and a config cannot raise them; they are left out
 // of every command's help and described by `stowage help limits`.
-var limitFlags = []string{"max-config-bytes", "max-config-nodes", "config-timeout", "max-config-memory"}
+var limitFlags = limitflags.Names
 
 // newLimitsTopic hides the limit flags of fs from the commands' help and
 // returns the help topic that lists them (a command without a Run, which

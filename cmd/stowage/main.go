@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/version"
@@ -200,10 +201,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	var verbose bool
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
 	var lim schema.Limits
-	root.PersistentFlags().Int64Var(&lim.Bytes, "max-config-bytes", schema.DefaultLimits.Bytes, "refuse a config whose files hold more bytes than this together")
-	root.PersistentFlags().IntVar(&lim.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
-	root.PersistentFlags().DurationVar(&lim.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
-	root.PersistentFlags().Int64Var(&lim.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
+	limitflags.Add(root.PersistentFlags(), &lim)
 	limits := newLimitsTopic(root.PersistentFlags())
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot

@@ -1,0 +1,23 @@
+// Package limitflags defines the command-line flags that bound a config's
+// evaluation (schema.Limits), one definition for the stowage binary and
+// for a KRM function binary built on fn.Main.
+package limitflags
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/stowage/stowage/schema"
+)
+
+// Names are the flags Add defines, in the order it defines them.
+var Names = []string{"max-config-bytes", "max-config-nodes", "config-timeout", "max-config-memory"}
+
+// Add defines on fs the flags --max-config-bytes, --max-config-nodes,
+// --config-timeout and --max-config-memory, each defaulting to
+// schema.DefaultLimits and parsed into its field of l.
+func Add(fs *pflag.FlagSet, l *schema.Limits) {
+	fs.Int64Var(&l.Bytes, "max-config-bytes", schema.DefaultLimits.Bytes, "refuse a config whose files hold more bytes than this together")
+	fs.IntVar(&l.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
+	fs.DurationVar(&l.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
+	fs.Int64Var(&l.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
+}
