@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -21,10 +22,11 @@ import (
 const DefaultMaxInput = 4 << 20
 
 // cappedReader fails a read past max bytes with a message naming the
-// limit and the flag that raises it.
+// limit, the program (prog: "stowage fn") and the flag that raises it.
 type cappedReader struct {
 	r         io.Reader
 	left, max int64
+	prog      string
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
@@ -43,7 +45,7 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 }
 
 func (c *cappedReader) err() error {
-	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of stowage fn; raise it with --max-input-bytes in the exec declaration's args", c.max)
+	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of %s; raise it with --max-input-bytes in the exec declaration's args", c.max, c.prog)
 }
 
 // badMetadata names the first object of a ResourceList whose
@@ -106,6 +108,15 @@ type CommandOption func(*commandConfig)
 type commandConfig struct {
 	getenv        func(string) (string, bool)
 	configOptions func() []schema.Option
+	// path and args are the exec declaration the help shows; declared
+	// is false until WithProgram sets them (stowage, [fn]).
+	path     string
+	args     []string
+	declared bool
+	// child and limits are Main's: the executable configs are evaluated
+	// in (schema.WithChild) and the limits its flags set.
+	child  string
+	limits *schema.Limits
 }
 
 // WithGetenv reads the "env:" password sources through getenv instead of
@@ -121,26 +132,42 @@ func WithConfigOptions(opts func() []schema.Option) CommandOption {
 	return func(c *commandConfig) { c.configOptions = opts }
 }
 
+// WithProgram names the binary (path, as the exec declaration's path
+// names it) and the arguments before the function's flags (args) that
+// run the command: its help shows them as the exec declaration, and the
+// message of an input over --max-input-bytes names them. Without it they
+// are stowage and [fn], stowage's own `stowage fn`; Main passes the base
+// name of os.Args[0] and no args.
+func WithProgram(path string, args ...string) CommandOption {
+	return func(c *commandConfig) { c.path, c.args, c.declared = path, args, true }
+}
+
 // NewCommand returns the KRM function as a command: a ResourceList on
 // stdin, the ResourceList with its results on stdout, each warning and
 // error result also written to stderr as a file:line: field: message line.
 // Its flags: --max-input-bytes (default DefaultMaxInput; a larger input is
 // refused with a message naming the flag) and --allow-env (repeatable;
-// narrows Processor.AllowEnv). So that
+// narrows Processor.AllowEnv). It takes no positional argument. When a
+// result is an error the command's error is ErrReported (wrapped).
 //
-//	func main() {
-//		if err := fn.NewCommand().Execute(); err != nil {
-//			os.Exit(1)
-//		}
-//	}
-//
-// in another module is the whole function. When a result is an error the
-// command's error is ErrReported (wrapped).
+// A program of its own is Main, which does what a caller of NewCommand
+// must do itself: the command prints no error of its own (cobra's
+// SilenceErrors), so the caller prints every error but ErrReported and
+// exits 1 (or 2 for a flag error); and configs are evaluated in this
+// process, without the kill of the memory and time limits, unless the
+// caller passes WithConfigOptions returning schema.WithChild(its
+// executable) and dispatches schema.ServeChild first thing in main when
+// os.Args[1] is schema.ChildArg (schema.WithChild says why). The command
+// has none of the config-limit flags: the limits are schema.WithLimits
+// through WithConfigOptions (DefaultLimits without). Its help declares
+// the function as `stowage` with args [fn] unless WithProgram says
+// otherwise.
 func NewCommand(opts ...CommandOption) *cobra.Command {
-	var cfg commandConfig
+	cfg := commandConfig{path: "stowage", args: []string{"fn"}}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	prog := strings.Join(append([]string{cfg.path}, cfg.args...), " ")
 	p := &Processor{Getenv: cfg.getenv}
 	c := command.Build(p, command.StandaloneDisabled, true)
 	maxInput := int64(DefaultMaxInput)
@@ -150,10 +177,20 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 		// The input is kept (kyaml holds all of it anyway) to say where a
 		// ResourceList kyaml refuses is wrong.
 		var in bytes.Buffer
-		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput}, &in))
+		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput, prog: prog}, &in))
 		p.Stderr = cmd.ErrOrStderr()
+		var co []schema.Option
+		if cfg.limits != nil {
+			co = append(co, schema.WithLimits(*cfg.limits))
+		}
+		if cfg.child != "" {
+			co = append(co, schema.WithChild(cfg.child))
+		}
 		if cfg.configOptions != nil {
-			p.ConfigOptions = cfg.configOptions()
+			co = append(co, cfg.configOptions()...)
+		}
+		if co != nil {
+			p.ConfigOptions = co
 		}
 		err := run(cmd, args)
 		// The results were written to stderr already, one line each
@@ -180,14 +217,23 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 	}
 	c.Use = "fn"
 	c.Short = "Run as a kustomize KRM function (ResourceList on stdin, ResourceList with results on stdout)"
-	c.Long = `Run as a KRM function. Declare it in a kustomization's transformers or
+	c.Long = longHelp(cfg.path, cfg.args)
+	return c
+}
+
+// longHelp is the command's help, its exec declaration naming path and
+// args (no args line without args).
+func longHelp(path string, args []string) string {
+	decl := "      path: " + path + "      # looked up in $PATH; ./" + path + " is relative to the kustomization\n"
+	if len(args) > 0 {
+		decl += "      args: [" + strings.Join(args, ", ") + "]\n"
+	}
+	return `Run as a KRM function. Declare it in a kustomization's transformers or
 generators with the annotation
 
   config.kubernetes.io/function: |
     exec:
-      path: stowage      # looked up in $PATH; ./stowage is relative to the kustomization
-      args: [fn]
-
+` + decl + `
 and build with: kustomize build --enable-alpha-plugins --enable-exec
 With --enable-alpha-plugins alone kustomize skips the function silently
 (exit 0, images unpinned); without it the build fails with "external
@@ -210,5 +256,4 @@ kustomize, or with kustomize build --env); the repository cannot widen
 that: --allow-env in the exec declaration's args only keeps some of the
 operator's names, and a declaration whose envs set STOWAGE_ALLOW_ENV is
 refused. file: only regular files inside the kustomization's directory.`
-	return c
 }

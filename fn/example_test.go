@@ -3,6 +3,7 @@ package fn_test
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -61,8 +62,10 @@ func ExampleProcessor() {
 	// DaemonSet prepull/tools
 }
 
-// NewCommand is the function as a command, flags included; a function
-// binary of its own is main calling NewCommand().Execute().
+// NewCommand is the function as a command, flags included, for a
+// program that composes it: that program prints the command's errors and
+// dispatches the config-evaluation child itself (a binary of its own is
+// fn.Main).
 func ExampleNewCommand() {
 	cmd := fn.NewCommand()
 	var out bytes.Buffer
@@ -81,4 +84,14 @@ func ExampleNewCommand() {
 	n, _ := items.Elements()
 	fmt.Println(len(n), "items")
 	// Output: 3 items
+}
+
+// Main is the whole program of a function binary of its own: declared in
+// a kustomization with its name as the exec path (args: [fn], written for
+// stowage, works too), it evaluates configs in a child process of itself
+// and prints every error to stderr.
+func ExampleMain() {
+	// func main() {
+	os.Exit(fn.Main())
+	// }
 }

@@ -8,6 +8,14 @@
 // Problems a user can fix are results (severity, message, resourceRef,
 // field, file) and make the function exit non-zero; only broken plumbing is
 // a plain error.
+//
+// A function binary of its own, in another module, is
+//
+//	func main() { os.Exit(fn.Main()) }
+//
+// (Main: the config-evaluation child, stowage's flags, errors on stderr,
+// exit codes); NewCommand is the command alone, for a program that
+// composes it.
 package fn
 
 import (

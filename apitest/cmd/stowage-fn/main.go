@@ -1,5 +1,5 @@
 // Command stowage-fn is stowage's KRM function built in another module:
-// the whole program is fn.NewCommand.
+// the whole program is fn.Main.
 package main
 
 import (
@@ -8,8 +8,4 @@ import (
 	"github.com/stowage/stowage/fn"
 )
 
-func main() {
-	if err := fn.NewCommand().Execute(); err != nil {
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(fn.Main()) }
