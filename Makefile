@@ -65,7 +65,7 @@ test:
 	$(GO) vet ./...
 	$(GO) build -o $(TESTBIN) ./cmd/stowage
 	STOWAGE_BIN=$(TESTBIN) $(GO) test -vet=off -count=1 -timeout 30m ./...
-	@$(MAKE) --no-print-directory apitest
+	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory apitest
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory e2e
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory fluxoci
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory node
@@ -97,7 +97,9 @@ fuzz:
 # The public Go API used from another module (apitest/, its own module
 # outside github.com/stowage/stowage, so it cannot import internal/):
 # schema.Load, render.Render and its writers, fn.Processor and
-# fn.NewCommand on an example. It needs nothing optional, so it always
+# fn.NewCommand on an example, and cmd/stowage-fn (fn.Main) built and run
+# beside stowage (bin/test/stowage under make test, else built once) and
+# under kustomize when it is installed. It needs nothing optional, so it always
 # runs; a few seconds once the main module is built.
 apitest:
 	cd apitest && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...
