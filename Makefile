@@ -55,7 +55,7 @@ snapshot:
 # The tests that run stowage as a user does share one binary, built here
 # first into bin/test/stowage with the same build settings (so its
 # packages are the test binaries' own) and handed to them in STOWAGE_BIN
-# (internal/testbin); run alone, `go test` builds it once per test process
+# (internal/testing/testbin); run alone, `go test` builds it once per test process
 # instead.
 TESTBIN = $(CURDIR)/bin/test/stowage
 test: export CGO_ENABLED ?= 0

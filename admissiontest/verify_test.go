@@ -33,10 +33,10 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/admission"
-	"github.com/stowage/stowage/internal/cosigntest"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // stowage runs the real stowage binary with args, bounded in time, and

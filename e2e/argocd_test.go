@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // TestApplyArgoCDPlugin is the Argo CD Config Management Plugin's journey

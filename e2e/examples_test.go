@@ -16,7 +16,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
 )
@@ -151,7 +151,7 @@ func TestApplyExamples(t *testing.T) {
 // ClusterPolicy, policy-controller's ClusterImagePolicy and TrustRoot),
 // custom resources whose CRDs this cluster does not have: no policy engine
 // is installed here, and no stand-in CRD is, since one would accept what
-// the real one may refuse (internal/kubecheck and the admissiontest module
+// the real one may refuse (internal/testing/kubecheck and the admissiontest module
 // check those objects). Each is checked to be missing from the server's
 // discovery: the "no matches for kind" that fails `kubectl apply`, and
 // Argo CD's sync, where the engine is not installed — which is why

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stowage/stowage/internal/configgen"
-	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/testing/configgen"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
 	"github.com/stowage/stowage/internal/render"
 )
 
-// TestApplyLargeConfigs applies generated configs (internal/configgen, stand-in
+// TestApplyLargeConfigs applies generated configs (internal/testing/configgen, stand-in
 // lock) to a real API server: 2,000 images across 50 pullers in 20
 // namespaces, and a single puller of 60 images, which stowage splits into
 // DaemonSets of at most render.MaxImagesPerDaemonSet images. The rendered

@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 
 	"bytes"
 	"context"

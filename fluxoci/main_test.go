@@ -3,7 +3,7 @@ package fluxoci
 import (
 	"testing"
 
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // TestMain removes the stowage binary the tests built and shared, if they

@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/stowage/stowage/internal/cosigntest"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -30,7 +30,7 @@ import (
 // At each destination Flux's own client pulls the artifact by digest from
 // the repository the site rule gives (the one mirror --dry-run lists) and
 // extracts files equal byte for byte to render -o, whose images point at
-// the site registry. With cosign (internal/cosigntest; CI requires it) the
+// the site registry. With cosign (internal/testing/cosigntest; CI requires it) the
 // artifact is signed at the source first, as for an OCIRepository with
 // spec.verify.provider cosign, and cosign verify --key succeeds against
 // both copies: mirror carries the signature with the artifact.

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
 )
 
 var update = flag.Bool("update", false, "rewrite fn/testdata/*/output.yaml from the current output")

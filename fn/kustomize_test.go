@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 var updateKustomize = flag.Bool("update-kustomize", false, "rewrite the expected kustomize build outputs")

@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // TestLocksAreStandIns: the locks of the KRM examples and test inputs hold
 // exactly the digests of the deterministic stand-in images
-// (internal/offlineimage) of their references — the digests `stowage lock`
+// (internal/testing/offlineimage) of their references — the digests `stowage lock`
 // resolves against a registry seeded with them — so no digest in them is
 // typed by hand or invented.
 func TestLocksAreStandIns(t *testing.T) {

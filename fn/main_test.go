@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // TestPinsEachTagToItsOwnEntry: in pin mode, two tags of one repository

@@ -1,7 +1,7 @@
 package node
 
 import (
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 
 	"archive/tar"
 	"bytes"

@@ -24,7 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/status"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/status"
 )
 

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 )
 
-// BenchmarkLoad is Load of each example and of internal/configgen's configs:
+// BenchmarkLoad is Load of each example and of internal/testing/configgen's configs:
 // reading the files, unifying them with the schema, validating and
 // decoding. Compare with benchstat (docs/benchmarks.md).
 func BenchmarkLoad(b *testing.B) {

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/cluster"
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // hostileToken is the bearer token of the hostile API server tests.

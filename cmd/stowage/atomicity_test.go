@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 
 	"bytes"
 	"context"
@@ -18,11 +18,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/stowage/stowage/internal/linediff"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // The atomicity suite (issue 5, item 4): a render into -o DIR, a lock and a

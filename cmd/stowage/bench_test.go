@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 )
 
 // BenchmarkRenderScale renders synthetic configs of 100 to 8,000 images

@@ -17,11 +17,11 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/internal/linediff"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // These tests run stowage against Debian's docker-registry (CNCF

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/linediff"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -21,7 +21,7 @@ var lockedExamples = []string{"openpai-offline", "submarine-notebooks", "gpu-pla
 
 // TestExampleLocksFromRegistry produces each example's lock the way
 // `make lock-examples` does: a real docker-registry is seeded with the
-// deterministic stand-in of every image (internal/offlineimage), each of the
+// deterministic stand-in of every image (internal/testing/offlineimage), each of the
 // example's registries mirrored under its own path, and `stowage lock`
 // resolves a copy of the example without its lock. The result must equal
 // the committed lock byte for byte.

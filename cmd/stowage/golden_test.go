@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stowage/stowage/internal/kubecheck"
-	"github.com/stowage/stowage/internal/linediff"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // TestImagesFromListVets: the catalogue from-list writes for the

@@ -19,8 +19,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/registrytest"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // writeTree writes files (slash paths relative to root) beneath root.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/registrytest"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // A kustomization as a platform team writes it: a base Deployment with an

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // canary is a password that must never be printed, logged or written. It

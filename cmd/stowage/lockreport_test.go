@@ -14,9 +14,9 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // decodeLockReport decodes lock -o json's stdout: exactly one object, with

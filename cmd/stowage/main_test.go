@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // TestMain points $DOCKER_CONFIG at a Docker config of the test process's

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"github.com/stowage/stowage/internal/syncbuf"
+	"github.com/stowage/stowage/internal/testing/syncbuf"
 	"os"
 	"strings"
 	"testing"

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/stowage/stowage/internal/testbin"
+	"github.com/stowage/stowage/internal/testing/testbin"
 
 	"context"
 	"os"
@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // quickstartBlock returns the first ```sh block after the README heading
@@ -109,7 +109,7 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
-// seedStandIns writes the stand-in of each image (internal/offlineimage) to the
+// seedStandIns writes the stand-in of each image (internal/testing/offlineimage) to the
 // registry at host under its source registry's name, as the README's
 // local registry holds them: host/docker.io/apache/submarine:…,
 // host/ghcr.io/stowage/stowage-helper:….

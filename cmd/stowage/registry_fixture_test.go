@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 func init() {
@@ -42,7 +42,7 @@ func startInProcess(t *testing.T) *inProcess {
 	return &inProcess{Host: strings.TrimPrefix(srv.URL, "http://"), Faults: f}
 }
 
-// seed pushes the stand-in of each reference (internal/offlineimage) to the
+// seed pushes the stand-in of each reference (internal/testing/offlineimage) to the
 // registry, with opts for the pushing resolver (insecure marks, mirrors,
 // CA); auth, when not nil, is sent as basic auth.
 func seed(t *testing.T, auth *authn.AuthConfig, refs []string, opts ...registry.Option) {

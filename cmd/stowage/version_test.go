@@ -19,7 +19,7 @@ import (
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 func TestVersion(t *testing.T) {

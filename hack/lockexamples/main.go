@@ -2,7 +2,7 @@
 // directory or kustomization (with the stowage transformer) it is given the way a user's lock is written: `stowage lock`
 // against a real registry. The registry is Debian's docker-registry (CNCF
 // distribution), started on 127.0.0.1 for the run and seeded with the
-// deterministic stand-in image (internal/offlineimage) of every reference, each
+// deterministic stand-in image (internal/testing/offlineimage) of every reference, each
 // of the config's registries mirrored under its own path (--mirror), so the
 // lock keeps the real names. The real registries are out of reach offline;
 // the stand-ins are the same bytes on every machine, so the locks are too.
@@ -23,7 +23,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 func main() {

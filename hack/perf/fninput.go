@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // writeFnInput writes to path the ResourceList kustomize would send `stowage
 // fn` in pin mode for n Deployments of one container each, every one a
 // distinct image ("registry.example/team/app-NNNNN:1"), with the ImageLock
-// item holding the n stand-in entries (internal/offlineimage) and a
+// item holding the n stand-in entries (internal/testing/offlineimage) and a
 // functionConfig without profiles.
 func writeFnInput(path string, n int) error {
 	var b strings.Builder

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stowage/stowage/internal/secret"
-	"github.com/stowage/stowage/internal/syncbuf"
+	"github.com/stowage/stowage/internal/testing/syncbuf"
 )
 
 // TestRouteKlog: what client-go logs through klog (a warning, an error,

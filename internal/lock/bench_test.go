@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/lock"
 )
 
-// benchLock returns the bytes of internal/configgen's lock of n images (about
+// benchLock returns the bytes of internal/testing/configgen's lock of n images (about
 // half of them multi-arch indexes).
 func benchLock(b *testing.B, n int) []byte {
 	b.Helper()

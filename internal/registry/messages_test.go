@@ -17,7 +17,7 @@ import (
 
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // tlsOnlyListener hands TLS connections on and resets every other one at

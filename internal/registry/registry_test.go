@@ -24,10 +24,10 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registry/registrytest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // server is the in-process registry behind a fault injector.
@@ -106,7 +106,7 @@ var allAccept = []string{
 }
 
 // TestFillMatchesStandIns resolves a single manifest and an index: the
-// entries equal internal/offlineimage's, a new entry costs one GET with the full
+// entries equal internal/testing/offlineimage's, a new entry costs one GET with the full
 // Accept list, and an index one more GET per child.
 func TestFillMatchesStandIns(t *testing.T) {
 	h, f := server(t)

@@ -78,7 +78,7 @@ func (r *Resolver) get(ctx context.Context, f fetch, id string) (*remote.Descrip
 const MaxIndexChildren = 1000
 
 // entryOf summarises a fetched manifest for the lock (lock.ManifestEntry or
-// lock.IndexEntryOf, the functions internal/offlineimage uses too). An index is
+// lock.IndexEntryOf, the functions internal/testing/offlineimage uses too). An index is
 // parsed once from the GET's body, and each child with a platform is read
 // with one GET by digest. Name and Reference are left to the caller.
 func (r *Resolver) entryOf(ctx context.Context, f fetch, d *remote.Descriptor) (lock.Entry, *opFailure) {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/configgen"
+	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -17,7 +17,7 @@ import (
 //	go test -run '^$' -bench . -count 10 ./render > new.txt
 //	benchstat old.txt new.txt
 //
-// (docs/benchmarks.md). The inputs are internal/configgen's configs: N
+// (docs/benchmarks.md). The inputs are internal/testing/configgen's configs: N
 // catalogue images over N/40 pullers, with their stand-in lock.
 
 // benchInput loads a synthetic config of n images and its lock.

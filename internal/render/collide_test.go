@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"github.com/stowage/stowage/internal/linediff"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"testing"
 )
 

@@ -9,7 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
 )
 
 // pods maps each DaemonSet's name to its imagePullSecrets (nil for none)

@@ -64,7 +64,7 @@ func FromConfig(cfg *v1alpha1.Config, profile string, l *lock.Lock, o Options) (
 // then only checked as o.CheckPasswords and o.Function say), the trust
 // files of its admission policies read confined and bounded (trustfile.Key,
 // trustfile.TrustedRoot), then Render. Kubernetes validity is the tests' job
-// (internal/kubecheck and the real API server in e2e/). Errors are those
+// (internal/testing/kubecheck and the real API server in e2e/). Errors are those
 // of each step, all of a step's problems at once; nothing is rendered
 // when any step fails.
 func FromPlan(p *plan.Plan, cfg *v1alpha1.Config, l *lock.Lock, o Options) ([]Object, error) {

@@ -22,9 +22,9 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
@@ -170,7 +170,7 @@ func checkName(t *testing.T, name, image string) {
 }
 
 // standinLock returns a lock for every image profile renders: the stand-in
-// entry of each (internal/offlineimage), widened to an index holding every
+// entry of each (internal/testing/offlineimage), widened to an index holding every
 // platform the config asks for, so that any platform pin resolves.
 func standinLock(t *testing.T, cfg *v1alpha1.Config, profile string) *lock.Lock {
 	t.Helper()

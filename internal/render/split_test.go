@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/configgen"
-	"github.com/stowage/stowage/internal/kubecheck"
+	"github.com/stowage/stowage/internal/testing/configgen"
+	"github.com/stowage/stowage/internal/testing/kubecheck"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -250,7 +250,7 @@ profiles: p: pullers: [{environments: ["2"]}]
 }
 
 // TestLargeConfig renders the large-input case: 2,000 images across 50
-// pullers in 20 namespaces (internal/configgen). Every object passes the
+// pullers in 20 namespaces (internal/testing/configgen). Every object passes the
 // strict Kubernetes checks, each image is pulled by exactly one part of its
 // puller, and no DaemonSet exceeds the limit.
 func TestLargeConfig(t *testing.T) {

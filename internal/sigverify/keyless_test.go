@@ -19,7 +19,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/stowage/stowage/internal/cosigntest"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
 )
 
 // trustedRootFile writes vs's trusted root as a trusted_root.json and

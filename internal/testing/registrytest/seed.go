@@ -9,11 +9,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
 )
 
-// SeedStandIns pushes the deterministic stand-in (internal/offlineimage) of every
+// SeedStandIns pushes the deterministic stand-in (internal/testing/offlineimage) of every
 // reference through r, so r's mirrors and insecure marks decide where each
 // lands, on up to jobs goroutines. auth, when not nil, is sent as basic
 // auth. Every failure is reported.

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stowage/stowage/internal/syncbuf"
+	"github.com/stowage/stowage/internal/testing/syncbuf"
 )
 
 // RequireEnv is the environment variable that turns a missing

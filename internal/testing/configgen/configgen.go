@@ -10,7 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/offlineimage"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // Generate writes a synthetic config directory for benchmarks and
