@@ -33,9 +33,9 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/admission"
+	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/testing/registrytest"
-	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/testbin"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/testing/kubecheck"
-	"github.com/stowage/stowage/internal/render"
 )
 
 // TestApplyLargeConfigs applies generated configs (internal/testing/configgen, stand-in

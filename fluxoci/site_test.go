@@ -14,10 +14,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // TestFluxPullsArtifactAtSite is the offline site's journey for Flux: the

@@ -20,8 +20,8 @@ import (
 
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/status"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // requireImageVolumeEnv turns TestImageVolume's skip for a missing

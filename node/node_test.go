@@ -24,8 +24,8 @@ import (
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/status"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // The suite's images, as a platform team would list them: a scratch image

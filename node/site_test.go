@@ -23,8 +23,8 @@ import (
 
 	"github.com/stowage/stowage/internal/helperimage"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/status"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // The site acceptance suite's names. Its images are those of TestNode

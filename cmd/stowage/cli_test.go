@@ -14,10 +14,10 @@ import (
 
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/schema"
 )

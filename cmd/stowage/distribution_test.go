@@ -17,10 +17,10 @@ import (
 
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/imageref"
-	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/linediff"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 

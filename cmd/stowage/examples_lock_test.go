@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/schema"
 )

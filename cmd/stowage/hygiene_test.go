@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 

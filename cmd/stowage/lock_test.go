@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/linediff"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 

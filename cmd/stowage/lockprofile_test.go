@@ -10,10 +10,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/sigverify"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // TestLockVerifiesProfilePolicy: a profile's verify policy replaces the

@@ -14,10 +14,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/sigverify"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // TestLockVerifiesSignatures: with a verify policy naming a cosign key,

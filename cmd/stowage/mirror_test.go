@@ -33,8 +33,8 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/schema"
 )
 

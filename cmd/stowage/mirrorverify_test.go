@@ -11,11 +11,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // The keyless signer of the tests: sigstore-go's virtual sigstore vouches

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 

@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/linediff"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/schema"
 )
 

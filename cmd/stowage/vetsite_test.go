@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // standinOf returns repo:tN for the first N whose stand-in is an index

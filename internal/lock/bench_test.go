@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/testing/configgen"
 )
 
 // benchLock returns the bytes of internal/testing/configgen's lock of n images (about

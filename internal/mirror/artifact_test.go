@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // TestArtifactsThroughBundle carries model artifacts of each kind (an OCI

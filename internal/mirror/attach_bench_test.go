@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // benchImages is the size of the signed set BenchmarkAttachments mirrors.

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // withSites gives every fixture image the site repository a

@@ -14,11 +14,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/cosigntest"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // spdx is a small SPDX 2.3 document, the predicate of the attestation and

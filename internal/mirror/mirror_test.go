@@ -24,8 +24,8 @@ import (
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 
 // counting is an in-process registry that counts the blob bytes uploaded

@@ -24,9 +24,9 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 )
 

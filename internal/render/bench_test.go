@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/schema"
 )
 

@@ -21,11 +21,11 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/testing/kubecheck"
 	"github.com/stowage/stowage/internal/testing/linediff"
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/testing/offlineimage"
-	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/schema"
 )
 

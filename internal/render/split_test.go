@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/internal/testing/kubecheck"
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/schema"
 )

@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/schema"
 )
 

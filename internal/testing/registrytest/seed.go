@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/testing/offlineimage"
 )
 
 // SeedStandIns pushes the deterministic stand-in (internal/testing/offlineimage) of every
