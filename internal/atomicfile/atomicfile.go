@@ -31,6 +31,21 @@ type steps struct {
 	afterSwap func(old string)
 }
 
+// dirError is err from creating a file in dir, said of dir itself when dir
+// is missing or is not a directory: the temporary file's name is one the
+// user never chose (fs.ErrNotExist and syscall.ENOTDIR stay in the chain).
+func dirError(dir string, err error) error {
+	dir = filepath.Clean(dir)
+	fi, serr := os.Stat(dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist: %w", dir, fs.ErrNotExist)
+	case serr == nil && !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return err
+}
+
 // osSteps are the steps of WriteFile and ReplaceDir.
 var osSteps = steps{rename: os.Rename, exchange: swapDirs, afterSwap: func(string) {}}
 
@@ -63,7 +78,7 @@ func writeFile(ctx context.Context, path string, data []byte, perm fs.FileMode, 
 	removeLeftovers(dir, "."+base+".tmp-")
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, dirError(dir, err))
 	}
 	tmp := f.Name()
 	defer func() {

@@ -396,3 +396,39 @@ func TestReplaceDirModes(t *testing.T) {
 		t.Errorf("a name only in modes was written: %v", err)
 	}
 }
+
+// TestWriteFileMissingDir checks that a write into a directory that does
+// not exist, or into a path under a regular file, names that directory and
+// not the temporary file the user never chose.
+func TestWriteFileMissingDir(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, want string
+		notExist         bool
+	}{
+		{"missing", filepath.Join(root, "nodir", "x.yaml"), "directory " + filepath.Join(root, "nodir") + " does not exist", true},
+		{"missing parent", filepath.Join(root, "a", "b", "x.yaml"), "directory " + filepath.Join(root, "a", "b") + " does not exist", true},
+		{"under a file", filepath.Join(file, "x.yaml"), file + " is not a directory", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := WriteFile(tc.path, []byte("data"), 0o644)
+			if err == nil {
+				t.Fatal("WriteFile succeeded")
+			}
+			want := "write " + tc.path + ": " + tc.want
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error = %q, want it to start with %q", err, want)
+			}
+			if strings.Contains(err.Error(), ".tmp-") {
+				t.Errorf("error %q names the temporary file", err)
+			}
+			if got := errors.Is(err, fs.ErrNotExist); got != tc.notExist {
+				t.Errorf("errors.Is(err, fs.ErrNotExist) = %v, want %v", got, tc.notExist)
+			}
+		})
+	}
+}
