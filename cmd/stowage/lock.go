@@ -148,8 +148,10 @@ the entries already there without contacting a registry, and remove the entries
 no profile uses. A reference with a digest written in it is a user pin: checked
 to exist, recorded, never re-resolved. The file is replaced atomically. When
 images fail, the lock keeps what this run learned (every entry that resolved) and
-lock exits 1 naming each failure with the registry's answer; run it again to
-resolve the rest (render refuses an image the lock lacks, by name).
+lock exits 1 naming each failure with the registry's answer, and says whether
+running it again can resolve them (the network, a timeout, 429 or a 5xx may
+pass by itself; a 401, a 404 or a bad signature needs a change first; render
+refuses an image the lock lacks, by name).
 
 With -o json, stdout holds one JSON object, also when lock fails: {ok, lock,
 written, entries, changes, failures, stale, errors}. changes lists each entry

@@ -2,10 +2,12 @@ package bump
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/registry"
 )
 
 // Update is what `stowage lock` makes of one run: the changes from the
@@ -24,27 +26,49 @@ type Update struct {
 	Err error
 }
 
+// rerun is the advice after failures: again (the words given) when every
+// failure may pass by itself (registry.ImageError.Transient: the network,
+// a timeout, 429, a 5xx) or when they are not known one by one; otherwise
+// the change each failure names first, since running again unchanged
+// fails the same way.
+func rerun(failures registry.Errors, again string) string {
+	transient := failures.Transient()
+	switch {
+	case len(failures) == 0 || transient == len(failures):
+		return again
+	case transient == 0:
+		if len(failures) == 1 {
+			return "running lock again will not help until the change the failure names is made"
+		}
+		return "running lock again will not help until the changes the failures name are made"
+	}
+	return fmt.Sprintf("%d failed on the network or the registry's side and may pass when lock runs again; the other %d need the change their failure names first",
+		transient, len(failures)-transient)
+}
+
 // NewUpdate decides what a lock run writes to path: next is what it
 // learned from old (data its bytes, nil when the file did not exist)
 // about images; runErr, when set, the failures of failed of them. The
 // entries that resolved are kept even when others failed. Update.Err
-// wraps runErr, saying what the file keeps and that running lock again
-// resolves the rest.
+// wraps runErr, saying what the file keeps and whether running lock again
+// can resolve the rest (rerun).
 func NewUpdate(path string, old, next *lock.Lock, data []byte, images []*plan.Image, runErr error, failed int) Update {
 	u := Update{Changes: Diff(old, next, images), Data: next.Marshal()}
 	learned := runErr == nil || data != nil || len(next.Entries) > 0
 	u.Write = learned && !bytes.Equal(u.Data, data)
+	var failures registry.Errors
+	errors.As(runErr, &failures)
 	switch {
 	case runErr == nil:
 	case len(next.Entries) == 0:
-		u.Err = fmt.Errorf("%w\n%s not written: none of the %d images resolved; run `stowage lock` again once they do",
-			runErr, path, len(images))
+		u.Err = fmt.Errorf("%w\n%s not written: none of the %d images resolved; %s",
+			runErr, path, len(images), rerun(failures, "run `stowage lock` again once they do"))
 	case !u.Write:
-		u.Err = fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: run `stowage lock` again to resolve them",
-			runErr, path, len(next.Entries), failed, len(images))
+		u.Err = fmt.Errorf("%w\n%s not changed: it keeps its %d entries; %d of %d images missing: %s",
+			runErr, path, len(next.Entries), failed, len(images), rerun(failures, "run `stowage lock` again to resolve them"))
 	default:
-		u.Err = fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: run `stowage lock` again to resolve them",
-			runErr, path, len(next.Entries), failed, len(images))
+		u.Err = fmt.Errorf("%w\n%s keeps the %d entries it has; %d of %d images missing: %s",
+			runErr, path, len(next.Entries), failed, len(images), rerun(failures, "run `stowage lock` again to resolve them"))
 	}
 	return u
 }

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
 )
 
 // TestNewUpdate holds the lock command's write rule: a run writes what it
@@ -56,5 +62,43 @@ func TestNewUpdate(t *testing.T) {
 				t.Errorf("changes %v", u.Changes)
 			}
 		})
+	}
+}
+
+// TestNewUpdateRerunAdvice checks that the error advises running lock
+// again only for failures a later run may pass unchanged: a 503 or a
+// refused connection yes, a 404 or a 401 no, and a mix says how many of
+// each.
+func TestNewUpdateRerunAdvice(t *testing.T) {
+	t.Parallel()
+	old, next := locks()
+	imgs := images(t, "config")
+	n := len(imgs)
+	status := func(code int) *registry.ImageError {
+		return &registry.ImageError{Image: "i", Answer: "a", Err: &transport.Error{StatusCode: code}}
+	}
+	refused := &registry.ImageError{Image: "i", Answer: "a", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	for _, tc := range []struct {
+		name     string
+		failures registry.Errors
+		want     string
+	}{
+		{"transient", registry.Errors{status(503), refused}, "run `stowage lock` again to resolve them"},
+		{"rate limited", registry.Errors{status(429), status(429)}, "run `stowage lock` again to resolve them"},
+		{"permanent", registry.Errors{status(404), status(401)}, "running lock again will not help until the changes the failures name are made"},
+		{"mixed", registry.Errors{status(404), status(502)}, "1 failed on the network or the registry's side and may pass when lock runs again; the other 1 need the change their failure names first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := NewUpdate("L", old, next, old.Marshal(), imgs, tc.failures, len(tc.failures))
+			want := fmt.Sprintf("L keeps the 4 entries it has; 2 of %d images missing: %s", n, tc.want)
+			if got := u.Err.Error(); !strings.HasSuffix(got, "\n"+want) {
+				t.Errorf("error\n%s\nwant it to end with\n%s", got, want)
+			}
+		})
+	}
+	u := NewUpdate("L", &lock.Lock{}, &lock.Lock{}, nil, imgs, registry.Errors{status(404)}, 1)
+	want := fmt.Sprintf("L not written: none of the %d images resolved; running lock again will not help until the change the failure names is made", n)
+	if got := u.Err.Error(); !strings.HasSuffix(got, "\n"+want) {
+		t.Errorf("error\n%s\nwant it to end with\n%s", got, want)
 	}
 }

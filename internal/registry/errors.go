@@ -76,6 +76,52 @@ func (e *ImageError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ImageError) Unwrap() error { return e.Err }
 
+// Transient reports whether the same run, unchanged, may succeed later:
+// the registry could not be reached or did not answer in time, answered
+// 408, 429 or a 5xx status, or the connection broke (the failures
+// go-containerregistry retries). Every other failure (401, 403, 404, a
+// certificate, a digest or signature that does not match, a registry
+// whose name does not resolve) needs a change first: credentials, the
+// reference, the CA, the key.
+func (e *ImageError) Transient() bool {
+	err := e.Err
+	if err == nil {
+		return false
+	}
+	var (
+		terr *transport.Error
+		tmo  *TimeoutError
+		run  *RunTimeoutError
+		dns  *net.DNSError
+		op   *net.OpError
+	)
+	switch {
+	case errors.As(err, &terr):
+		return terr.StatusCode == http.StatusRequestTimeout || terr.StatusCode == http.StatusTooManyRequests || terr.StatusCode >= 500
+	case errors.As(err, &tmo), errors.As(err, &run), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &dns):
+		return !dns.IsNotFound
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return true
+	case errors.As(err, &op) && op.Op == "dial":
+		return true
+	}
+	return retryable(err)
+}
+
+// Transient counts the failures of es a later run may resolve unchanged
+// (ImageError.Transient).
+func (es Errors) Transient() int {
+	n := 0
+	for _, e := range es {
+		if e.Transient() {
+			n++
+		}
+	}
+	return n
+}
+
 // Errors are the failures of one run, one per image, sorted by lock key:
 // every failure is reported, not only the first.
 type Errors []*ImageError
