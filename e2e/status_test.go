@@ -190,7 +190,7 @@ func TestStatusBinary(t *testing.T) {
 		}
 	}
 
-	if w := <-waited; w.code != 0 || !strings.Contains(w.stdout, "4 of 4 image(s) present on every targeted node") {
+	if w := <-waited; w.code != 0 || !strings.Contains(w.stdout, "4 of 4 images present on every targeted node") {
 		t.Fatalf("status --wait 90s: exit %d, want 0 once the DaemonSets are observed\n%s%s", w.code, w.stdout, w.stderr)
 	}
 
@@ -236,7 +236,7 @@ func TestStatusBinary(t *testing.T) {
 
 		// The table says the same on a terminal.
 		stdout, _, code = runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig)
-		if code != 0 || !strings.Contains(stdout, "profile notebooks: 4 of 4 image(s) present on every targeted node, 2 node(s)") {
+		if code != 0 || !strings.Contains(stdout, "profile notebooks: 4 of 4 images present on every targeted node, 2 nodes") {
 			t.Errorf("table, exit %d:\n%s", code, stdout)
 		}
 		t.Logf("stowage status:\n%s", stdout)
@@ -335,7 +335,7 @@ func TestStatusBinary(t *testing.T) {
 		rep := decodeReport(t, stdout)
 		im := rep.Image(jupyterImage)
 		if cell := im.On("cpu-2"); cell == nil || cell.State != status.Pulling || cell.Reason != "NoPod" ||
-			im.State != status.InProgress || im.Message != "present on 2 of 3 targeted node(s)" {
+			im.State != status.InProgress || im.Message != "present on 2 of 3 targeted nodes" {
 			t.Errorf("jupyter = %+v", im)
 		}
 		if cell := rep.Image(gpuImage).On("cpu-2"); cell == nil || cell.State != status.NotScheduled {

@@ -68,7 +68,7 @@ func TestRun(t *testing.T) {
 		{"malformed", []string{"fn"}, "items: [\n", 1, "", "~myfn: failed to read ResourceList input: MalformedYAMLError: yaml: "},
 		{"over the bound", []string{"fn", "--max-input-bytes", "100"}, runInput, 1, "", "myfn: failed to read ResourceList input: the ResourceList on stdin is larger than 100 bytes, the limit of myfn; raise it with --max-input-bytes in the exec declaration's args\n"},
 		{"control characters", []string{"--x\x1b[31m"}, runInput, 2, "", "myfn: unknown flag: --x\\x1b[31m\nRun 'myfn --help' for usage.\n"},
-		{"error results", []string{"fn"}, badLock, 1, "", "~Stowage prepull: stowage.lock.yaml has no entry for 1 image(s)"},
+		{"error results", []string{"fn"}, badLock, 1, "", "~Stowage prepull: stowage.lock.yaml has no entry for 1 image; run `stowage lock` to resolve it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,7 +138,7 @@ func ExampleRender_missing() {
 	_, err = render.Render(render.Input{Config: cfg})
 	fmt.Println(err)
 	// Output:
-	// stowage.lock.yaml has no entry for 2 image(s); run `stowage lock` to resolve them:
+	// stowage.lock.yaml has no entry for 2 images; run `stowage lock` to resolve them:
 	//   docker.io/library/busybox:1.36 (used by image "app")
 	//   ghcr.io/stowage/stowage-helper:v0.1.0 (used by profile "lab" helper.image)
 }

@@ -556,7 +556,7 @@ spec:
 `,
 	})
 	out, stderr, code := runCLI(t, map[string]string{"QA_PW": "", "STOWAGE_ALLOW_ENV": "QA_PW"}, "vet", dir)
-	want := "stowage: kustomization " + dir + ": the stowage function would fail with 2 error(s):\n" +
+	want := "stowage: kustomization " + dir + ": the stowage function would fail with 2 errors:\n" +
 		"  puller.yaml:15: spec.images[1].auth.password: environment variable STOWAGE_QA_PW is not set (needed by environment \"private\")\n" +
 		"  puller.yaml:18: spec.images[2].auth.password: environment variable QA_PW is empty (needed by environment \"other\")\n"
 	if code != 1 || stderr != want {
@@ -593,7 +593,7 @@ spec:
 `,
 	})
 	out, stderr, code := runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91"}, "vet", dir)
-	want := "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
+	want := "stowage: kustomization " + dir + ": the stowage function would fail with 1 error:\n" +
 		"  stowage.yaml:13: spec.environments.gpu.auth.password: environment variable QA_PW may not be read (needed by environment \"gpu\"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)\n"
 	if code != 1 || stderr != want {
 		t.Errorf("vet: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)
@@ -617,7 +617,7 @@ spec:
   profiles: {notebooks: {pullers: [{name: p, namespace: s, environments: [gpu, gpu2]}]}}
 `})
 	out, stderr, code = runCLI(t, map[string]string{"QA_PW": "canary-pw-7f3a91", "STOWAGE_ALLOW_ENV": "QA_PW"}, "vet", dir)
-	want = "stowage: kustomization " + dir + ": the stowage function would fail with 1 error(s):\n" +
+	want = "stowage: kustomization " + dir + ": the stowage function would fail with 1 error:\n" +
 		"  stowage.yaml:16: spec.environments.gpu2.auth.password: environment variable STOWAGE_X is not set (needed by environment \"gpu2\")\n"
 	if code != 1 || stderr != want {
 		t.Errorf("vet with STOWAGE_ALLOW_ENV and --allow-env QA_PW: exit %d\n%s%s\nwant:\n%s", code, out, stderr, want)

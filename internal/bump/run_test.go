@@ -302,7 +302,7 @@ func TestRunKeepGoing(t *testing.T) {
 	if len(res.Report.Failures) != 1 || res.Report.Failures[0] != wantFailure {
 		t.Errorf("report failures %+v, want [%+v]", res.Report.Failures, wantFailure)
 	}
-	if !strings.Contains(res.Report.Body, "**Not re-checked:** 1 image(s) did not resolve and keep their old entries in ") ||
+	if !strings.Contains(res.Report.Body, "**Not re-checked:** 1 image did not resolve and keeps its old entry in ") ||
 		!strings.Contains(res.Report.Body, "| `registry.lab.internal/tools:2` | ") || !strings.Contains(res.Report.Body, "503 Service Unavailable") {
 		t.Errorf("the body does not name the failed image:\n%s", res.Report.Body)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // ShortDigest is the length, in hex digits, of digests in titles and tables:
@@ -206,7 +207,7 @@ func Body(changes []Change, o BodyOptions) string {
 	}
 	b.WriteString("No config file was rewritten. Review the digests against the registry before merging; a digest that moved under an unchanged tag means someone pushed that tag again.\n")
 	if len(o.Failed) > 0 {
-		fmt.Fprintf(&b, "\n**Not re-checked:** %d image(s) did not resolve and keep their old entries in %s (`--keep-going`); their digests may be out of date.\n\n", len(o.Failed), code(lockFile))
+		fmt.Fprintf(&b, "\n**Not re-checked:** %s did not resolve and %s in %s (`--keep-going`); %s may be out of date.\n\n", words.Count(len(o.Failed), "image"), words.CountAs(len(o.Failed), "keeps its old entry", "keep their old entries")[2:], code(lockFile), words.CountAs(len(o.Failed), "its digest", "their digests")[2:])
 		b.WriteString("| Image | Error |\n|---|---|\n")
 		for _, f := range o.Failed {
 			fmt.Fprintf(&b, "| %s | %s |\n", cell(code(f.Image)), cell(code(f.Message)))

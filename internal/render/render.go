@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // Label keys and values stowage sets on what it renders.
@@ -89,8 +90,8 @@ type MissingError struct {
 }
 
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("%s has no entry for %d image(s); run `stowage lock` to resolve them:\n  %s",
-		lock.FileName, len(e.Images), strings.Join(e.Images, "\n  "))
+	return fmt.Sprintf("%s has no entry for %s; run `stowage lock` to resolve %s:\n  %s",
+		lock.FileName, words.Count(len(e.Images), "image"), words.CountAs(len(e.Images), "it", "them")[2:], strings.Join(e.Images, "\n  "))
 }
 
 // Render renders the profile: Secrets, records ConfigMaps, DaemonSets, the

@@ -24,6 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 	"github.com/stowage/stowage/internal/workload"
 	"github.com/stowage/stowage/schema"
 )
@@ -368,7 +369,7 @@ func NewFunctionError(p *fn.Processor, b *kustomization.Build, rs framework.Resu
 // Error lists every error, one a line.
 func (e *FunctionError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kustomization %s: the stowage function would fail with %d error(s):", e.Dir, len(e.Errors))
+	fmt.Fprintf(&b, "kustomization %s: the stowage function would fail with %s:", e.Dir, words.Count(len(e.Errors), "error"))
 	for _, l := range e.Errors {
 		b.WriteString("\n  " + l.String())
 	}

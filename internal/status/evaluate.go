@@ -16,6 +16,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // State is what a node shows for one image.
@@ -273,20 +274,23 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 	switch {
 	case failed > 0:
 		st.State = Failure
-		st.Message = fmt.Sprintf("failed on %d of %d targeted node(s); %s: %s", failed, targeted, firstFail.Node, detail(*firstFail))
+		st.Message = fmt.Sprintf("failed on %d of %s; %s: %s", failed, words.Count(targeted, "targeted node"), firstFail.Node, detail(*firstFail))
 	case present == targeted:
 		st.State = Success
-		st.Message = fmt.Sprintf("present on all %d targeted node(s)", targeted)
+		st.Message = fmt.Sprintf("present on all %s", words.Count(targeted, "targeted node"))
+		if targeted == 1 {
+			st.Message = "present on the 1 targeted node"
+		}
 		if targeted == 0 {
 			st.Message = "no node is targeted by the DaemonSets that pull this image"
 		}
 	case unverified > 0:
 		// Mounted, but no digest could be read back: not a success.
 		st.State = InProgress
-		st.Message = fmt.Sprintf("present on %d of %d targeted node(s); mounted on %d more, whose digest the cluster does not report", present, targeted, unverified)
+		st.Message = fmt.Sprintf("present on %d of %s; mounted on %d more, whose digest the cluster does not report", present, words.Count(targeted, "targeted node"), unverified)
 	default:
 		st.State = InProgress
-		st.Message = fmt.Sprintf("present on %d of %d targeted node(s)", present, targeted)
+		st.Message = fmt.Sprintf("present on %d of %s", present, words.Count(targeted, "targeted node"))
 	}
 	// Which nodes are targeted is not known while the controller has
 	// not observed a DaemonSet: zero targeted nodes, or all present,
@@ -294,8 +298,8 @@ func summarise(img Image, cells map[string]NodeImage, nodes []string, unobserved
 	if len(unobserved) > 0 && st.State == Success {
 		slices.Sort(unobserved)
 		st.State = InProgress
-		st.Message = fmt.Sprintf("DaemonSet %s not yet observed by its controller (status.observedGeneration behind metadata.generation); present on %d of %d targeted node(s) so far",
-			strings.Join(unobserved, ", "), present, targeted)
+		st.Message = fmt.Sprintf("DaemonSet %s not yet observed by its controller (status.observedGeneration behind metadata.generation); present on %d of %s so far",
+			strings.Join(unobserved, ", "), present, words.Count(targeted, "targeted node"))
 	}
 	return st
 }

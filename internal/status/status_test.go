@@ -282,7 +282,7 @@ func TestEvaluate(t *testing.T) {
 		ready: true,
 		check: func(t *testing.T, rep *Report) {
 			st := imageStatus(t, rep, gpu)
-			if st.State != Success || !slices.Equal(st.Nodes, []string{"gpu-1"}) || st.Message != "present on all 1 targeted node(s)" {
+			if st.State != Success || !slices.Equal(st.Nodes, []string{"gpu-1"}) || st.Message != "present on the 1 targeted node" {
 				t.Errorf("gpu image = %+v", st)
 			}
 			if c := cell(t, rep, gpu, "cpu-1"); c.State != NotScheduled || c.Reason != "NodeSelector" ||
@@ -337,7 +337,7 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("gpu image on gpu-1 = %+v", c)
 			}
 			st := imageStatus(t, rep, gpu)
-			if st.State != Failure || !strings.Contains(st.Message, "failed on 1 of 1 targeted node(s); gpu-1: ImagePullBackOff: ") ||
+			if st.State != Failure || !strings.Contains(st.Message, "failed on 1 of 1 targeted node; gpu-1: ImagePullBackOff: ") ||
 				!strings.Contains(st.Message, "401 Unauthorized") || len(st.Nodes) != 0 {
 				t.Errorf("gpu image = %+v", st)
 			}
@@ -400,7 +400,7 @@ func TestEvaluate(t *testing.T) {
 			if c := cell(t, rep, chinese, "cpu-1"); c.State != Pulling || c.Reason != "PodInitializing" {
 				t.Errorf("chinese on cpu-1 = %+v", c)
 			}
-			if st := imageStatus(t, rep, jupyter); st.State != InProgress || st.Message != "present on 0 of 1 targeted node(s)" {
+			if st := imageStatus(t, rep, jupyter); st.State != InProgress || st.Message != "present on 0 of 1 targeted node" {
 				t.Errorf("jupyter = %+v", st)
 			}
 			if st := imageStatus(t, rep, helper); st.State != Success {
@@ -614,10 +614,10 @@ func TestEvaluateOrderIndependent(t *testing.T) {
 		lines = append(lines, strings.Join(strings.Fields(l), " "))
 	}
 	for _, want := range []string{
-		"profile notebooks: 1 of 4 image(s) present on every targeted node, 3 node(s)",
+		"profile notebooks: 1 of 4 images present on every targeted node, 3 nodes",
 		"submarine/jupyter-image-puller 0 0 0 current",
-		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted node(s); cpu-1: ErrImagePull: not found",
-		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on all 1 targeted node(s)",
+		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese failure 1/3 0 sha256:7811b08e2c9f failed on 1 of 3 targeted nodes; cpu-1: ErrImagePull: not found",
+		"harbor.submarine.lab.internal:5000/apache/submarine:jupyter-notebook-gpu-0.7.0 success 1/1 2 sha256:89f1f07a0b42 present on the 1 targeted node",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0-chinese cpu-1 failed submarine/jupyter-image-puller-submarine-dockerhub ErrImagePull: not found",
 		"harbor.submarine.lab.internal:5000/dockerhub/apache/submarine:jupyter-notebook-0.7.0 cpu-2 pulling submarine/jupyter-image-puller NoPod: no pod of the DaemonSet on this node yet",
 		"IMAGE OFFLINE USE",
@@ -714,7 +714,7 @@ func TestEvaluateNotObserved(t *testing.T) {
 	}
 	rep := build(2, 1)
 	st := imageStatus(t, rep, gpu)
-	want := "DaemonSet " + dsGPU + " not yet observed by its controller (status.observedGeneration behind metadata.generation); present on 0 of 0 targeted node(s) so far"
+	want := "DaemonSet " + dsGPU + " not yet observed by its controller (status.observedGeneration behind metadata.generation); present on 0 of 0 targeted nodes so far"
 	if rep.Ready || st.State != InProgress || st.Message != want {
 		t.Errorf("unobserved: ready %v, gpu image %s: %s\nwant %s", rep.Ready, st.State, st.Message, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
@@ -27,7 +28,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 			ready++
 		}
 	}
-	fmt.Fprintf(tw, "profile %s: %d of %d image(s) present on every targeted node, %d node(s)\n\n", rep.Profile, ready, len(rep.Images), len(rep.Nodes))
+	fmt.Fprintf(tw, "profile %s: %d of %s present on every targeted node, %s\n\n", rep.Profile, ready, words.Count(len(rep.Images), "image"), words.Count(len(rep.Nodes), "node"))
 	fmt.Fprintln(tw, "DAEMONSET\tDESIRED\tUPDATED\tREADY\tTEMPLATE\tMESSAGE")
 	for _, d := range rep.DaemonSets {
 		tmpl := "current"
