@@ -188,10 +188,6 @@ func cleanEnv(env []string) []string {
 	return out
 }
 
-// Layer returns the image layer holding binary (the helper's bytes) as
-// Path, mode 0755, owned by root, with epoch timestamps, gzip-compressed.
-func Layer(binary []byte) (v1.Layer, error) { return Helper.Layer(binary) }
-
 // Layer returns the image layer holding binary as p.Path, mode 0755, owned
 // by root, with epoch timestamps, gzip-compressed; the directories above
 // it are entries of their own (mode 0755, root, epoch) written first.
@@ -229,9 +225,6 @@ func (p Program) Layer(binary []byte) (v1.Layer, error) {
 		return io.NopCloser(bytes.NewReader(tarBytes)), nil
 	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression))
 }
-
-// Image returns the single-platform image for p holding binary.
-func Image(p v1.Platform, binary []byte) (v1.Image, error) { return Helper.Image(p, binary) }
 
 // Image returns prog's single-platform image for p holding binary.
 func (prog Program) Image(p v1.Platform, binary []byte) (v1.Image, error) {

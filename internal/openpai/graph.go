@@ -1,7 +1,6 @@
 package openpai
 
 import (
-	"slices"
 	"sort"
 )
 
@@ -193,9 +192,4 @@ func Features() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// isFeature reports whether name is one of Features().
-func isFeature(name string) bool {
-	return slices.Contains(Features(), name)
 }

@@ -36,7 +36,7 @@
 // and per-request timeouts, are go-containerregistry's own
 // (remote.WithRetryBackoff, WithRetryStatusCodes, WithRetryPredicate),
 // bounded in count (WithRetry) and in time; a Retry-After header delays the
-// next attempt by what it asks, up to WithMaxRetryAfter. Plain HTTP is
+// next attempt by what it asks, up to DefaultMaxRetryAfter. Plain HTTP is
 // refused for every registry not marked with WithInsecure.
 //
 // Credentials, in this order: the config's username and password source
@@ -200,19 +200,6 @@ func WithRetry(attempts int, backoff time.Duration) Option {
 			return fmt.Errorf("backoff must not be negative, got %v", backoff)
 		}
 		o.attempts, o.backoff = attempts, backoff
-		return nil
-	}
-}
-
-// WithMaxRetryAfter caps the wait a registry's Retry-After header (seconds
-// or an HTTP date) can impose before the next attempt (default
-// DefaultMaxRetryAfter).
-func WithMaxRetryAfter(d time.Duration) Option {
-	return func(o *options) error {
-		if d < 0 {
-			return fmt.Errorf("max Retry-After must not be negative, got %v", d)
-		}
-		o.maxRetryAfter = d
 		return nil
 	}
 }

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/plan"
 )
 
@@ -52,12 +50,6 @@ func (r *renderer) secret(namespace string, it *item) Object {
 	}
 	return o
 }
-
-// PullSecretName is the name of the pull Secret for a username/password
-// auth a of an image the node pulls as ref (plan.PullSecretName, the one
-// rule): "stowage-pull-<registry>-<8 hex>", whether stowage renders it
-// (secrets: render) or only names it (secrets: reference).
-func PullSecretName(ref imageref.Ref, a *v1alpha1.Auth) string { return plan.PullSecretName(ref, a) }
 
 // dockerAuth is one entry of a docker config's "auths" map, in the field
 // order docker writes.

@@ -247,14 +247,6 @@ func TestExpectSubmarine(t *testing.T) {
 	}
 }
 
-func mustKey(t *testing.T, s string) string {
-	ref, err := imageref.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref.Key()
-}
-
 // TestEvaluate covers the states of an image on a node, each from the
 // Kubernetes objects a real cluster returns.
 func TestEvaluate(t *testing.T) {
