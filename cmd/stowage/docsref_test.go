@@ -216,3 +216,36 @@ func hasHeading(markdown []byte, frag string) bool {
 	}
 	return false
 }
+
+// TestTrustModelTablesAgree: docs/reliability.md and docs/signatures.md
+// state the trust model in one table, the same rows in both, and each row
+// names the parties the design names.
+func TestTrustModelTablesAgree(t *testing.T) {
+	t.Parallel()
+	table := func(name string) string {
+		s := string(readFile(t, filepath.Join(repoRoot, "docs", name)))
+		_, rest, ok := strings.Cut(s, "## Who is trusted for what\n")
+		if !ok {
+			t.Fatalf("docs/%s has no section \"Who is trusted for what\"", name)
+		}
+		var rows []string
+		for _, l := range strings.Split(rest, "\n") {
+			if strings.HasPrefix(l, "## ") {
+				break
+			}
+			if strings.HasPrefix(l, "|") {
+				rows = append(rows, l)
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	rel, sig := table("reliability.md"), table("signatures.md")
+	if rel != sig {
+		t.Errorf("the trust tables differ:\nreliability.md:\n%s\n\nsignatures.md:\n%s", rel, sig)
+	}
+	for _, party := range []string{"**the repository**", "**the operator**", "**the bundle on the disk**", "**registries and API servers**"} {
+		if !strings.Contains(rel, "\n| "+party) {
+			t.Errorf("the trust table has no row for %s", party)
+		}
+	}
+}
