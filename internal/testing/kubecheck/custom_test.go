@@ -16,7 +16,7 @@ func TestCheckAdmissionGolden(t *testing.T) {
 	t.Parallel()
 	var all strings.Builder
 	for _, f := range []string{"edge.yaml", "edge-keyless.yaml"} {
-		stream := readFixture(t, "../../admission/testdata/"+f)
+		stream := readFixture(t, "../../../admission/testdata/"+f)
 		if err := CheckAll(stream); err != nil {
 			t.Fatalf("CheckAll(internal/admission/testdata/%s) = %v, want nil", f, err)
 		}
