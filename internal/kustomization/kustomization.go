@@ -149,15 +149,12 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool, maxEntries int) (
 			b, err = nil, fmt.Errorf("kustomization %s: kustomize failed on it (%v); check its files' syntax (metadata.annotations and labels are mappings)", dir, r)
 		}
 	}()
-	l, err := open(dir, root, maxEntries)
+	l, err := open(dir, root, maxEntries, isFunction)
 	if err != nil {
 		return nil, err
 	}
 	at, err := l.findFunction(isFunction)
 	if err != nil {
-		return nil, err
-	}
-	if err := l.refusePlugins(at); err != nil {
 		return nil, err
 	}
 	if err := l.standInLock(); err != nil {
@@ -194,11 +191,12 @@ type loading struct {
 
 // open checks that dir (a kustomization directory) is beneath root ("" is
 // dir), copies the files beneath root into memory (copyTree), refuses a
-// remote or unreachable resource (checkReachable), and parses the
+// remote or unreachable resource and anything the build would run besides
+// kustomize's builtins and the stowage function (checkReachable), and parses the
 // kustomization file. It returns the load with Build.Dir and Build.File
 // set. Errors: dir not beneath root, no kustomization file, the copy's
 // limits, a file kustomize cannot parse (naming it).
-func open(dir, root string, maxEntries int) (*loading, error) {
+func open(dir, root string, maxEntries int, isFunction func(*yaml.RNode) bool) (*loading, error) {
 	if root == "" {
 		root = dir
 	}
@@ -226,7 +224,7 @@ func open(dir, root string, maxEntries int) (*loading, error) {
 		return nil, err
 	}
 	l.top = filepath.ToSlash(absDir)
-	if err := l.c.checkReachable(l.top, root); err != nil {
+	if err := l.c.checkReachable(l.top, root, isFunction); err != nil {
 		return nil, err
 	}
 
@@ -284,29 +282,6 @@ func (l *loading) findFunction(isFunction func(*yaml.RNode) bool) (int, error) {
 		return 0, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
 	}
 	return at, nil
-}
-
-// refusePlugins checks that the generators and the transformers before
-// index at are all kustomize builtins: what runs before the function must
-// run here too, and kustomize's plugins stay disabled in this build, so a
-// KRM function or plugin there is refused by name instead of with
-// kustomize's bare "external plugins disabled".
-func (l *loading) refusePlugins(at int) error {
-	for field, list := range map[string][]string{"generators": l.k.Generators, "transformers": l.k.Transformers[:at]} {
-		for i, t := range list {
-			objs, _, err := transformerObjects(l.c.mem, l.top, t)
-			if err != nil {
-				return fmt.Errorf("%s: %s[%d]: %w", l.b.File, field, i, l.c.explain(err))
-			}
-			for _, o := range objs {
-				if o.GetApiVersion() != "builtin" {
-					return fmt.Errorf("%s: %s[%d] (%s %s) is a KRM function or plugin, which stowage does not run (only kustomize's builtin generators and transformers): list stowage's transformer first, or lock from a kustomization without it",
-						l.b.File, field, i, o.GetKind(), o.GetName())
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // standInLock writes an empty ImageLock into the copy in place of a lock
@@ -765,8 +740,10 @@ func isURL(s string) bool {
 // from the copy is refused by file, field and index; a URL in a field
 // kustomize loads a file from (patches, crds, configurations,
 // replacements, openapi, generator sources) is refused; helmCharts is
-// refused. shownRoot is the root as the user named it.
-func (c *copied) checkReachable(top, shownRoot string) error {
+// refused; the generators, transformers and validators must pass
+// checkFunctions (isFunction tells stowage's functionConfig). shownRoot is
+// the root as the user named it.
+func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNode) bool) error {
 	var errs []error
 	seen := map[string]bool{}
 	var visit func(dir string)
@@ -809,6 +786,9 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 				switch {
 				case remoteForm(e):
 					errs = append(errs, fmt.Errorf("%s: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, f.name, i, e))
+				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && c.leftOut(p) != "":
+					at := c.leftOut(p)
+					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q: %s was not read (%s): stowage reads and writes a lock only beneath the root %s (--root), never through a link out of it", file, entryLines(data).at("resources", i), i, e, at, c.skipped[at], shownRoot))
 				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && dir != top && filepath.IsLocal(filepath.FromSlash(e)):
 					errs = append(errs, fmt.Errorf("%s: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, i, e, lock.FileName))
 				case path.IsAbs(filepath.ToSlash(e)) || !c.mem.Exists(p) && !(f.name == "resources" && path.Base(e) == lock.FileName):
@@ -852,13 +832,26 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 				}
 			}
 		}
+		errs = append(errs, c.checkFunctions(file, dir, data, &k, dir == top, isFunction)...)
 		if len(k.HelmCharts) > 0 {
-			errs = append(errs, fmt.Errorf("%s: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file))
+			errs = append(errs, fmt.Errorf("%s:%d: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, entryLines(data).at("helmCharts", -1)))
 		}
 	}
 	visit(top)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// leftOut returns p (a slash path in the copy) or the nearest of its
+// parents beneath the root that the copy left out (a symbolic link leading
+// out of the root, say), as a path of the OS; "" when none was.
+func (c *copied) leftOut(p string) string {
+	for d := filepath.FromSlash(p); beneath(c.root, d) && d != c.root; d = filepath.Dir(d) {
+		if _, ok := c.skipped[d]; ok {
+			return d
+		}
+	}
+	return ""
 }
 
 // commonDir is the deepest directory holding both a and b (absolute).

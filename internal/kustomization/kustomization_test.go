@@ -184,7 +184,7 @@ func TestLoadRefuses(t *testing.T) {
 		"function before stowage": {
 			files: map[string]string{"k/kustomization.yaml": "transformers: [sort.yaml, s.yaml]\n", "k/s.yaml": fnConfig,
 				"k/sort.yaml": "apiVersion: example.com/v1\nkind: Sorter\nmetadata:\n  name: sort\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: sorter}\n"},
-			want: `transformers[0] (Sorter sort) is a KRM function or plugin, which stowage does not run`,
+			want: `sort.yaml:6): Sorter sort is a KRM function running the program "sorter", which stowage does not run`,
 		},
 		"alias bomb": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/bomb.yaml": aliasBomb()},
