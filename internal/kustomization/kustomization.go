@@ -87,6 +87,12 @@ type Build struct {
 	// LockListed is the lock entry of the kustomization's resources that
 	// names a file not written yet (LockFile then names it); "" otherwise.
 	LockListed string
+	// Root is the root the build read beneath (absolute, links
+	// resolved), and LockRel the lock file relative to it ("" when the
+	// resources list none): a lock is read and written only through an
+	// os.Root on Root (confined.ReadFile, atomicfile.WriteFileIn), so
+	// that no link leads its read or write out of the root.
+	Root, LockRel string
 }
 
 // Find returns the kustomization file in dir (konfig's recognised names,
@@ -224,6 +230,7 @@ func open(dir, root string, maxEntries int, isFunction func(*yaml.RNode) bool) (
 		return nil, err
 	}
 	l.top = filepath.ToSlash(absDir)
+	l.b.Root = absRoot
 	if err := l.c.checkReachable(l.top, root, isFunction); err != nil {
 		return nil, err
 	}
@@ -358,6 +365,11 @@ func (l *loading) collect(rm resmap.ResMap) error {
 			if b.LockFile == "" {
 				return fmt.Errorf("kustomization %s: the ImageLock does not come from a file of its own (generated or inline); list stowage.lock.yaml in resources", dir)
 			}
+			rel, err := filepath.Rel(l.c.root, filepath.FromSlash(path.Join(l.top, filepath.ToSlash(o.Path))))
+			if err != nil || !filepath.IsLocal(rel) {
+				return fmt.Errorf("kustomization %s: the lock %s is not beneath the root %s", dir, b.LockFile, l.c.root)
+			}
+			b.LockRel = rel
 		}
 		b.Items = append(b.Items, n)
 	}
@@ -774,6 +786,7 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 			return
 		}
 		k.FixKustomization()
+		lines := entryLines(data)
 		for _, f := range []struct {
 			name string
 			list []string
@@ -785,12 +798,12 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 				p := path.Join(dir, filepath.ToSlash(e))
 				switch {
 				case remoteForm(e):
-					errs = append(errs, fmt.Errorf("%s: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, f.name, i, e))
+					errs = append(errs, fmt.Errorf("%s:%d: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, lines.at(f.name, i), f.name, i, e))
 				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && c.leftOut(p) != "":
 					at := c.leftOut(p)
-					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q: %s was not read (%s): stowage reads and writes a lock only beneath the root %s (--root), never through a link out of it", file, entryLines(data).at("resources", i), i, e, at, c.skipped[at], shownRoot))
+					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q: %s was not read (%s): stowage reads and writes a lock only beneath the root %s (--root), never through a link out of it", file, lines.at("resources", i), i, e, at, c.skipped[at], shownRoot))
 				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && dir != top && filepath.IsLocal(filepath.FromSlash(e)):
-					errs = append(errs, fmt.Errorf("%s: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, i, e, lock.FileName))
+					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, lines.at("resources", i), i, e, lock.FileName))
 				case path.IsAbs(filepath.ToSlash(e)) || !c.mem.Exists(p) && !(f.name == "resources" && path.Base(e) == lock.FileName):
 					reason := "is not a file or directory beneath " + shownRoot + " (--root)"
 					if !path.IsAbs(filepath.ToSlash(e)) && !beneath(c.root, filepath.FromSlash(p)) {
@@ -799,7 +812,7 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 					if why, ok := c.skipped[filepath.FromSlash(p)]; ok {
 						reason = "was not read: " + why
 					}
-					errs = append(errs, fmt.Errorf("%s: %s[%d] %q %s", file, f.name, i, e, reason))
+					errs = append(errs, fmt.Errorf("%s:%d: %s[%d] %q %s", file, lines.at(f.name, i), f.name, i, e, reason))
 				case c.mem.IsDir(p) && (f.name == "resources" || f.name == "components"):
 					visit(p)
 				}
@@ -834,7 +847,7 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 		}
 		errs = append(errs, c.checkFunctions(file, dir, data, &k, dir == top, isFunction)...)
 		if len(k.HelmCharts) > 0 {
-			errs = append(errs, fmt.Errorf("%s:%d: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, entryLines(data).at("helmCharts", -1)))
+			errs = append(errs, fmt.Errorf("%s:%d: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, lines.at("helmCharts", -1)))
 		}
 	}
 	visit(top)

@@ -342,7 +342,7 @@ func TestLoadBaseLockNotWritten(t *testing.T) {
 		"ov/s.yaml":               fnConfig,
 	})
 	_, err := Load(filepath.Join(root, "ov"), root, isStowage)
-	want := `base/kustomization.yaml: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
+	want := `base/kustomization.yaml:1: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
