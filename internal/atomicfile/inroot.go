@@ -11,6 +11,10 @@ import (
 	"strings"
 )
 
+// inRootOpened, when set (tests), runs once WriteFileIn holds rel's
+// directory open, before it writes.
+var inRootOpened func()
+
 // WriteFileIn is WriteFileContext for rel, a local path (filepath.IsLocal)
 // inside the directory dir, with every step confined to dir: the
 // directory of rel is opened through an os.Root on dir, so that a ".."
@@ -43,6 +47,9 @@ func WriteFileIn(ctx context.Context, dir, rel string, data []byte, perm fs.File
 		return err
 	}
 	defer sub.Close()
+	if inRootOpened != nil {
+		inRootOpened()
+	}
 	base := filepath.Base(rel)
 	prefix := "." + base + ".tmp-"
 	if d, err := sub.Open("."); err == nil {
