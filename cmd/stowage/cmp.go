@@ -175,7 +175,7 @@ stderr and the exit code is 1.`,
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "config directory: the profile to render (default $"+cmpProfileEnv+", else the only one)")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "config directory: accept auth.password values that are not env: or file: sources")
-	o.addRootFlag(c.Flags())
+	c.Flags().StringVar(&o.root, "root", "", "kustomization: the directory its files (bases, components) may come from; default the checkout (DIR without $"+cmpSourcePathEnv+"), else DIR")
 	c.Flags().DurationVar(&deadline, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
 	return c
 }
