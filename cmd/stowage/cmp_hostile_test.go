@@ -257,3 +257,50 @@ func TestArgoCDPluginRefusesForeignCode(t *testing.T) {
 		})
 	}
 }
+
+// TestArgoCDPluginCheckoutRoot: generate reads beneath the repository
+// checkout, the Application's directory without $ARGOCD_APP_SOURCE_PATH,
+// so an overlay's ../../base inside the repository builds; when the
+// variable does not name the directory's end, the root is the directory
+// itself and the base is refused as outside it.
+func TestArgoCDPluginCheckoutRoot(t *testing.T) {
+	t.Parallel()
+	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
+	app := testbin.CopyApp(t, filepath.Join(argoExample, "prepull"))
+	repo := filepath.Dir(app)
+	overlay := filepath.Join(repo, "apps", "overlay")
+	if err := os.MkdirAll(filepath.Dir(overlay), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(app, overlay); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "base"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(overlay, "notebook-controller.yaml"), filepath.Join(repo, "base", "notebook-controller.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, repo, map[string]string{
+		"base/kustomization.yaml":         "resources: [notebook-controller.yaml]\n",
+		"apps/overlay/kustomization.yaml": "resources:\n  - stowage.lock.yaml\n  - ../../base\ntransformers:\n  - stowage.yaml\n",
+	})
+	env := func(sourcePath string) []string {
+		var out []string
+		for _, kv := range cmpEnv(t, nil) {
+			if strings.HasPrefix(kv, "ARGOCD_APP_SOURCE_PATH=") {
+				kv = "ARGOCD_APP_SOURCE_PATH=" + sourcePath
+			}
+			out = append(out, kv)
+		}
+		return out
+	}
+	out, errb, code := testbin.RunCMP(t, p.Spec.Generate, overlay, env("apps/overlay"))
+	if code != 0 || !strings.Contains(string(out), "name: notebook-controller") {
+		t.Fatalf("generate in the checkout: exit %d\n%s\n%s", code, out, errb)
+	}
+	out, errb, code = testbin.RunCMP(t, p.Spec.Generate, overlay, env("overlay"))
+	if code != 1 || len(out) != 0 || !strings.Contains(string(errb), `resources[1] "../../base" is outside the root`) {
+		t.Fatalf("generate with the root at the directory: exit %d\n%s\n%s", code, out, errb)
+	}
+}
