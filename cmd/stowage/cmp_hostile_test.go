@@ -304,3 +304,22 @@ func TestArgoCDPluginCheckoutRoot(t *testing.T) {
 		t.Fatalf("generate with the root at the directory: exit %d\n%s\n%s", code, out, errb)
 	}
 }
+
+// TestArgoCDPluginDeadline: generate stops at its --deadline, exit 1,
+// nothing on stdout, the error naming the deadline.
+func TestArgoCDPluginDeadline(t *testing.T) {
+	t.Parallel()
+	p := testbin.ReadCMP(t, filepath.Join(argoExample, "plugin.yaml"))
+	app := testbin.CopyApp(t, filepath.Join(argoExample, "prepull"))
+	c := p.Spec.Generate
+	c.Args = append(append([]string(nil), c.Args...), "--deadline", "1ms")
+	env := cmpEnv(t, nil)
+	start := time.Now()
+	out, errb, code := testbin.RunCMP(t, c, app, env)
+	if code != 1 || len(out) != 0 || !strings.Contains(string(errb), "kustomize's build did not end in time (it ran past --deadline 1ms)") {
+		t.Fatalf("generate --deadline 1ms: exit %d\n%s\n%s", code, out, errb)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("generate --deadline 1ms took %v", took)
+	}
+}
