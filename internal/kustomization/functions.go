@@ -39,16 +39,13 @@ var fileFields = map[string]bool{"path": true, "paths": true, "files": true, "en
 // transformers of the kustomization built (top); an entry naming a
 // directory is refused (its objects are the output of another build, which
 // stowage would have to run to check). Legacy plugins (any other
-// apiVersion and kind), KRM functions (exec, container or starlark) and
-// the legacy helmChartInflationGenerator field are refused. Each error
+// apiVersion and kind) and KRM functions (exec, container or starlark)
+// are refused. Each error
 // names the kustomization file, the entry's line and field, and for an
 // object in a file that file and line.
 func (c *copied) checkFunctions(file, dir string, data []byte, k *types.Kustomization, top bool, isFunction func(*yaml.RNode) bool) []error {
 	var errs []error
 	lines := entryLines(data)
-	if len(k.HelmChartInflationGenerator) > 0 {
-		errs = append(errs, fmt.Errorf("%s:%d: helmChartInflationGenerator: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, lines.at("helmChartInflationGenerator", -1)))
-	}
 	for _, f := range []struct {
 		name string
 		list []string

@@ -847,7 +847,14 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 		}
 		errs = append(errs, c.checkFunctions(file, dir, data, &k, dir == top, isFunction)...)
 		if len(k.HelmCharts) > 0 {
-			errs = append(errs, fmt.Errorf("%s:%d: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, lines.at("helmCharts", -1)))
+			// FixKustomization moves the legacy field's charts here.
+			field := "helmCharts"
+			if _, ok := lines["helmCharts"]; !ok {
+				if _, ok := lines["helmChartInflationGenerator"]; ok {
+					field = "helmChartInflationGenerator"
+				}
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, lines.at(field, -1), field))
 		}
 	}
 	visit(top)
