@@ -19,9 +19,11 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,6 +35,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -280,6 +283,18 @@ func (s *session) readLock() (*lock.Lock, bool) {
 	path, _ := fileOf(found[0])
 	if path == "" {
 		path = lock.FileName
+	} else if filepath.IsLocal(path) {
+		// kustomize reads a lock only beneath the kustomization's
+		// directory, and so does the function: never through a link
+		// that leads out of it (the function runs in that directory).
+		dir := s.p.Dir
+		if dir == "" {
+			dir = "."
+		}
+		if _, err := confined.CheckFile(dir, path, confined.Lock); errors.Is(err, confined.ErrOutside) {
+			s.errorf(nil, "", "the lock %s leads out of the kustomization's directory through a symbolic link: stowage reads a lock only beneath that directory", path)
+			return nil, false
+		}
 	}
 	// The item's tree is parsed already: the lock decodes it as it is, and
 	// its errors name the line in the item as the user wrote it (kustomize's

@@ -85,8 +85,9 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	if src.Kustomization != nil && renderOut != "" {
 		return usageError{fmt.Errorf("--render is for a config directory; %s is a kustomization, which kustomize renders with the function", dir)}
 	}
+	lockRoot, lockRel := src.LockIn()
 	res, err := bump.Run(cmd.Context(), bump.Input{
-		Config: src.Config, Dir: dir, LockPath: src.LockPath, Old: old, OldData: data, Images: images,
+		Config: src.Config, Dir: dir, LockPath: src.LockPath, LockRoot: lockRoot, LockRel: lockRel, Old: old, OldData: data, Images: images,
 		RenderDir: renderOut, Profile: o.profile, Getenv: getenv, PRBody: prBody, KeepGoing: b.keepGoing,
 		Connect: func() (func(context.Context) (*lock.Lock, error), error) {
 			r, done, err := b.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)

@@ -1,20 +1,20 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
 )
 
@@ -98,7 +98,10 @@ func cmpDiscover(dir string) (string, error) {
 }
 
 func newCMPGenerate(getenv env) *cobra.Command {
-	var o loadOptions
+	var (
+		o        loadOptions
+		deadline time.Duration
+	)
 	c := &cobra.Command{
 		Use:   "generate [DIR]",
 		Short: "Print the manifests of DIR (default .) on stdout: a config directory's profile, or a kustomization built with stowage's transformer",
@@ -108,10 +111,23 @@ contacts a registry: digests come from the committed lock.
 
 A config directory renders as 'stowage render DIR' does; the profile is
 --profile, else $ARGOCD_ENV_PROFILE (an Application's plugin env PROFILE),
-else the only one. A kustomization is built as 'kustomize build
---enable-alpha-plugins --enable-exec DIR' builds it (kustomize's own
-library, linked into stowage), running the stowage executable on PATH as
-its exec KRM function; the functionConfig's spec.profile picks the profile.
+else the only one.
+
+A kustomization is built with kustomize's own library, linked into
+stowage, from an in-memory copy of the files beneath --root (default: the
+repository checkout, DIR without $ARGOCD_APP_SOURCE_PATH; else DIR), under
+the bounds 'stowage vet' applies (files, bytes, YAML aliases, --deadline).
+It runs exactly one program: this stowage executable, as 'stowage fn', for
+the transformer whose functionConfig (a Stowage or JupyterImagePuller)
+declares exec: {path: stowage, args: [fn, …]} (or an absolute path to
+this same executable); the functionConfig's spec.profile picks the
+profile. Refused, with the file, line and field, before anything runs:
+any other KRM function (exec, container or starlark) or legacy plugin in
+the generators, transformers or validators of any kustomization the build
+reaches, HelmChartInflationGenerator and helmCharts, remote resources,
+bases and components (git, github.com, http and https), files behind
+links that leave --root, and an exec declaration with envs. 'stowage vet
+DIR' refuses the same.
 
 On any error stdout stays empty, the error (file, line and field) goes to
 stderr and the exit code is 1.`,
@@ -121,19 +137,31 @@ stderr and the exit code is 1.`,
 			if err := checkConfigDir(dir, true); err != nil {
 				return err
 			}
+			if deadline <= 0 {
+				return usageError{fmt.Errorf("--deadline must be positive")}
+			}
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), deadline, fmt.Errorf("it ran past --deadline %v", deadline))
+			defer cancel()
 			var out []byte
 			var err error
 			if kustomization.Find(dir) != "" {
 				if o.profile != "" {
 					return usageError{fmt.Errorf("--profile is for a config directory; in a kustomization the functionConfig's spec.profile decides")}
 				}
-				out, err = kustomizeBuild(dir)
+				root := o.root
+				if root == "" {
+					root = checkoutRoot(dir, getenv)
+				}
+				out, err = kustomizeBuild(ctx, dir, root)
 			} else {
+				if o.root != "" {
+					return usageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
+				}
 				if o.profile == "" {
 					o.profile, _ = getenv(cmpProfileEnv)
 				}
 				var objs []render.Object
-				objs, err = renderDir(cmd.Context(), dir, o, getenv)
+				objs, err = renderDir(ctx, dir, o, getenv)
 				if err == nil {
 					out, err = render.Encode(objs)
 				}
@@ -147,32 +175,51 @@ stderr and the exit code is 1.`,
 	}
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "config directory: the profile to render (default $"+cmpProfileEnv+", else the only one)")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "config directory: accept auth.password values that are not env: or file: sources")
+	c.Flags().StringVar(&o.root, "root", "", "kustomization: the directory its files (bases, components) may come from; default the checkout (DIR without $"+cmpSourcePathEnv+"), else DIR")
+	c.Flags().DurationVar(&deadline, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
 	return c
 }
 
-// kustomizeBuild builds the kustomization in dir with the options
-// `kustomize build --enable-alpha-plugins --enable-exec` sets (kustomize
-// v5.8.2's commands/build: EnabledPluginConfig with statically linked
-// builtins, exec functions enabled, loads restricted to the root, the
-// order its kustomization's sortOptions give) and
-// returns kustomize's YAML stream. The exec function runs as a child
-// process; its stderr (stowage fn's located results) is this process's.
-func kustomizeBuild(dir string) ([]byte, error) {
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified // the CLI's, without --reorder
-	pc := types.EnabledPluginConfig(types.BploUseStaticallyLinked)
-	pc.FnpLoadingOptions = types.FnPluginLoadingOptions{EnableExec: true, NetworkName: "bridge"}
-	opts.PluginConfig = pc
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+// cmpSourcePathEnv is the Application's spec.source.path, which the repo
+// server passes to every plugin command.
+const cmpSourcePathEnv = "ARGOCD_APP_SOURCE_PATH"
+
+// checkoutRoot is the repository checkout DIR is in, by Argo CD's
+// $ARGOCD_APP_SOURCE_PATH: DIR (absolute, links resolved) without that
+// path at its end. It is "" (DIR itself) when the variable is unset, not
+// a local path, or not DIR's end.
+func checkoutRoot(dir string, getenv env) string {
+	sp, ok := getenv(cmpSourcePathEnv)
+	if !ok || sp == "" || !filepath.IsLocal(sp) {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: %w", dir, err)
+		return ""
 	}
-	out, err := m.AsYaml()
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return ""
+	}
+	sp = filepath.Clean(sp)
+	if sp == "." {
+		return abs
+	}
+	if !strings.HasSuffix(abs, string(filepath.Separator)+sp) {
+		return ""
+	}
+	return strings.TrimSuffix(abs, string(filepath.Separator)+sp)
+}
+
+// kustomizeBuild builds the kustomization in dir from the files beneath
+// root with kustomization.Generate, running this executable as stowage's
+// function, and stops when ctx ends.
+func kustomizeBuild(ctx context.Context, dir, root string) ([]byte, error) {
+	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the stowage executable: %w", err)
 	}
-	if len(bytes.TrimSpace(out)) == 0 {
-		return nil, fmt.Errorf("kustomize build of %s gave no objects", dir)
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil, fmt.Errorf("the stowage executable: %w", err)
 	}
-	return out, nil
+	return kustomization.Generate(ctx, dir, root, fn.IsFunctionConfig, exe)
 }

@@ -184,8 +184,8 @@ func TestLockKustomizationThenBuild(t *testing.T) {
 
 // TestKustomizationFetchesNothing: a builtin transformer listed before
 // stowage's whose config names an http URL (kustomize's loader would GET
-// it) makes the stowage binary fail at once, naming the host, and the
-// server sees no request.
+// it) is refused before the build, naming the file, the field and the URL,
+// and the server sees no request.
 func TestKustomizationFetchesNothing(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
@@ -208,7 +208,7 @@ func TestKustomizationFetchesNothing(t *testing.T) {
 	cmd := exec.Command(stowageBinary(t), "vet", dir)
 	out, err := cmd.CombinedOutput()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	if err == nil || !strings.Contains(string(out), "stowage reads local files only: a request to http://"+host+" was refused") {
+	if err == nil || !strings.Contains(string(out), `patch.yaml:1): PatchTransformer p: path: "http://`+host+`/p.yaml" is a URL: stowage reads no remote file`) {
 		t.Errorf("vet: %v\n%s", err, out)
 	}
 	if n := hits.Load(); n != 0 {

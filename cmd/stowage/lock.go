@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
@@ -238,20 +237,21 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
 		return fmt.Errorf("%s not changed: %w", path, lockErr)
 	}
-	return writeLock(cmd, lo.format, path, old, next, data, images, lockErr, rep)
+	return writeLock(cmd, lo.format, src, old, next, data, images, lockErr, rep)
 }
 
-// writeLock writes next, what lock learned, to path (data its bytes
+// writeLock writes next, what lock learned, to src's lock (data its bytes
 // before; nil when it did not exist) as bump.NewUpdate decides, fills rep
 // and prints the summary. lockErr is the run's registry.Errors, if any:
 // the error then says what the file keeps and how many images are
 // missing.
-func writeLock(cmd *cobra.Command, format, path string, old, next *lock.Lock, data []byte, images []*plan.Image, lockErr error, rep *lockReport) error {
+func writeLock(cmd *cobra.Command, format string, src *source.Source, old, next *lock.Lock, data []byte, images []*plan.Image, lockErr error, rep *lockReport) error {
+	path := src.LockPath
 	var failed registry.Errors
 	errors.As(lockErr, &failed)
 	u := bump.NewUpdate(path, old, next, data, images, lockErr, len(failed))
 	if u.Write {
-		if err := atomicfile.WriteFileContext(cmd.Context(), path, u.Data, 0o644); err != nil {
+		if err := src.WriteLock(cmd.Context(), u.Data); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,11 @@ reads them: env: only STOWAGE_* variables and those the operator names in
 STOWAGE_ALLOW_ENV, of which the exec declaration's --allow-env may only
 keep some. The kustomization is built with kustomize's API up to the
 stowage transformer, from files beneath --root only (default DIR; --root .
-lets an overlay reach ../base).`
+lets an overlay reach ../base). Refused, by file, line and field: any
+generator, transformer or validator other than kustomize's builtins and the
+stowage functionConfig (another KRM function, exec or container, or a
+legacy plugin) in any kustomization the build reaches, helmCharts, remote
+resources and bases, and a lock behind a link that leaves --root.`
 
 // addRootFlag adds --root, the directory a kustomization's reads stay
 // beneath.

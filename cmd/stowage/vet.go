@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
@@ -245,7 +247,15 @@ func (v vetRun) printOK(w io.Writer, verdict string, external []string) {
 // --allow-env names, reading no password; its error results fail vet as
 // they would fail kustomize build. With --remote, every digest the
 // function pins (pre-pulled and pin-only) is checked in its registry.
+//
+// The exec declaration must be stowage's own (kustomization.OwnExec), as
+// `cmp generate` requires before it runs the function.
 func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
+	b := src.Kustomization
+	exe, _ := os.Executable()
+	if _, err := kustomization.OwnExec(b.FunctionConfig, b.FunctionFile, exe); err != nil {
+		return err
+	}
 	lf, err := src.ReadLock(nil)
 	if err != nil {
 		return err

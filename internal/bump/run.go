@@ -24,8 +24,11 @@ type Input struct {
 	// LockPath is the lock file; Old the lock it holds (empty when it
 	// does not exist) and OldData its bytes.
 	LockPath string
-	Old      *lock.Lock
-	OldData  []byte
+	// LockRoot and LockRel, when set, confine the lock's write to the
+	// directory LockRoot (LockRel inside it; source.Source.LockIn).
+	LockRoot, LockRel string
+	Old               *lock.Lock
+	OldData           []byte
 	// Images are every image of the source (plan.All), the ones resolved
 	// again.
 	Images []*plan.Image
@@ -108,7 +111,11 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	res.RenderChanged = renderChanged
 	var ws output.Set
 	if res.LockChanged {
-		ws.File(path, out)
+		if in.LockRoot != "" {
+			ws.FileIn(in.LockRoot, in.LockRel, out)
+		} else {
+			ws.File(path, out)
+		}
 	}
 	if renderChanged {
 		ws.Dir(in.RenderDir, files, modes)

@@ -197,7 +197,7 @@ func dirName(dir string) string {
 
 // openBeneath opens rel inside dir through an os.Root, so that no step
 // of rel (a "..", a symbolic link, an absolute link) leads out of dir. An
-// escape is reported as errOutside.
+// escape is reported as ErrOutside.
 func openBeneath(dir, rel string) (*os.File, error) {
 	if dir == "" {
 		dir = "."
@@ -212,13 +212,14 @@ func openBeneath(dir, rel string) (*os.File, error) {
 		return f, nil
 	}
 	if errors.Is(err, escapes(root)) {
-		return nil, errOutside
+		return nil, ErrOutside
 	}
 	return nil, err
 }
 
-// errOutside is a path that leads outside its directory.
-var errOutside = errors.New("leads outside the directory")
+// ErrOutside is wrapped by the *Error of a path that leads outside its
+// directory (through ".." or a symbolic link).
+var ErrOutside = errors.New("leads outside the directory")
 
 // escapes returns the error os.Root gives for a path that leaves it
 // (os does not export it): the one it gives, without any I/O, for a path
@@ -237,7 +238,7 @@ func openReason(err error, dir string) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "does not exist"
-	case errors.Is(err, errOutside):
+	case errors.Is(err, ErrOutside):
 		return "leads outside " + dirName(dir) + " (through a symbolic link or \"..\"); stowage reads only files inside it"
 	case errors.Is(err, syscall.ELOOP):
 		return "is a symbolic link that cannot be followed here (more than 8 links in a row, or a loop)"

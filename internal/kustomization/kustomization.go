@@ -87,6 +87,12 @@ type Build struct {
 	// LockListed is the lock entry of the kustomization's resources that
 	// names a file not written yet (LockFile then names it); "" otherwise.
 	LockListed string
+	// Root is the root the build read beneath (absolute, links
+	// resolved), and LockRel the lock file relative to it ("" when the
+	// resources list none): a lock is read and written only through an
+	// os.Root on Root (confined.ReadFile, atomicfile.WriteFileIn), so
+	// that no link leads its read or write out of the root.
+	Root, LockRel string
 }
 
 // Find returns the kustomization file in dir (konfig's recognised names,
@@ -149,15 +155,12 @@ func load(dir, root string, isFunction func(*yaml.RNode) bool, maxEntries int) (
 			b, err = nil, fmt.Errorf("kustomization %s: kustomize failed on it (%v); check its files' syntax (metadata.annotations and labels are mappings)", dir, r)
 		}
 	}()
-	l, err := open(dir, root, maxEntries)
+	l, err := open(dir, root, maxEntries, isFunction)
 	if err != nil {
 		return nil, err
 	}
 	at, err := l.findFunction(isFunction)
 	if err != nil {
-		return nil, err
-	}
-	if err := l.refusePlugins(at); err != nil {
 		return nil, err
 	}
 	if err := l.standInLock(); err != nil {
@@ -194,11 +197,12 @@ type loading struct {
 
 // open checks that dir (a kustomization directory) is beneath root ("" is
 // dir), copies the files beneath root into memory (copyTree), refuses a
-// remote or unreachable resource (checkReachable), and parses the
+// remote or unreachable resource and anything the build would run besides
+// kustomize's builtins and the stowage function (checkReachable), and parses the
 // kustomization file. It returns the load with Build.Dir and Build.File
 // set. Errors: dir not beneath root, no kustomization file, the copy's
 // limits, a file kustomize cannot parse (naming it).
-func open(dir, root string, maxEntries int) (*loading, error) {
+func open(dir, root string, maxEntries int, isFunction func(*yaml.RNode) bool) (*loading, error) {
 	if root == "" {
 		root = dir
 	}
@@ -226,7 +230,8 @@ func open(dir, root string, maxEntries int) (*loading, error) {
 		return nil, err
 	}
 	l.top = filepath.ToSlash(absDir)
-	if err := l.c.checkReachable(l.top, root); err != nil {
+	l.b.Root = absRoot
+	if err := l.c.checkReachable(l.top, root, isFunction); err != nil {
 		return nil, err
 	}
 
@@ -284,29 +289,6 @@ func (l *loading) findFunction(isFunction func(*yaml.RNode) bool) (int, error) {
 		return 0, fmt.Errorf("%s %w (a Stowage or JupyterImagePuller object with a config.kubernetes.io/function annotation, in a file listed in transformers:)", b.File, ErrNoFunction)
 	}
 	return at, nil
-}
-
-// refusePlugins checks that the generators and the transformers before
-// index at are all kustomize builtins: what runs before the function must
-// run here too, and kustomize's plugins stay disabled in this build, so a
-// KRM function or plugin there is refused by name instead of with
-// kustomize's bare "external plugins disabled".
-func (l *loading) refusePlugins(at int) error {
-	for field, list := range map[string][]string{"generators": l.k.Generators, "transformers": l.k.Transformers[:at]} {
-		for i, t := range list {
-			objs, _, err := transformerObjects(l.c.mem, l.top, t)
-			if err != nil {
-				return fmt.Errorf("%s: %s[%d]: %w", l.b.File, field, i, l.c.explain(err))
-			}
-			for _, o := range objs {
-				if o.GetApiVersion() != "builtin" {
-					return fmt.Errorf("%s: %s[%d] (%s %s) is a KRM function or plugin, which stowage does not run (only kustomize's builtin generators and transformers): list stowage's transformer first, or lock from a kustomization without it",
-						l.b.File, field, i, o.GetKind(), o.GetName())
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // standInLock writes an empty ImageLock into the copy in place of a lock
@@ -383,6 +365,11 @@ func (l *loading) collect(rm resmap.ResMap) error {
 			if b.LockFile == "" {
 				return fmt.Errorf("kustomization %s: the ImageLock does not come from a file of its own (generated or inline); list stowage.lock.yaml in resources", dir)
 			}
+			rel, err := filepath.Rel(l.c.root, filepath.FromSlash(path.Join(l.top, filepath.ToSlash(o.Path))))
+			if err != nil || !filepath.IsLocal(rel) {
+				return fmt.Errorf("kustomization %s: the lock %s is not beneath the root %s", dir, b.LockFile, l.c.root)
+			}
+			b.LockRel = rel
 		}
 		b.Items = append(b.Items, n)
 	}
@@ -765,8 +752,10 @@ func isURL(s string) bool {
 // from the copy is refused by file, field and index; a URL in a field
 // kustomize loads a file from (patches, crds, configurations,
 // replacements, openapi, generator sources) is refused; helmCharts is
-// refused. shownRoot is the root as the user named it.
-func (c *copied) checkReachable(top, shownRoot string) error {
+// refused; the generators, transformers and validators must pass
+// checkFunctions (isFunction tells stowage's functionConfig). shownRoot is
+// the root as the user named it.
+func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNode) bool) error {
 	var errs []error
 	seen := map[string]bool{}
 	var visit func(dir string)
@@ -797,6 +786,7 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 			return
 		}
 		k.FixKustomization()
+		lines := entryLines(data)
 		for _, f := range []struct {
 			name string
 			list []string
@@ -808,9 +798,12 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 				p := path.Join(dir, filepath.ToSlash(e))
 				switch {
 				case remoteForm(e):
-					errs = append(errs, fmt.Errorf("%s: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, f.name, i, e))
+					errs = append(errs, fmt.Errorf("%s:%d: %s[%d] %q is a remote resource: stowage reads local files only (render or vendor it into the repository)", file, lines.at(f.name, i), f.name, i, e))
+				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && c.leftOut(p) != "":
+					at := c.leftOut(p)
+					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q: %s was not read (%s): stowage reads and writes a lock only beneath the root %s (--root), never through a link out of it", file, lines.at("resources", i), i, e, at, c.skipped[at], shownRoot))
 				case f.name == "resources" && path.Base(e) == lock.FileName && !c.mem.Exists(p) && dir != top && filepath.IsLocal(filepath.FromSlash(e)):
-					errs = append(errs, fmt.Errorf("%s: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, i, e, lock.FileName))
+					errs = append(errs, fmt.Errorf("%s:%d: resources[%d] %q does not exist yet, and a lock in a base would be shared by every overlay (each overlay's lock would prune the others' entries): list %s in the resources of the kustomization that declares the stowage transformer instead", file, lines.at("resources", i), i, e, lock.FileName))
 				case path.IsAbs(filepath.ToSlash(e)) || !c.mem.Exists(p) && !(f.name == "resources" && path.Base(e) == lock.FileName):
 					reason := "is not a file or directory beneath " + shownRoot + " (--root)"
 					if !path.IsAbs(filepath.ToSlash(e)) && !beneath(c.root, filepath.FromSlash(p)) {
@@ -819,7 +812,7 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 					if why, ok := c.skipped[filepath.FromSlash(p)]; ok {
 						reason = "was not read: " + why
 					}
-					errs = append(errs, fmt.Errorf("%s: %s[%d] %q %s", file, f.name, i, e, reason))
+					errs = append(errs, fmt.Errorf("%s:%d: %s[%d] %q %s", file, lines.at(f.name, i), f.name, i, e, reason))
 				case c.mem.IsDir(p) && (f.name == "resources" || f.name == "components"):
 					visit(p)
 				}
@@ -852,13 +845,33 @@ func (c *copied) checkReachable(top, shownRoot string) error {
 				}
 			}
 		}
+		errs = append(errs, c.checkFunctions(file, dir, data, &k, dir == top, isFunction)...)
 		if len(k.HelmCharts) > 0 {
-			errs = append(errs, fmt.Errorf("%s: helmCharts: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file))
+			// FixKustomization moves the legacy field's charts here.
+			field := "helmCharts"
+			if _, ok := lines["helmCharts"]; !ok {
+				if _, ok := lines["helmChartInflationGenerator"]; ok {
+					field = "helmChartInflationGenerator"
+				}
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s: stowage does not inflate Helm charts (they fetch charts and run helm); render the chart into a file and list it in resources", file, lines.at(field, -1), field))
 		}
 	}
 	visit(top)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// leftOut returns p (a slash path in the copy) or the nearest of its
+// parents beneath the root that the copy left out (a symbolic link leading
+// out of the root, say), as a path of the OS; "" when none was.
+func (c *copied) leftOut(p string) string {
+	for d := filepath.FromSlash(p); beneath(c.root, d) && d != c.root; d = filepath.Dir(d) {
+		if _, ok := c.skipped[d]; ok {
+			return d
+		}
+	}
+	return ""
 }
 
 // commonDir is the deepest directory holding both a and b (absolute).

@@ -184,7 +184,36 @@ func TestLoadRefuses(t *testing.T) {
 		"function before stowage": {
 			files: map[string]string{"k/kustomization.yaml": "transformers: [sort.yaml, s.yaml]\n", "k/s.yaml": fnConfig,
 				"k/sort.yaml": "apiVersion: example.com/v1\nkind: Sorter\nmetadata:\n  name: sort\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: sorter}\n"},
-			want: `transformers[0] (Sorter sort) is a KRM function or plugin, which stowage does not run`,
+			want: `sort.yaml:6): Sorter sort is a KRM function running the program "sorter", which stowage does not run`,
+		},
+		"function after stowage": {
+			files: map[string]string{"k/kustomization.yaml": "transformers:\n- s.yaml\n- run.yaml\n", "k/s.yaml": fnConfig,
+				"k/run.yaml": "apiVersion: example.com/v1\nkind: Run\nmetadata:\n  name: r\n  annotations:\n    config.kubernetes.io/function: |\n      container: {image: example.invalid/run:1}\n"},
+			want: `run.yaml:6): Run r is a KRM function running the container image "example.invalid/run:1", which stowage does not run`,
+		},
+		"validator": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml]\nvalidators: [v.yaml]\n", "k/s.yaml": fnConfig,
+				"k/v.yaml": "apiVersion: example.com/v1\nkind: Check\nmetadata:\n  name: v\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: /bin/true}\n"},
+			want: `v.yaml:6): Check v is a KRM function running the program "/bin/true", which stowage does not run`,
+		},
+		"function in a base": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig,
+				"k/base/kustomization.yaml": "generators: [g.yaml]\n", "k/base/g.yaml": "apiVersion: example.com/v1\nkind: Gen\nmetadata: {name: g}\n"},
+			want: `base/kustomization.yaml:1: generators[0] (`,
+		},
+		"stowage function in a base": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [base]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig,
+				"k/base/kustomization.yaml": "transformers: [s.yaml]\n", "k/base/s.yaml": fnConfig},
+			want: `is a stowage functionConfig in a kustomization the build reaches`,
+		},
+		"directory of transformers": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml, more]\n", "k/s.yaml": fnConfig,
+				"k/more/kustomization.yaml": "resources: [p.yaml]\n", "k/more/p.yaml": "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: p}\nprefix: p-\nfieldSpecs: [{path: metadata/name}]\n"},
+			want: `kustomization.yaml:1: transformers[1] "more" is a directory`,
+		},
+		"legacy helm field": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml]\nhelmChartInflationGenerator:\n- chartName: x\n  chartRepoUrl: https://charts.example.invalid\n", "k/s.yaml": fnConfig},
+			want:  `kustomization.yaml:2: helmChartInflationGenerator: stowage does not inflate Helm charts`,
 		},
 		"alias bomb": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/bomb.yaml": aliasBomb()},
@@ -342,7 +371,7 @@ func TestLoadBaseLockNotWritten(t *testing.T) {
 		"ov/s.yaml":               fnConfig,
 	})
 	_, err := Load(filepath.Join(root, "ov"), root, isStowage)
-	want := `base/kustomization.yaml: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
+	want := `base/kustomization.yaml:1: resources[1] "stowage.lock.yaml" does not exist yet, and a lock in a base would be shared by every overlay`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}

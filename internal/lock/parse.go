@@ -39,6 +39,19 @@ func ReadBytes(path string) ([]byte, error) {
 	return confined.ReadFile(filepath.Dir(path), filepath.Base(path), confined.Lock)
 }
 
+// ReadBytesIn reads the lock file rel, a path inside the directory root,
+// through an os.Root on root (confined.ReadFile): a ".." or a symbolic
+// link leading out of root is refused, as is a file that is not regular
+// or over confined.Lock.Max bytes. Errors name the file as shown.
+func ReadBytesIn(root, rel, shown string) ([]byte, error) {
+	data, err := confined.ReadFile(root, rel, confined.Lock)
+	var ce *confined.Error
+	if errors.As(err, &ce) && shown != "" {
+		ce.Path = shown
+	}
+	return data, err
+}
+
 // Parse decodes the bytes of a lock file; filename is only used in errors.
 // It is strict: the file holds exactly one ImageLock object of APIVersion,
 // decoded by yaml.v3 with known fields only (unknown and repeated fields,

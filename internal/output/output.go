@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/render"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -350,16 +351,27 @@ type Set struct {
 }
 
 type step struct {
-	path  string
-	file  []byte                 // a file's new content, when isDir is false
-	dir   map[string][]byte      // a directory's new files (atomicfile.ReplaceDirModes)
-	modes map[string]fs.FileMode // the modes of those that are not 0644
-	isDir bool
+	path string
+	// root and rel, for a file of FileIn: its directory, every step
+	// confined to it, and its path inside (path is then their join).
+	root, rel string
+	file      []byte                 // a file's new content, when isDir is false
+	dir       map[string][]byte      // a directory's new files (atomicfile.ReplaceDirModes)
+	modes     map[string]fs.FileMode // the modes of those that are not 0644
+	isDir     bool
 }
 
 // File adds the replacement of the file at path by data (mode 0644).
 func (s *Set) File(path string, data []byte) {
 	s.steps = append(s.steps, step{path: path, file: data})
+}
+
+// FileIn adds the replacement of the file rel, a path inside the
+// directory root, by data (mode 0644), with the read of its old content,
+// the write and any undo confined to root through an os.Root
+// (atomicfile.WriteFileIn): a link leading out of root is refused.
+func (s *Set) FileIn(root, rel string, data []byte) {
+	s.steps = append(s.steps, step{path: filepath.Join(root, rel), root: root, rel: rel, file: data})
 }
 
 // Dir adds the replacement of the directory at path by files, each of
@@ -377,9 +389,12 @@ func (s *Set) Commit(ctx context.Context) error {
 	for _, st := range s.steps {
 		restore, err := st.snapshot()
 		if err == nil {
-			if st.isDir {
+			switch {
+			case st.isDir:
 				err = atomicfile.ReplaceDirModes(ctx, st.path, st.dir, st.modes)
-			} else {
+			case st.root != "":
+				err = atomicfile.WriteFileIn(ctx, st.root, st.rel, st.file, 0o644)
+			default:
 				err = atomicfile.WriteFileContext(ctx, st.path, st.file, 0o644)
 			}
 		}
@@ -400,6 +415,9 @@ func (s *Set) Commit(ctx context.Context) error {
 // snapshot reads what st replaces and returns the function that puts it
 // back: the old file or directory, or its absence.
 func (st step) snapshot() (func() error, error) {
+	if st.root != "" {
+		return st.snapshotIn()
+	}
 	if !st.isDir {
 		old, err := os.ReadFile(st.path)
 		switch {
@@ -438,6 +456,28 @@ func (st step) snapshot() (func() error, error) {
 	}
 	return func() error {
 		return undoErr(st.path, atomicfile.ReplaceDirModes(context.Background(), st.path, old, oldModes))
+	}, nil
+}
+
+// snapshotIn is snapshot for a file of FileIn: its old content read, and
+// put back or removed, through an os.Root on st.root.
+func (st step) snapshotIn() (func() error, error) {
+	old, err := confined.ReadFile(st.root, st.rel, confined.Lock)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return func() error {
+			root, err := os.OpenRoot(st.root)
+			if err != nil {
+				return undoErr(st.path, err)
+			}
+			defer root.Close()
+			return undoErr(st.path, root.Remove(st.rel))
+		}, nil
+	case err != nil:
+		return nil, err
+	}
+	return func() error {
+		return undoErr(st.path, atomicfile.WriteFileIn(context.Background(), st.root, st.rel, old, 0o644))
 	}, nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
@@ -40,6 +41,13 @@ type Source struct {
 	// LockPath is the lock file: DIR/stowage.lock.yaml, or the file of
 	// the kustomization's ImageLock ("" when its resources list none).
 	LockPath string
+	// LockRoot is the directory the lock is read and written beneath, and
+	// LockRel the lock relative to it: DIR and stowage.lock.yaml, or the
+	// kustomization's root and the lock beneath it. Every read and write
+	// of the lock goes through an os.Root on LockRoot, so that no link
+	// leads it out; "" (a Source built by hand) confines it to the
+	// directory of LockPath.
+	LockRoot, LockRel string
 	// Kustomization and Function are set for a kustomization: the build
 	// up to the function, and what its functionConfig says.
 	Kustomization *kustomization.Build
@@ -130,7 +138,7 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: dir, Config: cfg, LockPath: b.LockFile, Kustomization: b, Function: c,
+	return &Source{Dir: dir, Config: cfg, LockPath: b.LockFile, LockRoot: b.Root, LockRel: b.LockRel, Kustomization: b, Function: c,
 		Workloads: workload.Pinned(b.Items), AllowEnv: allowEnv, MaxInput: maxInput}, nil
 }
 
@@ -142,7 +150,7 @@ func LoadDir(dir string, o LoadOptions) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: dir, Config: cfg, LockPath: filepath.Join(dir, lock.FileName)}, nil
+	return &Source{Dir: dir, Config: cfg, LockPath: filepath.Join(dir, lock.FileName), LockRoot: dir, LockRel: lock.FileName}, nil
 }
 
 // RenderedProfile is c's config restricted to what the function renders:
@@ -203,7 +211,7 @@ func (s *Source) ReadLock(repair func(dropped error)) (*LockFile, error) {
 	if err := s.NeedLock(); err != nil {
 		return nil, err
 	}
-	data, err := lock.ReadBytes(s.LockPath)
+	data, err := lock.ReadBytesIn(s.lockIn())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return &LockFile{Path: s.LockPath, Lock: &lock.Lock{}}, nil
@@ -227,6 +235,31 @@ func (s *Source) ReadLock(repair func(dropped error)) (*LockFile, error) {
 	}
 	f.Lock = l
 	return f, nil
+}
+
+// lockIn is the directory the lock is confined to, its path relative to
+// it, and its path as messages name it (LockPath).
+func (s *Source) lockIn() (root, rel, shown string) {
+	if s.LockRoot == "" || s.LockRel == "" {
+		return filepath.Dir(s.LockPath), filepath.Base(s.LockPath), s.LockPath
+	}
+	return s.LockRoot, s.LockRel, s.LockPath
+}
+
+// WriteLock replaces the lock file with data (mode 0644), atomically and
+// confined to LockRoot (atomicfile.WriteFileIn): a link that leads out of
+// it is refused, also one swapped in after the lock was read.
+func (s *Source) WriteLock(ctx context.Context, data []byte) error {
+	root, rel, _ := s.lockIn()
+	return atomicfile.WriteFileIn(ctx, root, rel, data, 0o644)
+}
+
+// LockIn returns the directory the lock is confined to and the lock's
+// path relative to it, for a writer that batches the lock with other
+// files (output.Set.FileIn).
+func (s *Source) LockIn() (root, rel string) {
+	root, rel, _ = s.lockIn()
+	return root, rel
 }
 
 // OwnLock refuses, for lock and bump, a kustomization whose lock file is
