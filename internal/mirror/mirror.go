@@ -35,7 +35,13 @@
 //     referrers (one subject's after the other, each adding itself to the
 //     subject's referrers listing), then the image's own tag, once its
 //     manifests and every attachment are done, and held back when one of
-//     its attachments did not get there;
+//     its attachments did not get there; an image under a verify policy
+//     (WithVerify) is pushed by digest instead, and its tag waits for
+//     step 5;
+//  5. the signatures of the images under a verify policy, checked at
+//     the destination by digest, and only for those that verify, their
+//     tags: an image that does not verify leaves no new tag, and a tag
+//     the destination held keeps its digest.
 //
 // A step whose blob or child manifest failed is not sent: it fails with
 // it, and so do the images that need it. When every

@@ -62,6 +62,11 @@ type PlannedImage struct {
 	// byTag is an image whose own manifest is stored by its tag's PUT
 	// (a registry destination), not by digest first.
 	byTag bool
+	// tagAfterVerify is an image under a verify policy (WithVerify): its
+	// manifests are pushed by digest, its signatures verified there, and
+	// only then is its tag written (Run), so that an image that does not
+	// verify leaves no new tag and an existing tag its digest.
+	tagAfterVerify bool
 }
 
 // Transfer is what a run will do: per image, present or missing, and the
@@ -399,10 +404,16 @@ func (pl *planner) presentManifests() {
 		pi *PlannedImage
 		n  *node
 	}
+	type queued struct {
+		pi *PlannedImage
+		h  v1.Hash
+	}
+	enqueued := map[queued]bool{}
 	var level []job
 	for _, pi := range pl.p.Images {
 		if pi.top != nil {
 			level = append(level, job{pi, pi.top})
+			enqueued[queued{pi, pi.top.digest}] = true
 		}
 	}
 	for top := true; len(level) > 0; top = false {
@@ -448,7 +459,14 @@ func (pl *planner) presentManifests() {
 				continue
 			}
 			for _, c := range j.n.children {
-				next = append(next, job{j.pi, c})
+				// A child several indexes of the image list is asked
+				// once: the levels hold an image's distinct
+				// manifests, not its paths (an index graph whose
+				// levels share children has exponentially many).
+				if q := (queued{j.pi, c.digest}); !enqueued[q] {
+					enqueued[q] = true
+					next = append(next, job{j.pi, c})
+				}
 			}
 		}
 		level = next
@@ -490,7 +508,7 @@ func (pl *planner) collectNeeds() {
 					referrerAt[k] = true
 					pl.p.referrers = append(pl.p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
 				}
-			case pl.toRegistry && n == pi.top && pi.Tag != "":
+			case pl.toRegistry && n == pi.top && pi.Tag != "" && len(pl.m.o.verify[pi.Name]) == 0:
 				// Stored by its tag's PUT (step 4 of Run): a PUT by tag
 				// stores the manifest and sets the tag in one request.
 				pi.byTag = true
@@ -777,6 +795,7 @@ func (pl *planner) orderWrites() {
 			continue
 		}
 		if !pi.Present && pi.Tag != "" {
+			pi.tagAfterVerify = pi.Attachment == nil && len(pl.m.o.verify[pi.Name]) > 0
 			p.tags = append(p.tags, pi)
 		}
 	}
