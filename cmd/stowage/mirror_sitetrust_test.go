@@ -221,8 +221,11 @@ func trustedRootDigest(doc map[string]any) string {
 // TestMirrorFromBundleHoldsSiteTrust: a bundle made hostile after it was
 // written (trust material removed, weakened to optional, its trusted root
 // swapped for another sigstore's, one image removed from the trust map,
-// an image's descriptor pointed at another signed image, a manifest's
-// bytes replaced by another image's, its signature dropped) is refused
+// an image's descriptor pointed at another signed image, its signature
+// dropped (refused before the push: the bundle recorded it), its
+// signature and that record dropped (caught at the site after the push
+// by digest, before the tag), a manifest's bytes replaced by another
+// image's) is refused
 // by the push with the site's own trust (--trust, or STOWAGE_SITE_TRUST):
 // exit 1, a message naming the image, the site's tag of that image still
 // at its former digest, and, where the bundle is refused before the
@@ -309,6 +312,18 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 				}
 				ix.Manifests = keep
 			})
+		}, []string{"image " + s.names["a"] + ": its referrer sha256:", " of " + s.digests["a"].String() + ", which the bundle recorded when it was written, is not in the bundle"}, true, true},
+		{"signature and its record dropped", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				var keep []v1.Descriptor
+				for _, d := range ix.Manifests {
+					if d.Annotations[mirror.AnnotationSubject] != s.digests["a"].String() {
+						delete(d.Annotations, mirror.AnnotationAttachments)
+						keep = append(keep, d)
+					}
+				}
+				ix.Manifests = keep
+			})
 		}, []string{s.names["a"], "verify signatures of " + s.siteRepo["a"].Tag("a").Name(), "(tag a not written)"}, false, true},
 		{"manifest bytes replaced by another image's", func(dir string) {
 			b, err := os.ReadFile(filepath.Join(dir, "blobs", "sha256", s.digests["b"].Hex))
@@ -320,8 +335,8 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	}
 	// In this order: a case that gets as far as the push leaves the
 	// attachments of the images it pushed at the site (a signature
-	// stored by digest, no image tag); "signature dropped" must come
-	// before them.
+	// stored by digest, no image tag); "signature and its record
+	// dropped" must come before them.
 	for _, c := range cases {
 		dir := s.bundleCopy(t)
 		c.edit(dir)
@@ -386,5 +401,102 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "stowage: warning: no site trust (--trust FILE or "+mirror.SiteTrustEnv+")") ||
 		!strings.Contains(string(stdout), "trust: the bundle's own trust material, unauthenticated") {
 		t.Errorf("no site trust: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestMirrorFromBundleSiteTrustKeys: an image signed with a cosign key by
+// the real cosign, locked and bundled under a policy of that key, is
+// refused at a site whose trust holds another key (the bundle's key and
+// the lock's signer named, exit 1, the site's tag untouched and nothing
+// pushed) and pushed, verified under the site trust, at a site whose
+// trust holds the same key.
+func TestMirrorFromBundleSiteTrustKeys(t *testing.T) {
+	t.Parallel()
+	cs := cosigntest.Lookup(t)
+	src := registrytest.Start(t, registrytest.Options{})
+	siteReg := registrytest.Start(t, registrytest.Options{})
+	insecure := []string{"--insecure-registry", src.Host, "--insecure-registry", siteReg.Host}
+	repo, err := name.NewRepository(src.Host+"/lib/app", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, pub := cs.KeyPair("release")
+	_, otherPub := cs.KeyPair("other")
+	imgs := map[string]v1.Hash{}
+	for _, tag := range []string{"app", "helper"} {
+		d := registrytest.PushRandom(t, repo.Tag(tag))
+		cs.Must("sign", "--new-bundle-format=false", "--key", key, "--tlog-upload=false", "--use-signing-config=false",
+			"--allow-http-registry", "--allow-insecure-registry", "--yes", repo.Name()+"@"+d.Digest.String())
+		imgs[tag] = d.Digest
+	}
+	dir := t.TempDir()
+	pem, err := os.ReadFile(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "keys", "release.pub"), pem)
+	writeFile(t, filepath.Join(dir, "stowage.yaml"), fmt.Appendf(nil, `images:
+  app: {reference: %q}
+helper: {image: %q}
+profiles:
+  p:
+    pullers: [{name: pre, namespace: pre, images: [app]}]
+verify:
+  keys: [keys/release.pub]
+`, repo.Tag("app").Name(), repo.Tag("helper").Name()))
+	if _, stderr, code := runCLI(t, nil, append([]string{"lock", dir, "-q"}, insecure...)...); code != 0 {
+		t.Fatalf("lock exit %d:\n%s", code, stderr)
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if _, stderr, code := runCLI(t, nil, append([]string{"mirror", dir, "--to", "oci:" + bundle, "-q"}, insecure...)...); code != 0 {
+		t.Fatalf("bundle: exit %d\n%s", code, stderr)
+	}
+	to, err := (site.Mapping{Default: siteReg.Host + "/site"}).Repository(repo, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := registrytest.PushRandom(t, to.Tag("app")).Digest
+	siteTrust := func(pubFile string) string {
+		d := t.TempDir()
+		data, err := os.ReadFile(pubFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(d, "site.pub"), data)
+		writeFile(t, filepath.Join(d, "trust.yaml"), []byte("apiVersion: stowage.dev/v1alpha1\nkind: SiteTrust\nverify: {keys: [site.pub]}\n"))
+		return filepath.Join(d, "trust.yaml")
+	}
+	push := append([]string{"mirror", "--from", "oci:" + bundle, "--to", siteReg.Host + "/site", "-q"}, insecure...)
+
+	_, stderr, code := runCLI(t, nil, append(push, "--trust", siteTrust(otherPub))...)
+	for _, want := range []string{
+		"image " + repo.Tag("app").Name() + ": the bundle's policy verify trusts keys[0] keys/release.pub (sha256:",
+		"a key the site trust does not hold",
+		"image " + repo.Tag("app").Name() + ": the lock records signer key sha256:",
+		"nothing pushed",
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("another key at the site: exit %d, want 1 and %q:\n%s", code, want, stderr)
+		}
+	}
+	if got := tagAt(t, to.Tag("app")); got != old {
+		t.Errorf("the site's tag app points at %s, want its former %s", got, old)
+	}
+	if _, err := remote.Head(to.Digest(imgs["app"].String())); err == nil {
+		t.Error("refused, yet the image is at the site")
+	}
+
+	stdout, stderr, code := runCLI(t, nil, append(push, "--trust", siteTrust(pub), "-o", "json")...)
+	var rep runReport
+	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || len(rep.Signatures) != 2 {
+		t.Fatalf("the same key at the site: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	for _, s := range rep.Signatures {
+		if !s.Verified || s.Signer == nil || s.Signer.Key == "" || !strings.HasPrefix(s.Policy, "site trust ") {
+			t.Errorf("%+v, want verified by the key under the site trust", s)
+		}
+	}
+	if got := tagAt(t, to.Tag("app")); got != imgs["app"] {
+		t.Errorf("the site's tag app points at %s, want %s", got, imgs["app"])
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -522,6 +524,7 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 		}
 		descs[imageIdentity(pi.Image)] = v1.Descriptor{MediaType: sniffMediaType(raw), Digest: pi.Digest, Size: int64(len(raw)), Annotations: ann}
 	}
+	recordAttachments(descs)
 	var list []v1.Descriptor
 	keep, walked := map[string]bool{}, map[string]bool{}
 	// The trust material: this run's policies for its images, the held
@@ -687,4 +690,32 @@ func BundleImages(path string) ([]Image, []byte, error) {
 		return nil, nil, err
 	}
 	return idx.images, lock, nil
+}
+
+// recordAttachments sets, on each image's descriptor of descs, the
+// attachments descs holds for it (AnnotationAttachments: same image name
+// and site), sorted; the annotation is left out when there are none.
+func recordAttachments(descs map[string]v1.Descriptor) {
+	owner := func(d v1.Descriptor) string {
+		return d.Annotations[AnnotationRefName] + "\x00" + d.Annotations[AnnotationSite]
+	}
+	carried := map[string][]string{}
+	for _, d := range descs {
+		if kind := d.Annotations[AnnotationAttachment]; kind != "" {
+			carried[owner(d)] = append(carried[owner(d)], kind+" "+d.Annotations[AnnotationSubject]+" "+d.Digest.String())
+		}
+	}
+	for k, d := range descs {
+		if d.Annotations[AnnotationAttachment] != "" {
+			continue
+		}
+		ann := maps.Clone(d.Annotations)
+		delete(ann, AnnotationAttachments)
+		if c := carried[owner(d)]; len(c) > 0 {
+			sort.Strings(c)
+			ann[AnnotationAttachments] = strings.Join(slices.Compact(c), ";")
+		}
+		d.Annotations = ann
+		descs[k] = d
+	}
 }

@@ -141,6 +141,10 @@ type Image struct {
 	// bundle records it (AnnotationSite) so that a push from the bundle
 	// lands where render points.
 	Site string
+	// Carried are the attachments a bundle recorded for the image when
+	// it was written (AnnotationAttachments), read by BundleImages; a
+	// push checks each is in the bundle (SitePolicies).
+	Carried []Carried
 	// Omitted are the blobs of the image a delta bundle leaves out
 	// because the site holds them, each with the repository that holds
 	// it there: a site repository when Site is set, else a source

@@ -89,8 +89,10 @@ func LoadSiteTrust(path string) (*SiteTrust, error) {
 // wrote the bundle chose them), still refusing a bundle whose lock and
 // trust material disagree: a signer recorded that a required policy of
 // the image does not trust, or a signer recorded for an image under no
-// policy (an entry removed from the trust map). Errors list every image
-// refused, with why; nothing is pushed then.
+// policy (an entry removed from the trust map). Either way, an image
+// under a required policy must still carry every attachment the bundle
+// recorded for it when it was written (Image.Carried). Errors list every
+// image refused, with why; nothing is pushed then.
 func SitePolicies(path string, images []Image, lockBytes []byte, st *SiteTrust) (map[string][]*sigverify.Policy, *Trust, error) {
 	t, err := BundleTrust(path)
 	if err != nil {
@@ -108,9 +110,33 @@ func SitePolicies(path string, images []Image, lockBytes []byte, st *SiteTrust) 
 	}
 	var problems []string
 	names := map[string]bool{}
+	have := map[string]bool{}
+	for _, img := range images {
+		if a := img.Attachment; a != nil {
+			have[img.Name+"\x00"+Carried{Kind: a.Kind, Subject: a.Subject, Digest: img.Digest}.String()] = true
+		}
+	}
+	// missing is the first attachment recorded for img that the bundle
+	// no longer holds, for an image under a required policy.
+	missing := func(img Image) string {
+		for _, c := range img.Carried {
+			if !have[img.Name+"\x00"+c.String()] {
+				return fmt.Sprintf("image %s: its %s %s of %s, which the bundle recorded when it was written, is not in the bundle", img.Name, c.Kind, c.Digest, c.Subject)
+			}
+		}
+		return ""
+	}
+	required := func(pols []*sigverify.Policy) bool {
+		return slices.ContainsFunc(pols, func(p *sigverify.Policy) bool { return p.Required })
+	}
 	for _, img := range images {
 		if img.Attachment != nil {
 			continue
+		}
+		if required(pols[img.Name]) || (st != nil && st.Policy.Required && !st.Unverified[img.Name]) {
+			if m := missing(img); m != "" {
+				problems = append(problems, m)
+			}
 		}
 		names[img.Name] = true
 		// index.json names the manifest pushed; the lock, what was
