@@ -58,6 +58,9 @@ type mirrorOptions struct {
 	// trust is the site's own trust file for --from (--trust, else
 	// $STOWAGE_SITE_TRUST).
 	trust string
+	// maxManifests bounds the manifests read for one image
+	// (--max-manifests).
+	maxManifests int
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -173,6 +176,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust first (nothing pushed, exit 1 on any failure)")
 	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+"; without either, the bundle's own, unauthenticated trust is used, with a warning)")
+	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
 	fs.StringVarP(&o.format, "output", "o", "text", "text or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
@@ -223,7 +227,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	done()
-	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
+	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs), mirror.WithMaxManifests(o.maxManifests)}
 	if !o.noAttachments {
 		opts = append(opts, mirror.WithAttachments())
 	}

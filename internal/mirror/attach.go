@@ -386,7 +386,7 @@ func (m *Mirror) relink(ctx context.Context, images []*PlannedImage, mu *sync.Mu
 			if have[pi.Digest] {
 				continue
 			}
-			top, f := m.read(ctx, &pi.Image, pi.Digest, mu, nodes, 0, newBudget())
+			top, f := m.read(ctx, &pi.Image, pi.Digest, mu, nodes, 0, m.newBudget())
 			if f != nil {
 				pi.err = f.imageError(pi.Image, m.o.resolver)
 				continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -84,11 +85,12 @@ func pushDAG(t *testing.T, repo name.Repository) (v1.Hash, int) {
 
 // TestIndexDAGVisitsEachManifestOnce: an image whose index graph shares
 // children (1,001 distinct manifests, 16 million paths from the top) is
-// planned and copied to a bundle, planned again there (present), and
-// pushed from the bundle to a registry, each manifest read from the
-// source once and written once, with allocations bounded by the distinct
-// manifests: each level of the graph is walked once per manifest, not
-// once per path (which took gigabytes).
+// refused by an operator's WithMaxManifests one below that, naming the
+// bound; without it, it is planned and copied to a bundle, planned again
+// there (present), and pushed from the bundle to a registry, each
+// manifest read from the source once and written once, with allocations
+// bounded by the distinct manifests: each level of the graph is walked
+// once per manifest, not once per path (which took gigabytes).
 func TestIndexDAGVisitsEachManifestOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -110,6 +112,12 @@ func TestIndexDAGVisitsEachManifestOnce(t *testing.T) {
 		if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
 			t.Errorf("%s allocated %d MiB, want at most 256", what, got>>20)
 		}
+	}
+
+	// The operator's bound: one manifest fewer than the graph has.
+	small, err := f.mirror(t, WithToLayout(filepath.Join(t.TempDir(), "small"), nil), WithMaxManifests(nodes-1)).Plan(ctx, []Image{img})
+	if err != nil || len(small.Errors) != 1 || !strings.Contains(small.Errors[0].Error(), fmt.Sprintf("the image has more than %d distinct manifests (--max-manifests)", nodes-1)) {
+		t.Errorf("--max-manifests %d: %v %v, want the image refused naming the bound", nodes-1, err, small.Errors)
 	}
 
 	bundle := filepath.Join(t.TempDir(), "bundle")

@@ -73,6 +73,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -196,6 +197,9 @@ type options struct {
 	attachments bool
 	// maxAttachments is MaxAttachmentsPerImage, lower in tests.
 	maxAttachments int
+	// maxManifests bounds the distinct manifests read for one image
+	// (WithMaxManifests); 0 for MaxManifestsPerImage.
+	maxManifests int
 	// trust is recorded in a bundle (WithTrust).
 	trust *Trust
 	// verify are the policies the destination's copy is verified under
@@ -217,6 +221,19 @@ func WithJobs(n int) Option {
 			return err
 		}
 		o.jobs = n
+		return nil
+	}
+}
+
+// WithMaxManifests bounds the distinct manifests read for one image (its
+// index, children and theirs; default MaxManifestsPerImage): an image with
+// more fails, naming the bound. n must be at least 1.
+func WithMaxManifests(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("the manifests read for one image must be at least 1, not %d", n)
+		}
+		o.maxManifests = n
 		return nil
 	}
 }

@@ -364,7 +364,7 @@ func (pl *planner) prepare(pi *PlannedImage) {
 		pi.Present = true
 		return
 	}
-	top, f := m.read(ctx, &pi.Image, pi.Digest, &pl.mu, pl.nodes, 0, newBudget())
+	top, f := m.read(ctx, &pi.Image, pi.Digest, &pl.mu, pl.nodes, 0, m.newBudget())
 	if f != nil {
 		pi.err = f.imageError(pi.Image, m.o.resolver)
 		return
@@ -809,19 +809,33 @@ type blobAtKey struct {
 	key string
 }
 
-// MaxManifestsPerImage bounds the distinct manifests read for one image
-// (its index, children and their children): 10,000, ten times an index at
-// registry.MaxIndexChildren. A manifest listed again (by the same index or
-// another) is read once and walked once.
+// MaxManifestsPerImage is the default bound on the distinct manifests
+// read for one image (its index, children and their children): 10,000,
+// ten times an index at registry.MaxIndexChildren; the operator sets
+// another with WithMaxManifests (mirror --max-manifests). A manifest
+// listed again (by the same index or another) is read once and walked
+// once.
 const MaxManifestsPerImage = 10_000
 
 // budget counts the manifests still to be read for one image.
-type budget struct{ left atomic.Int64 }
+type budget struct {
+	left atomic.Int64
+	max  int64
+}
 
-func newBudget() *budget {
-	b := &budget{}
-	b.left.Store(MaxManifestsPerImage)
+// newBudget is the manifest budget of one image: WithMaxManifests's
+// bound, else MaxManifestsPerImage.
+func (m *Mirror) newBudget() *budget {
+	b := &budget{max: int64(m.maxManifests())}
+	b.left.Store(b.max)
 	return b
+}
+
+func (m *Mirror) maxManifests() int {
+	if m.o.maxManifests > 0 {
+		return m.o.maxManifests
+	}
+	return MaxManifestsPerImage
 }
 
 func (b *budget) take() bool { return b.left.Add(-1) >= 0 }
@@ -841,7 +855,7 @@ func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex
 		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("indexes nested deeper than %d", maxDepth)}
 	}
 	if !b.take() {
-		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the image has more than %d distinct manifests", MaxManifestsPerImage)}
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the image has more than %d distinct manifests (--max-manifests)", b.max)}
 	}
 	raw, mt, err := m.src.manifest(ctx, img, h)
 	if err != nil {
