@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -101,8 +102,9 @@ where the site's is required, trusts a key, identity or trusted root the
 site does not, or leaves an image under no policy, is refused before
 anything is pushed, naming the image. Without a site trust it verifies with
 what the bundle carries, which nothing authenticates, and says so on stderr
-and in the report. --dry-run with --from makes these checks and pushes
-nothing. --no-attachments leaves the signatures out, so under a required
+and in the report. --dry-run with --from makes these checks, verifies the
+signatures the bundle carries (read from the bundle itself, offline) and
+pushes nothing; it exits 1 on any failure. --no-attachments leaves the signatures out, so under a required
 policy it needs --no-verify.
 
 Without --to, every image goes to the site reference render names for it
@@ -174,7 +176,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust first (nothing pushed, exit 1 on any failure)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust and its signatures verified, read from the bundle (nothing pushed, exit 1 on any failure)")
 	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+"; without either, the bundle's own, unauthenticated trust is used, with a warning)")
 	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
@@ -262,11 +264,21 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	if o.dryRun {
-		if err := writePlan(stdout, o.format, o.to, p, in.roles, in.sp.trust, in.trustUsed); err != nil {
+		var bundleSigs []mirror.Signature
+		var sigErrs mirror.Errors
+		if o.from != "" && len(in.sp.pols) > 0 {
+			// Verified at the site before anything is pushed: the
+			// signatures the bundle carries, under the trust used.
+			if bundleSigs, sigErrs, err = mirror.VerifyBundle(ctx, strings.TrimPrefix(o.from, ociPrefix), in.images, in.sp.pols); err != nil {
+				return err
+			}
+		}
+		if err := writePlan(stdout, o.format, o.to, p, in.roles, in.sp.trust, in.trustUsed, bundleSigs); err != nil {
 			return err
 		}
-		if len(p.Errors) > 0 {
-			return p.Errors
+		if errs := append(slices.Clone(p.Errors), sigErrs...); len(errs) > 0 {
+			errs.Sorted()
+			return errs
 		}
 		return nil
 	}
@@ -617,7 +629,11 @@ type planReport struct {
 	// the site's copy under: the site's own file, or the bundle's
 	// unauthenticated trust material; absent without --from.
 	SiteTrust *trustUsed `json:"siteTrust,omitempty"`
-	Errors    []string   `json:"errors,omitempty"`
+	// BundleSignatures are, with --dry-run --from, the signatures the
+	// bundle carries checked at the site before anything is pushed, one
+	// per image and policy (reference names the bundle).
+	BundleSignatures []siteSignature `json:"bundleSignatures,omitempty"`
+	Errors           []string        `json:"errors,omitempty"`
 }
 
 // planAttachment is one attachment of a plan.
@@ -738,8 +754,9 @@ func planReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[stri
 	return rep
 }
 
-func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, used *trustUsed) error {
+func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, used *trustUsed, bundleSigs []mirror.Signature) error {
 	rep := planReportOf(to, p, roles, trust, used)
+	rep.BundleSignatures = siteSignatures(&mirror.Report{Signatures: bundleSigs})
 	if format == "json" {
 		return writeReport(w, rep)
 	}
@@ -766,6 +783,7 @@ func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[ope
 			n, present, n-present, rep.AttachmentBlobs, humanBytes(rep.AttachmentBytes))
 	}
 	writeVerifyPlan(w, rep, strings.HasPrefix(to, ociPrefix))
+	writeBundleSignatures(w, rep.BundleSignatures)
 	writeTrustUsed(w, used)
 	if rep.OmittedBlobs > 0 {
 		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", rep.OmittedBlobs, humanBytes(rep.OmittedBytes))

@@ -232,7 +232,8 @@ func trustedRootDigest(doc map[string]any) string {
 // push, the image's digest not at the site at all. Without a site trust
 // a warning says the bundle's own trust is unauthenticated, and a removed
 // trust entry or trust material is still refused. --dry-run checks the
-// bundle at the site and pushes nothing. The reports name the trust used.
+// bundle at the site, its signatures included (read from the bundle),
+// exits 1 for each hostile bundle and pushes nothing. The reports name the trust used.
 func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	t.Parallel()
 	s := newSiteTrustSetup(t)
@@ -342,7 +343,7 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		c.edit(dir)
 		// --dry-run at the site: checked, nothing pushed.
 		_, stderr, code := push(dir, "--trust", s.trustFile, "--dry-run")
-		if c.before && (code != 1 || !strings.Contains(stderr, c.want[0])) {
+		if code != 1 || !strings.Contains(stderr, s.names["a"]) || (c.before && !strings.Contains(stderr, c.want[0])) {
 			t.Errorf("%s: --dry-run --trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 		}
 		unchanged(c.name+" (--dry-run)", !c.before)
@@ -370,8 +371,10 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 
 	// The bundle as written: --dry-run pushes nothing; the push with
 	// the site trust tags every image and names the trust.
-	if _, stderr, code := push(s.bundle, "--trust", s.trustFile, "--dry-run"); code != 0 {
-		t.Fatalf("--dry-run of the bundle as written: exit %d\n%s", code, stderr)
+	if stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "--dry-run"); code != 0 ||
+		!strings.Contains(string(stdout), "signatures in the bundle: 3 of 3 checks verified at the site before the push, offline") ||
+		!strings.Contains(string(stdout), "trust: the site trust "+s.trustFile+" (sha256:") {
+		t.Fatalf("--dry-run of the bundle as written: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	unchanged("the bundle as written (--dry-run)", true)
 	stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "-o", "json")
@@ -408,8 +411,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 // the real cosign, locked and bundled under a policy of that key, is
 // refused at a site whose trust holds another key (the bundle's key and
 // the lock's signer named, exit 1, the site's tag untouched and nothing
-// pushed) and pushed, verified under the site trust, at a site whose
-// trust holds the same key.
+// pushed), and at a site whose trust holds the same key checked with
+// --dry-run (its cosign signatures read from the bundle) and pushed,
+// verified under the site trust.
 func TestMirrorFromBundleSiteTrustKeys(t *testing.T) {
 	t.Parallel()
 	cs := cosigntest.Lookup(t)
@@ -486,7 +490,12 @@ verify:
 		t.Error("refused, yet the image is at the site")
 	}
 
-	stdout, stderr, code := runCLI(t, nil, append(push, "--trust", siteTrust(pub), "-o", "json")...)
+	same := siteTrust(pub)
+	if stdout, stderr, code := runCLI(t, nil, append(push, "--trust", same, "--dry-run")...); code != 0 ||
+		!strings.Contains(string(stdout), "signatures in the bundle: 2 of 2 checks verified at the site before the push, offline") {
+		t.Errorf("--dry-run, the same key at the site: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code := runCLI(t, nil, append(push, "--trust", same, "-o", "json")...)
 	var rep runReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || len(rep.Signatures) != 2 {
 		t.Fatalf("the same key at the site: exit %d, %v\n%s\n%s", code, err, stdout, stderr)

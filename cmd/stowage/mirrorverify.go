@@ -250,3 +250,20 @@ func writeVerifyPlan(w io.Writer, rep planReport, bundle bool) {
 	}
 	fmt.Fprintf(w, "after the copy, the signatures of %d images are verified at the destination under their verify policies, offline (%s)\n", len(rep.Verify), escape.Line(strings.Join(files, ", ")))
 }
+
+// writeBundleSignatures prints how many of a --dry-run --from's checks of
+// the bundle's signatures verified, and each that did not.
+func writeBundleSignatures(w io.Writer, sigs []siteSignature) {
+	if len(sigs) == 0 {
+		return
+	}
+	ok := 0
+	for _, s := range sigs {
+		if s.Verified {
+			ok++
+			continue
+		}
+		fmt.Fprintf(w, "not verified (%s policy %s): %s: %s\n", s.Mode, s.Policy, escape.Line(s.Image), escape.Line(s.Error))
+	}
+	fmt.Fprintf(w, "signatures in the bundle: %d of %d checks verified at the site before the push, offline\n", ok, len(sigs))
+}
