@@ -399,6 +399,16 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	if got := tagAt(t, aRef); got != s.digests["a"] {
 		t.Errorf("after the push the site's tag a points at %s, want %s", got, s.digests["a"])
 	}
+	// --no-verify pushes a bundle without trust material (one written
+	// with --no-verify), as the operator asked.
+	bare := s.bundleCopy(t)
+	cases[0].edit(bare)
+	if _, stderr, code := push(bare, "--no-verify"); code != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("no trust material, --no-verify: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := push(bare, "--no-verify", "--trust", s.trustFile); code != 2 || !strings.Contains(stderr, "contradict") {
+		t.Errorf("--no-verify --trust: exit %d, want 2\n%s", code, stderr)
+	}
 	// Without a site trust: warned, and the text report says so.
 	stdout, stderr, code = push(s.bundle)
 	if code != 0 || !strings.Contains(stderr, "stowage: warning: no site trust (--trust FILE or "+mirror.SiteTrustEnv+")") ||

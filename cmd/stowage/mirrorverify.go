@@ -57,9 +57,13 @@ type trustUsed struct {
 // bundlePolicies are the policies a push from the bundle at path verifies
 // under (mirror.SitePolicies): the site trust o.trust names when given,
 // else the bundle's own, with a warning on stderr that it is
-// unauthenticated; with --no-verify or --no-attachments none is loaded
-// here (mirrorInputs decides).
+// unauthenticated; none with --no-verify.
 func bundlePolicies(stderr io.Writer, path string, images []mirror.Image, lockBytes []byte, o mirrorOptions) (sitePolicies, *trustUsed, error) {
+	if o.noVerify {
+		// Asked not to verify: no trust is read (a site trust is a
+		// usage error with --no-verify).
+		return sitePolicies{}, nil, nil
+	}
 	var st *mirror.SiteTrust
 	used := &trustUsed{Source: "bundle"}
 	if o.trust != "" {
@@ -73,7 +77,7 @@ func bundlePolicies(stderr io.Writer, path string, images []mirror.Image, lockBy
 	if err != nil {
 		return sitePolicies{}, nil, err
 	}
-	if st == nil && !o.noVerify {
+	if st == nil {
 		fmt.Fprintf(stderr, "stowage: warning: no site trust (--trust FILE or %s): the site's copy is verified with the keys and policies the bundle itself carries, which nothing authenticates (whoever wrote the bundle chose them)\n", mirror.SiteTrustEnv)
 	}
 	if len(pols) == 0 {

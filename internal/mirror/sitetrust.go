@@ -153,7 +153,7 @@ func SitePolicies(path string, images []Image, lockBytes []byte, st *SiteTrust) 
 				continue
 			}
 			if len(pols[image]) == 0 && e.VerifiedBy != nil {
-				problems = append(problems, fmt.Sprintf("image %s: the lock records %s, but the bundle's trust material has no verify policy for it (removed from the bundle?)", image, signerWords(e.VerifiedBy)))
+				problems = append(problems, fmt.Sprintf("image %s: the lock records %s, but the bundle's trust material has no verify policy for it (removed from the bundle, or the bundle was written with --no-verify: push it with --no-verify to push it unverified)", image, signerWords(e.VerifiedBy)))
 			}
 			for _, pol := range pols[image] {
 				if pol.Required && !pol.Trusts(e.VerifiedBy) {
