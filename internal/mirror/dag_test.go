@@ -107,10 +107,15 @@ func TestIndexDAGVisitsEachManifestOnce(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		f()
 		runtime.ReadMemStats(&after)
-		// The graph's manifests are some 10 MB; 256 MiB is far below
-		// what a walk of its paths allocates.
-		if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
-			t.Errorf("%s allocated %d MiB, want at most 256", what, got>>20)
+		// Each phase allocates some 50 to 210 MiB in all (server side
+		// included; mostly JSON decoding of the graph's 10 MB of
+		// manifests, each parsed a few times); a walk of its 16 million
+		// paths allocates gigabytes. Allocated, not live: a bound on
+		// work, stable across GC timing.
+		got := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d MiB allocated", what, got>>20)
+		if got > 384<<20 {
+			t.Errorf("%s allocated %d MiB, want at most 384", what, got>>20)
 		}
 	}
 
