@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -55,6 +56,12 @@ type mirrorOptions struct {
 	// under the verify policies (and, into a bundle, their trust
 	// material).
 	noVerify bool
+	// trust is the site's own trust file for --from (--trust, else
+	// $STOWAGE_SITE_TRUST).
+	trust string
+	// maxManifests bounds the manifests read for one image
+	// (--max-manifests).
+	maxManifests int
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -83,11 +90,22 @@ answer; the others complete; the exit code is then 1.
 Images under a verify policy (the config's verify fields) have their
 signatures checked at the destination after the copy, offline, with the
 policy's keys and trusted root: an image under a required policy that does
-not verify there fails, naming its site reference, digest and why. A bundle
-records those policies with their keys and trusted roots by content digest,
-and --from verifies the site's copy with them (no config is read there; a
-file changed in the bundle is refused). --no-attachments leaves the
-signatures out, so under a required policy it needs --no-verify.
+not verify there fails, naming its site reference, digest and why. Such an
+image is pushed by digest and tagged only once it verified: one that fails
+leaves no new tag, and a tag the site held keeps its digest. A bundle
+records those policies with their keys and trusted roots by content digest
+(a file changed in the bundle is refused). --from verifies the site's copy
+under the site's own trust when the operator gives it (--trust FILE, or
+$STOWAGE_SITE_TRUST: a SiteTrust file kept at the site, see
+docs/signatures.md): a bundle whose trust material is missing, optional
+where the site's is required, trusts a key, identity or trusted root the
+site does not, or leaves an image under no policy, is refused before
+anything is pushed, naming the image. Without a site trust it verifies with
+what the bundle carries, which nothing authenticates, and says so on stderr
+and in the report. --dry-run with --from makes these checks, verifies the
+signatures the bundle carries (read from the bundle itself, offline) and
+pushes nothing; it exits 1 on any failure. --no-attachments leaves the signatures out, so under a required
+policy it needs --no-verify.
 
 Without --to, every image goes to the site reference render names for it
 (the config's site field, site.registries included).
@@ -115,7 +133,11 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 
   # across an air gap: a bundle on the connected side, pushed on the site
   stowage mirror platform/prepull --to oci:/media/usb/bundle
-  stowage mirror --from oci:/media/usb/bundle -o json`,
+  stowage mirror --from oci:/media/usb/bundle -o json
+
+  # at the site, under the site's own trust: check first, then push
+  stowage mirror --from oci:/media/usb/bundle --trust /etc/stowage/site-trust.yaml --dry-run
+  stowage mirror --from oci:/media/usb/bundle --trust /etc/stowage/site-trust.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.format = formatAlias(o.format)
@@ -131,6 +153,15 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
 				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
 			}
+			if o.trust == "" {
+				o.trust, _ = getenv(mirror.SiteTrustEnv)
+			}
+			if o.trust != "" && o.from == "" {
+				return usageError{errors.New("--trust (or " + mirror.SiteTrustEnv + ") is the site's trust for a push from a bundle: give it with --from oci:PATH")}
+			}
+			if o.trust != "" && o.noVerify {
+				return usageError{errors.New("--no-verify and a site trust (--trust or " + mirror.SiteTrustEnv + ") contradict each other")}
+			}
 			if o.from != "" && len(o.artifacts) > 0 {
 				return usageError{errors.New("--from oci: pushes the artifacts the bundle holds; give --artifact when the bundle is written (--to oci:)")}
 			}
@@ -145,7 +176,9 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust and its signatures verified, read from the bundle (nothing pushed, exit 1 on any failure)")
+	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+"; without either, the bundle's own, unauthenticated trust is used, with a warning)")
+	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
 	fs.StringVarP(&o.format, "output", "o", "text", "text or json: the plan with --dry-run; {ok, plan, copied, present, verified, bytes, errors} after a run, also when it fails")
@@ -181,6 +214,9 @@ type mirrorInput struct {
 	// sp are the verify policies of the images: the config's, or the
 	// trust material a --from bundle records.
 	sp sitePolicies
+	// trustUsed names the trust a --from push verifies under, for the
+	// reports; nil without --from.
+	trustUsed *trustUsed
 }
 
 func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
@@ -193,7 +229,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	done()
-	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs)}
+	opts := []mirror.Option{mirror.WithResolver(r), mirror.WithJobs(o.reg.jobs), mirror.WithMaxManifests(o.maxManifests)}
 	if !o.noAttachments {
 		opts = append(opts, mirror.WithAttachments())
 	}
@@ -228,11 +264,21 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return err
 	}
 	if o.dryRun {
-		if err := writePlan(stdout, o.format, o.to, p, in.roles, in.sp.trust); err != nil {
+		var bundleSigs []mirror.Signature
+		var sigErrs mirror.Errors
+		if o.from != "" && len(in.sp.pols) > 0 {
+			// Verified at the site before anything is pushed: the
+			// signatures the bundle carries, under the trust used.
+			if bundleSigs, sigErrs, err = mirror.VerifyBundle(ctx, strings.TrimPrefix(o.from, ociPrefix), in.images, in.sp.pols); err != nil {
+				return err
+			}
+		}
+		if err := writePlan(stdout, o.format, o.to, p, in.roles, in.sp.trust, in.trustUsed, bundleSigs); err != nil {
 			return err
 		}
-		if len(p.Errors) > 0 {
-			return p.Errors
+		if errs := append(slices.Clone(p.Errors), sigErrs...); len(errs) > 0 {
+			errs.Sorted()
+			return errs
 		}
 		return nil
 	}
@@ -242,13 +288,14 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		err = mirrorStopped{err}
 	}
 	if o.format == "json" {
-		if werr := writeReport(stdout, runReportOf(o.to, p, in.roles, in.sp.trust, rep, err)); werr != nil && err == nil {
+		if werr := writeReport(stdout, runReportOf(o.to, p, in.roles, in.sp.trust, in.trustUsed, rep, err)); werr != nil && err == nil {
 			return werr
 		}
 		return err
 	}
 	if rep != nil {
 		printMirrorRun(stdout, stderr, o.to, p, rep)
+		writeTrustUsed(stdout, in.trustUsed)
 	}
 	return err
 }
@@ -261,7 +308,7 @@ func mirrorInputs(ctx context.Context, stderr io.Writer, dir string, o mirrorOpt
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
 		if err == nil {
-			in.sp, err = bundlePolicies(strings.TrimPrefix(o.from, ociPrefix), in.lock)
+			in.sp, in.trustUsed, err = bundlePolicies(stderr, strings.TrimPrefix(o.from, ociPrefix), in.images, in.lock, o)
 		}
 	} else {
 		in, err = mirrorImages(ctx, stderr, dir, o)
@@ -578,7 +625,15 @@ type planReport struct {
 	// content digest; TrustImages counts the images they apply to.
 	TrustFiles  []planTrustFile `json:"trustFiles,omitempty"`
 	TrustImages int             `json:"trustImages,omitempty"`
-	Errors      []string        `json:"errors,omitempty"`
+	// SiteTrust names the trust a push from a bundle (--from) verifies
+	// the site's copy under: the site's own file, or the bundle's
+	// unauthenticated trust material; absent without --from.
+	SiteTrust *trustUsed `json:"siteTrust,omitempty"`
+	// BundleSignatures are, with --dry-run --from, the signatures the
+	// bundle carries checked at the site before anything is pushed, one
+	// per image and policy (reference names the bundle).
+	BundleSignatures []siteSignature `json:"bundleSignatures,omitempty"`
+	Errors           []string        `json:"errors,omitempty"`
 }
 
 // planAttachment is one attachment of a plan.
@@ -622,8 +677,8 @@ type runReport struct {
 
 // runReportOf is the run report of plan p, run report rep (nil when the
 // run did not start) and the run's error.
-func runReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, rep *mirror.Report, err error) runReport {
-	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles, trust), Errors: []string{}}
+func runReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, used *trustUsed, rep *mirror.Report, err error) runReport {
+	out := runReport{OK: err == nil, Plan: planReportOf(to, p, roles, trust, used), Errors: []string{}}
 	if rep != nil {
 		out.Signatures = siteSignatures(rep)
 		out.Copied, out.Present, out.Verified, out.Bytes = rep.Copied, rep.Present, rep.Copied+rep.Present, rep.Bytes
@@ -659,8 +714,8 @@ type planRoleBytes struct {
 	Bytes int64        `json:"bytes"`
 }
 
-func planReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) planReport {
-	rep := planReport{Destination: to, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
+func planReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, used *trustUsed) planReport {
+	rep := planReport{Destination: to, SiteTrust: used, Blobs: p.Blobs, Bytes: p.Bytes, Mounts: p.Mounts, Manifests: p.Manifests, Images: []planImage{},
 		OmittedBlobs: p.OmittedBlobs, OmittedBytes: p.OmittedBytes, AttachmentBlobs: p.AttachmentBlobs, AttachmentBytes: p.AttachmentBytes}
 	failed := map[string]bool{}
 	for _, e := range p.Errors {
@@ -699,8 +754,9 @@ func planReportOf(to string, p *mirror.Transfer, roles map[openpai.Role]map[stri
 	return rep
 }
 
-func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust) error {
-	rep := planReportOf(to, p, roles, trust)
+func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[openpai.Role]map[string]bool, trust *mirror.Trust, used *trustUsed, bundleSigs []mirror.Signature) error {
+	rep := planReportOf(to, p, roles, trust, used)
+	rep.BundleSignatures = siteSignatures(&mirror.Report{Signatures: bundleSigs})
 	if format == "json" {
 		return writeReport(w, rep)
 	}
@@ -727,6 +783,8 @@ func writePlan(w io.Writer, format, to string, p *mirror.Transfer, roles map[ope
 			n, present, n-present, rep.AttachmentBlobs, humanBytes(rep.AttachmentBytes))
 	}
 	writeVerifyPlan(w, rep, strings.HasPrefix(to, ociPrefix))
+	writeBundleSignatures(w, rep.BundleSignatures)
+	writeTrustUsed(w, used)
 	if rep.OmittedBlobs > 0 {
 		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", rep.OmittedBlobs, humanBytes(rep.OmittedBytes))
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
@@ -42,67 +41,60 @@ func trustOf(pols map[string][]*sigverify.Policy) *mirror.Trust {
 	return t
 }
 
-// bundlePolicies reads the trust material of the bundle at path
-// (mirror.BundleTrust, every file checked against its digest) into
-// policies, and checks it against the bundle's lock: an entry that records
-// a signer a required policy of its image does not trust, or none, means
-// the two disagree (the bundle was put together from two configs' parts,
-// or edited), and is refused naming the image.
-func bundlePolicies(path string, lockBytes []byte) (sitePolicies, error) {
-	t, err := mirror.BundleTrust(path)
-	if err != nil || t == nil {
-		return sitePolicies{}, err
-	}
-	sp := sitePolicies{pols: map[string][]*sigverify.Policy{}, trust: t}
-	loaded := map[int]*sigverify.Policy{}
-	for image, idx := range t.Images {
-		for _, i := range idx {
-			pol, ok := loaded[i]
-			if !ok {
-				tp := t.Policies[i]
-				pol, err = sigverify.PolicyFrom(tp.At, &tp.Verify, func(file string, k confined.Kind) ([]byte, error) {
-					return tp.Content[file], nil
-				})
-				if err != nil {
-					return sitePolicies{}, fmt.Errorf("oci:%s: trust material: %w", path, err)
-				}
-				loaded[i] = pol
-			}
-			sp.pols[image] = append(sp.pols[image], pol)
-		}
-	}
-	var l *lock.Lock
-	if lockBytes != nil {
-		if l, err = lock.Parse(lockBytes, "oci:"+path+"/"+mirror.BundleLock); err != nil {
-			return sitePolicies{}, err
-		}
-	}
-	var problems []string
-	for _, image := range slices.Sorted(maps.Keys(sp.pols)) {
-		e, ok := l.Lookup(image)
-		if !ok {
-			continue
-		}
-		for _, pol := range sp.pols[image] {
-			if pol.Required && !pol.Trusts(e.VerifiedBy) {
-				problems = append(problems, fmt.Sprintf("image %s: the lock records %s, which its policy %s does not trust", image, signerWords(e.VerifiedBy), pol.At))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return sitePolicies{}, fmt.Errorf("oci:%s: the bundle's lock and its trust material disagree; write the bundle again from one config and its lock:\n  %s", path, strings.Join(problems, "\n  "))
-	}
-	return sp, nil
+// trustUsed is the trust a push from a bundle verifies under, as the
+// reports name it.
+type trustUsed struct {
+	// Source is "site" (the operator's file) or "bundle" (the trust
+	// material the bundle carries, which nothing authenticates).
+	Source string `json:"source"`
+	// File and Digest are the site trust file and its content's digest.
+	File   string `json:"file,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Authenticated is false for the bundle's own trust.
+	Authenticated bool `json:"authenticated"`
 }
 
-func signerWords(s *lock.Signer) string {
+// bundlePolicies are the policies a push from the bundle at path verifies
+// under (mirror.SitePolicies): the site trust o.trust names when given,
+// else the bundle's own, with a warning on stderr that it is
+// unauthenticated; none with --no-verify.
+func bundlePolicies(stderr io.Writer, path string, images []mirror.Image, lockBytes []byte, o mirrorOptions) (sitePolicies, *trustUsed, error) {
+	if o.noVerify {
+		// Asked not to verify: no trust is read (a site trust is a
+		// usage error with --no-verify).
+		return sitePolicies{}, nil, nil
+	}
+	var st *mirror.SiteTrust
+	used := &trustUsed{Source: "bundle"}
+	if o.trust != "" {
+		var err error
+		if st, err = mirror.LoadSiteTrust(o.trust); err != nil {
+			return sitePolicies{}, nil, err
+		}
+		used = &trustUsed{Source: "site", File: st.Path, Digest: st.Digest, Authenticated: true}
+	}
+	pols, t, err := mirror.SitePolicies(path, images, lockBytes, st)
+	if err != nil {
+		return sitePolicies{}, nil, err
+	}
+	if st == nil {
+		fmt.Fprintf(stderr, "stowage: warning: no site trust (--trust FILE or %s): the site's copy is verified with the keys and policies the bundle itself carries, which nothing authenticates (whoever wrote the bundle chose them)\n", mirror.SiteTrustEnv)
+	}
+	if len(pols) == 0 {
+		pols = nil
+	}
+	return sitePolicies{pols: pols, trust: t}, used, nil
+}
+
+// writeTrustUsed says, in text, which trust a push from a bundle
+// verified under.
+func writeTrustUsed(w io.Writer, used *trustUsed) {
 	switch {
-	case s == nil:
-		return "no signer"
-	case s.Key != "":
-		return "signer key " + s.Key
+	case used == nil:
+	case used.Source == "site":
+		fmt.Fprintf(w, "trust: the site trust %s (%s)\n", escape.Line(used.File), used.Digest)
 	default:
-		return "signer " + s.Identity + " (" + s.Issuer + ")"
+		fmt.Fprintf(w, "trust: the bundle's own trust material, unauthenticated (no --trust, no %s)\n", mirror.SiteTrustEnv)
 	}
 }
 
@@ -261,4 +253,21 @@ func writeVerifyPlan(w io.Writer, rep planReport, bundle bool) {
 		return
 	}
 	fmt.Fprintf(w, "after the copy, the signatures of %d images are verified at the destination under their verify policies, offline (%s)\n", len(rep.Verify), escape.Line(strings.Join(files, ", ")))
+}
+
+// writeBundleSignatures prints how many of a --dry-run --from's checks of
+// the bundle's signatures verified, and each that did not.
+func writeBundleSignatures(w io.Writer, sigs []siteSignature) {
+	if len(sigs) == 0 {
+		return
+	}
+	ok := 0
+	for _, s := range sigs {
+		if s.Verified {
+			ok++
+			continue
+		}
+		fmt.Fprintf(w, "not verified (%s policy %s): %s: %s\n", s.Mode, s.Policy, escape.Line(s.Image), escape.Line(s.Error))
+	}
+	fmt.Fprintf(w, "signatures in the bundle: %d of %d checks verified at the site before the push, offline\n", ok, len(sigs))
 }

@@ -39,7 +39,53 @@ const (
 	// AnnotationSubject is the digest of the manifest the attachment is
 	// attached to: the image's index or one of its children.
 	AnnotationSubject = "dev.stowage.subject"
+	// AnnotationAttachments is, on an image's descriptor, the
+	// attachments the bundle carried for it (its index and children
+	// alike) when it was written: "KIND SUBJECT DIGEST" entries, sorted,
+	// separated by ";". A push from the bundle refuses an image under a
+	// required policy one of whose recorded attachments is missing.
+	AnnotationAttachments = "dev.stowage.attachments"
 )
+
+// Carried is an attachment a bundle recorded for an image
+// (AnnotationAttachments).
+type Carried struct {
+	Kind            string
+	Subject, Digest v1.Hash
+}
+
+// String is the entry as AnnotationAttachments writes it.
+func (c Carried) String() string { return c.Kind + " " + c.Subject.String() + " " + c.Digest.String() }
+
+// parseCarried reads an AnnotationAttachments value: at most
+// MaxAttachmentsPerImage entries, each a known kind and two sha256
+// digests.
+func parseCarried(s string) ([]Carried, error) {
+	if s == "" {
+		return nil, nil
+	}
+	entries := strings.Split(s, ";")
+	if len(entries) > MaxAttachmentsPerImage {
+		return nil, fmt.Errorf("%d entries, more than the %d read", len(entries), MaxAttachmentsPerImage)
+	}
+	var out []Carried
+	for i, e := range entries {
+		f := strings.Fields(e)
+		if len(f) != 3 || !knownKind(f[0]) {
+			return nil, fmt.Errorf("entry %d: want KIND SUBJECT DIGEST, KIND one of %s, %s, %s, %s", i, KindSignature, KindAttestation, KindSBOM, KindReferrer)
+		}
+		var c Carried
+		c.Kind = f[0]
+		for j, h := range []*v1.Hash{&c.Subject, &c.Digest} {
+			var err error
+			if *h, err = v1.NewHash(f[1+j]); err != nil || h.Algorithm != "sha256" || len(h.Hex) != 64 {
+				return nil, fmt.Errorf("entry %d: want sha256:<64 hex digits>", i)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
 
 // MaxReferrers bounds the referrers read for one manifest: 256.
 const MaxReferrers = 256
@@ -340,7 +386,7 @@ func (m *Mirror) relink(ctx context.Context, images []*PlannedImage, mu *sync.Mu
 			if have[pi.Digest] {
 				continue
 			}
-			top, f := m.read(ctx, &pi.Image, pi.Digest, mu, nodes, 0, newBudget())
+			top, f := m.read(ctx, &pi.Image, pi.Digest, mu, nodes, 0, m.newBudget())
 			if f != nil {
 				pi.err = f.imageError(pi.Image, m.o.resolver)
 				continue

@@ -198,6 +198,9 @@ func parseBundleIndex(raw []byte, path string) (*bundleIndex, error) {
 		if img.Omitted, err = parseOmitted(d.Annotations[AnnotationOmitted]); err != nil {
 			return nil, at("%s: %v", AnnotationOmitted, err)
 		}
+		if img.Carried, err = parseCarried(d.Annotations[AnnotationAttachments]); err != nil {
+			return nil, at("%s: %v", AnnotationAttachments, err)
+		}
 		kind, subject := d.Annotations[AnnotationAttachment], d.Annotations[AnnotationSubject]
 		switch {
 		case kind == "" && subject == "":

@@ -37,7 +37,7 @@ func (m *Mirror) siteBlobs(ctx context.Context, mu *sync.Mutex, nodes map[v1.Has
 	})
 	tops := make([]*node, len(have))
 	each(m.jobs, len(have), func(i int) {
-		if n, f := m.read(ctx, &have[i], have[i].Digest, mu, nodes, 0, newBudget()); f == nil {
+		if n, f := m.read(ctx, &have[i], have[i].Digest, mu, nodes, 0, m.newBudget()); f == nil {
 			tops[i] = n
 		}
 	})

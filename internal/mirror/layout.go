@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -191,7 +193,7 @@ func (s *layoutSink) head(_ context.Context, img *Image, _ name.Repository, id s
 	if d, err := v1.NewHash(id); err == nil {
 		h = d
 	}
-	ok, err := s.complete(h, 0, img.Omitted)
+	ok, err := s.complete(h, 0, img.Omitted, map[v1.Hash]bool{})
 	if err != nil || !ok {
 		return v1.Hash{}, false, err
 	}
@@ -200,10 +202,16 @@ func (s *layoutSink) head(_ context.Context, img *Image, _ name.Repository, id s
 
 // complete reports whether manifest h and every blob and child it
 // references are in the bundle with the content their digests name, the
-// blobs a delta bundle leaves out (omitted) apart.
-func (s *layoutSink) complete(h v1.Hash, depth int, omitted map[v1.Hash]string) (bool, error) {
+// blobs a delta bundle leaves out (omitted) apart. done are the manifests
+// found complete already: a child several indexes list is read and
+// hashed once, so an index graph with shared children costs its distinct
+// manifests, not its paths.
+func (s *layoutSink) complete(h v1.Hash, depth int, omitted map[v1.Hash]string, done map[v1.Hash]bool) (bool, error) {
 	if s.root == nil {
 		return false, nil
+	}
+	if done[h] {
+		return true, nil
 	}
 	raw, err := s.readManifest(h)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errDamaged) {
@@ -217,7 +225,7 @@ func (s *layoutSink) complete(h v1.Hash, depth int, omitted map[v1.Hash]string) 
 		return false, fmt.Errorf("manifest %s in the bundle: %w", h, err)
 	}
 	for _, c := range children {
-		if ok, err := s.complete(c.Digest, depth+1, omitted); err != nil || !ok {
+		if ok, err := s.complete(c.Digest, depth+1, omitted, done); err != nil || !ok {
 			return false, err
 		}
 	}
@@ -229,6 +237,7 @@ func (s *layoutSink) complete(h v1.Hash, depth int, omitted map[v1.Hash]string) 
 			return false, err
 		}
 	}
+	done[h] = true
 	return true, nil
 }
 
@@ -515,8 +524,9 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 		}
 		descs[imageIdentity(pi.Image)] = v1.Descriptor{MediaType: sniffMediaType(raw), Digest: pi.Digest, Size: int64(len(raw)), Annotations: ann}
 	}
+	recordAttachments(descs)
 	var list []v1.Descriptor
-	keep := map[string]bool{}
+	keep, walked := map[string]bool{}, map[string]bool{}
 	// The trust material: this run's policies for its images, the held
 	// ones for the images only the bundle had.
 	ran := map[string]bool{}
@@ -533,7 +543,7 @@ func (s *layoutSink) finish(ctx context.Context, images []*PlannedImage) error {
 	}
 	for _, d := range descs {
 		list = append(list, d)
-		if err := s.referenced(d.Digest, keep, 0); err != nil {
+		if err := s.referenced(d.Digest, keep, walked, 0); err != nil {
 			return err
 		}
 	}
@@ -607,8 +617,13 @@ func (s *layoutSink) mergedLock() ([]byte, error) {
 }
 
 // referenced adds h and everything manifest h references to keep, reading
-// child manifests from the layout.
-func (s *layoutSink) referenced(h v1.Hash, keep map[string]bool, depth int) error {
+// child manifests from the layout; walked are the manifests added already,
+// each read once however many indexes list it.
+func (s *layoutSink) referenced(h v1.Hash, keep, walked map[string]bool, depth int) error {
+	if walked[h.Hex] {
+		return nil
+	}
+	walked[h.Hex] = true
 	raw, err := s.readManifest(h)
 	if err != nil {
 		return fmt.Errorf("oci:%s: manifest %s: %w", s.path, h, err)
@@ -619,7 +634,7 @@ func (s *layoutSink) referenced(h v1.Hash, keep map[string]bool, depth int) erro
 		return fmt.Errorf("oci:%s: manifest %s: %w", s.path, h, err)
 	}
 	for _, c := range children {
-		if err := s.referenced(c.Digest, keep, depth+1); err != nil {
+		if err := s.referenced(c.Digest, keep, walked, depth+1); err != nil {
 			return err
 		}
 	}
@@ -675,4 +690,32 @@ func BundleImages(path string) ([]Image, []byte, error) {
 		return nil, nil, err
 	}
 	return idx.images, lock, nil
+}
+
+// recordAttachments sets, on each image's descriptor of descs, the
+// attachments descs holds for it (AnnotationAttachments: same image name
+// and site), sorted; the annotation is left out when there are none.
+func recordAttachments(descs map[string]v1.Descriptor) {
+	owner := func(d v1.Descriptor) string {
+		return d.Annotations[AnnotationRefName] + "\x00" + d.Annotations[AnnotationSite]
+	}
+	carried := map[string][]string{}
+	for _, d := range descs {
+		if kind := d.Annotations[AnnotationAttachment]; kind != "" {
+			carried[owner(d)] = append(carried[owner(d)], kind+" "+d.Annotations[AnnotationSubject]+" "+d.Digest.String())
+		}
+	}
+	for k, d := range descs {
+		if d.Annotations[AnnotationAttachment] != "" {
+			continue
+		}
+		ann := maps.Clone(d.Annotations)
+		delete(ann, AnnotationAttachments)
+		if c := carried[owner(d)]; len(c) > 0 {
+			sort.Strings(c)
+			ann[AnnotationAttachments] = strings.Join(slices.Compact(c), ";")
+		}
+		d.Annotations = ann
+		descs[k] = d
+	}
 }

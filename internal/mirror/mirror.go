@@ -35,7 +35,13 @@
 //     referrers (one subject's after the other, each adding itself to the
 //     subject's referrers listing), then the image's own tag, once its
 //     manifests and every attachment are done, and held back when one of
-//     its attachments did not get there;
+//     its attachments did not get there; an image under a verify policy
+//     (WithVerify) is pushed by digest instead, and its tag waits for
+//     step 5;
+//  5. the signatures of the images under a verify policy, checked at
+//     the destination by digest, and only for those that verify, their
+//     tags: an image that does not verify leaves no new tag, and a tag
+//     the destination held keeps its digest.
 //
 // A step whose blob or child manifest failed is not sent: it fails with
 // it, and so do the images that need it. When every
@@ -67,6 +73,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -135,6 +142,10 @@ type Image struct {
 	// bundle records it (AnnotationSite) so that a push from the bundle
 	// lands where render points.
 	Site string
+	// Carried are the attachments a bundle recorded for the image when
+	// it was written (AnnotationAttachments), read by BundleImages; a
+	// push checks each is in the bundle (SitePolicies).
+	Carried []Carried
 	// Omitted are the blobs of the image a delta bundle leaves out
 	// because the site holds them, each with the repository that holds
 	// it there: a site repository when Site is set, else a source
@@ -186,6 +197,9 @@ type options struct {
 	attachments bool
 	// maxAttachments is MaxAttachmentsPerImage, lower in tests.
 	maxAttachments int
+	// maxManifests bounds the distinct manifests read for one image
+	// (WithMaxManifests); 0 for MaxManifestsPerImage.
+	maxManifests int
 	// trust is recorded in a bundle (WithTrust).
 	trust *Trust
 	// verify are the policies the destination's copy is verified under
@@ -207,6 +221,19 @@ func WithJobs(n int) Option {
 			return err
 		}
 		o.jobs = n
+		return nil
+	}
+}
+
+// WithMaxManifests bounds the distinct manifests read for one image (its
+// index, children and theirs; default MaxManifestsPerImage): an image with
+// more fails, naming the bound. n must be at least 1.
+func WithMaxManifests(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("the manifests read for one image must be at least 1, not %d", n)
+		}
+		o.maxManifests = n
 		return nil
 	}
 }

@@ -62,6 +62,11 @@ type PlannedImage struct {
 	// byTag is an image whose own manifest is stored by its tag's PUT
 	// (a registry destination), not by digest first.
 	byTag bool
+	// tagAfterVerify is an image under a verify policy (WithVerify): its
+	// manifests are pushed by digest, its signatures verified there, and
+	// only then is its tag written (Run), so that an image that does not
+	// verify leaves no new tag and an existing tag its digest.
+	tagAfterVerify bool
 }
 
 // Transfer is what a run will do: per image, present or missing, and the
@@ -359,7 +364,7 @@ func (pl *planner) prepare(pi *PlannedImage) {
 		pi.Present = true
 		return
 	}
-	top, f := m.read(ctx, &pi.Image, pi.Digest, &pl.mu, pl.nodes, 0, newBudget())
+	top, f := m.read(ctx, &pi.Image, pi.Digest, &pl.mu, pl.nodes, 0, m.newBudget())
 	if f != nil {
 		pi.err = f.imageError(pi.Image, m.o.resolver)
 		return
@@ -399,10 +404,16 @@ func (pl *planner) presentManifests() {
 		pi *PlannedImage
 		n  *node
 	}
+	type queued struct {
+		pi *PlannedImage
+		h  v1.Hash
+	}
+	enqueued := map[queued]bool{}
 	var level []job
 	for _, pi := range pl.p.Images {
 		if pi.top != nil {
 			level = append(level, job{pi, pi.top})
+			enqueued[queued{pi, pi.top.digest}] = true
 		}
 	}
 	for top := true; len(level) > 0; top = false {
@@ -448,7 +459,14 @@ func (pl *planner) presentManifests() {
 				continue
 			}
 			for _, c := range j.n.children {
-				next = append(next, job{j.pi, c})
+				// A child several indexes of the image list is asked
+				// once: the levels hold an image's distinct
+				// manifests, not its paths (an index graph whose
+				// levels share children has exponentially many).
+				if q := (queued{j.pi, c.digest}); !enqueued[q] {
+					enqueued[q] = true
+					next = append(next, job{j.pi, c})
+				}
 			}
 		}
 		level = next
@@ -490,7 +508,7 @@ func (pl *planner) collectNeeds() {
 					referrerAt[k] = true
 					pl.p.referrers = append(pl.p.referrers, referrerWrite{write: write{repo: pi.repo, n: n}, subject: pi.Attachment.Subject})
 				}
-			case pl.toRegistry && n == pi.top && pi.Tag != "":
+			case pl.toRegistry && n == pi.top && pi.Tag != "" && len(pl.m.o.verify[pi.Name]) == 0:
 				// Stored by its tag's PUT (step 4 of Run): a PUT by tag
 				// stores the manifest and sets the tag in one request.
 				pi.byTag = true
@@ -777,6 +795,7 @@ func (pl *planner) orderWrites() {
 			continue
 		}
 		if !pi.Present && pi.Tag != "" {
+			pi.tagAfterVerify = pi.Attachment == nil && len(pl.m.o.verify[pi.Name]) > 0
 			p.tags = append(p.tags, pi)
 		}
 	}
@@ -790,19 +809,33 @@ type blobAtKey struct {
 	key string
 }
 
-// MaxManifestsPerImage bounds the distinct manifests read for one image
-// (its index, children and their children): 10,000, ten times an index at
-// registry.MaxIndexChildren. A manifest listed again (by the same index or
-// another) is read once and walked once.
+// MaxManifestsPerImage is the default bound on the distinct manifests
+// read for one image (its index, children and their children): 10,000,
+// ten times an index at registry.MaxIndexChildren; the operator sets
+// another with WithMaxManifests (mirror --max-manifests). A manifest
+// listed again (by the same index or another) is read once and walked
+// once.
 const MaxManifestsPerImage = 10_000
 
 // budget counts the manifests still to be read for one image.
-type budget struct{ left atomic.Int64 }
+type budget struct {
+	left atomic.Int64
+	max  int64
+}
 
-func newBudget() *budget {
-	b := &budget{}
-	b.left.Store(MaxManifestsPerImage)
+// newBudget is the manifest budget of one image: WithMaxManifests's
+// bound, else MaxManifestsPerImage.
+func (m *Mirror) newBudget() *budget {
+	b := &budget{max: int64(m.maxManifests())}
+	b.left.Store(b.max)
 	return b
+}
+
+func (m *Mirror) maxManifests() int {
+	if m.o.maxManifests > 0 {
+		return m.o.maxManifests
+	}
+	return MaxManifestsPerImage
 }
 
 func (b *budget) take() bool { return b.left.Add(-1) >= 0 }
@@ -822,7 +855,7 @@ func (m *Mirror) read(ctx context.Context, img *Image, h v1.Hash, mu *sync.Mutex
 		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("indexes nested deeper than %d", maxDepth)}
 	}
 	if !b.take() {
-		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the image has more than %d distinct manifests", MaxManifestsPerImage)}
+		return nil, &failure{where: m.src.where(img), op: "GET manifest " + h.String(), err: fmt.Errorf("the image has more than %d distinct manifests (--max-manifests)", b.max)}
 	}
 	raw, mt, err := m.src.manifest(ctx, img, h)
 	if err != nil {

@@ -60,10 +60,12 @@ func (m *Mirror) Run(ctx context.Context, plan *Transfer) (*Report, error) {
 	}
 	// 1-4. The copy, each step as soon as what it needs is done.
 	r.copyAll()
-	// 5. Verify every image.
+	// 5. Verify every image; under a verify policy, its signatures at
+	// the destination, and only then its tag.
 	errs := r.verify()
 	m.verifyListed(ctx, plan.Images, errs)
 	rep := &Report{Signatures: m.verifySignatures(ctx, plan.Images, errs)}
+	r.tagVerified(errs)
 	var done []*PlannedImage
 	for i, pi := range plan.Images {
 		if errs[i] != nil {
@@ -388,7 +390,7 @@ func (g *copyGraph) addReferrers() {
 func (g *copyGraph) addImageTags() {
 	r, m := g.r, g.r.m
 	for i, pi := range r.plan.tags {
-		if pi.Attachment != nil {
+		if pi.Attachment != nil || pi.tagAfterVerify {
 			continue
 		}
 		after := g.tagNeeds(pi)
@@ -502,7 +504,7 @@ func (r *runner) verify() []*ImageError {
 			return
 		}
 		id := pi.Digest.String()
-		if pi.Tag != "" {
+		if pi.Tag != "" && !pi.tagAfterVerify {
 			id = pi.Tag
 		}
 		got, ok, err := m.dst.head(ctx, &pi.Image, pi.repo, id)
@@ -644,7 +646,66 @@ func (m *Mirror) verifySignatures(ctx context.Context, images []*PlannedImage, e
 			continue
 		}
 		pi := images[jobs[k].i]
-		errs[jobs[k].i] = (&failure{where: pi.repo.RegistryStr(), op: "verify signatures of " + pi.Destination + " under " + s.Policy, err: s.Err}).imageError(pi.Image, m.o.resolver)
+		op := "verify signatures of " + pi.Destination + " under " + s.Policy
+		if pi.tagAfterVerify {
+			op += " (tag " + pi.Tag + " not written)"
+		}
+		errs[jobs[k].i] = (&failure{where: pi.repo.RegistryStr(), op: op, err: s.Err}).imageError(pi.Image, m.o.resolver)
 	}
 	return out
+}
+
+// tagVerified writes the tags held back until their images verified
+// (tagAfterVerify): each image of plan.tags under a verify policy whose
+// copy, attachments and signature checks succeeded (errs[i] nil) gets its
+// tag, then a HEAD of the tag must give its digest; a failure there is
+// the image's error. An image that failed gets no tag: a tag the
+// destination held keeps its digest.
+func (r *runner) tagVerified(errs []*ImageError) {
+	m, plan := r.m, r.plan
+	index := map[*PlannedImage]int{}
+	for i, pi := range plan.Images {
+		index[pi] = i
+	}
+	attached := map[string][]*PlannedImage{}
+	for _, pi := range plan.Images {
+		if pi.Attachment != nil {
+			k := ownerKey(pi.Image)
+			attached[k] = append(attached[k], pi)
+		}
+	}
+	tagIndex := map[*PlannedImage]int{}
+	for i, pi := range plan.tags {
+		tagIndex[pi] = i
+	}
+	var todo []int
+	for i, pi := range plan.tags {
+		if pi.tagAfterVerify && errs[index[pi]] == nil {
+			todo = append(todo, i)
+		}
+	}
+	each(m.jobs, len(todo), func(k int) {
+		i := todo[k]
+		pi := plan.tags[i]
+		fail := func(f *failure) { errs[index[pi]] = f.imageError(pi.Image, m.o.resolver) }
+		if d := r.blockedBy(attached[ownerKey(pi.Image)], tagIndex); d != "" {
+			fail(&failure{where: m.dst.where(pi.repo), op: "PUT tag " + pi.Tag,
+				err: fmt.Errorf("not written: its %s failed (above); run again, or leave the attachments out with --no-attachments", d)})
+			return
+		}
+		r.putTag(i)
+		if f := r.tagFailed[i]; f != nil {
+			fail(f)
+			return
+		}
+		got, ok, err := m.dst.head(r.ctx, &pi.Image, pi.repo, pi.Tag)
+		switch {
+		case err != nil:
+			fail(&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + pi.Tag, err: err})
+		case !ok:
+			fail(&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + pi.Tag, err: errNotThere})
+		case got != pi.Digest:
+			fail(&failure{where: m.dst.where(pi.repo), op: "verify: HEAD manifest " + pi.Tag, err: &digestMismatch{got: got, want: pi.Digest}})
+		}
+	})
 }

@@ -16,4 +16,7 @@ var (
 	// TrustedRoot is a sigstore trusted_root.json: 1 MiB at most (the
 	// public-good instance's is about 10 KiB).
 	TrustedRoot = confined.Kind{What: "trusted root file", Max: 1 << 20}
+	// SiteTrust is a site trust file (v1alpha1.SiteTrust, `mirror
+	// --trust`): 1 MiB at most.
+	SiteTrust = confined.Kind{What: "site trust file", Max: 1 << 20}
 )
