@@ -186,3 +186,61 @@ func TestCheckLock(t *testing.T) {
 		t.Errorf("required, reformatted: %v, %v; want the unverified entries alone, %v", got, err, unverified)
 	}
 }
+
+// TestCheckLockUnrecorded: an entry under a policy whose recorded signer
+// the policy trusts but whose format the lock does not record (a lock
+// written before formats were recorded) is "unrecorded" for lock --check,
+// and not unverified (vet still accepts it); with the format recorded the
+// lock is current again. An entry no policy applies to is never
+// unrecorded.
+func TestCheckLockUnrecorded(t *testing.T) {
+	t.Parallel()
+	cfg, l, images := load(t)
+	pols, err := Load(cfg, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under, free *plan.Image
+	for _, img := range images {
+		if len(pols[img.Key]) > 0 && under == nil {
+			under = img
+		}
+		if len(pols[img.Key]) == 0 && free == nil {
+			free = img
+		}
+	}
+	if under == nil || free == nil {
+		t.Fatal("the example has no image under a policy, or none outside")
+	}
+	sig := "sha256:" + strings.Repeat("1", 64)
+	edited := &lock.Lock{}
+	for _, e := range l.Entries {
+		if e.Name == under.Key || e.Name == free.Key {
+			e.VerifiedBy = &lock.Signer{Key: pols[under.Key][0].Keys[0].Fingerprint, Signature: sig}
+		}
+		edited.Put(e)
+	}
+	got, err := CheckLock(cfg, edited, edited.Marshal(), images)
+	want := []bump.StaleEntry{{Status: "unrecorded", Key: under.Key, Reference: under.Ref.Written}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("without format: %v, %v; want %v", got, err, want)
+	}
+	if !strings.HasPrefix(got[0].String(), "unrecorded "+under.Key+" (") {
+		t.Errorf("line %q", got[0].String())
+	}
+	if u, err := Unverified(cfg, edited, images); err != nil || len(u) != 0 {
+		t.Errorf("Unverified = %v, %v; want none", u, err)
+	}
+	recorded := &lock.Lock{}
+	for _, e := range edited.Entries {
+		if e.Name == under.Key {
+			s := *e.VerifiedBy
+			s.Format = v1alpha1.SignatureTag
+			e.VerifiedBy = &s
+		}
+		recorded.Put(e)
+	}
+	if got, err := CheckLock(cfg, recorded, recorded.Marshal(), images); err != nil || len(got) != 0 {
+		t.Errorf("with format: %v, %v; want none", got, err)
+	}
+}
