@@ -3,12 +3,14 @@
 // loaded once (Load), the signatures `stowage lock` and `bump` check
 // before they pin a digest (Pin), the entries `lock --check` finds
 // unverified offline (Unverified), and lock --check's whole rule
-// (CheckLock: stale entries and unverified ones).
+// (CheckLock: stale entries and unverified ones), and the signatures an
+// admission kind of a profile cannot read (UnreadableSignatures).
 package verifypolicy
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/admission"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -292,5 +295,56 @@ func unrecorded(cfg *v1alpha1.Config, old *lock.Lock, images []*plan.Image, skip
 		}
 		out = append(out, bump.StaleEntry{Status: "unrecorded", Key: e.Name, Reference: e.Reference})
 	}
+	return out
+}
+
+// Unreadable is an image whose signature, as the lock records it, an
+// admission kind of a profile that uses it cannot read
+// (admission.Reads): render refuses that profile until it changes.
+type Unreadable struct {
+	// Image is the image's lock key; Profile the profile whose policy
+	// field names Kind; Format the recorded verifiedBy.format.
+	Image, Profile, Kind, Format string
+}
+
+// String is the warning lock and bump print.
+func (u Unreadable) String() string {
+	return fmt.Sprintf("image %s: its signature is %s, which %s in profiles.%s.policy.kinds cannot read; render will refuse profile %s until kinds uses kyverno-ivpol instead, or the image is signed in cosign's tag format as well",
+		u.Image, admission.FormatWords(u.Format), u.Kind, u.Profile, u.Profile)
+}
+
+// UnreadableSignatures lists, for the entries of l that images pin, each
+// admission kind (v1alpha1.Profile.Policy) of a profile using the image
+// under a verify policy that cannot read the signature l records for it,
+// sorted by image, profile and kind, each once.
+func UnreadableSignatures(cfg *v1alpha1.Config, l *lock.Lock, images []*plan.Image) []Unreadable {
+	var out []Unreadable
+	for _, img := range images {
+		e, ok := l.Lookup(img.Ref.Key())
+		if !ok || e.VerifiedBy == nil {
+			continue
+		}
+		for _, u := range img.Uses {
+			prof, ok := cfg.Profiles[u.Profile]
+			if !ok || prof.Policy == nil {
+				continue
+			}
+			if _, v := plan.VerifyPolicy(cfg, u); v == nil {
+				continue
+			}
+			for _, k := range prof.Policy.Kinds {
+				if admission.Reads(k, *e.VerifiedBy) {
+					continue
+				}
+				x := Unreadable{Image: e.Name, Profile: u.Profile, Kind: k, Format: e.VerifiedBy.Format}
+				if !slices.Contains(out, x) {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Unreadable) int {
+		return strings.Compare(a.Image+"\x00"+a.Profile+"\x00"+a.Kind, b.Image+"\x00"+b.Profile+"\x00"+b.Kind)
+	})
 	return out
 }

@@ -244,3 +244,59 @@ func TestCheckLockUnrecorded(t *testing.T) {
 		t.Errorf("with format: %v, %v; want none", got, err)
 	}
 }
+
+// TestUnreadableSignatures: in the example, whose profile gpu renders a
+// Kyverno ClusterPolicy and a CRI-O policy, an image under a verify
+// policy whose locked signature is a Sigstore bundle is unreadable by
+// both, named with the profile; in the tag format, or an image under no
+// policy, it is not; with kyverno-ivpol instead of kyverno only crio is
+// left.
+func TestUnreadableSignatures(t *testing.T) {
+	t.Parallel()
+	cfg, l, images := load(t)
+	pols, err := Load(cfg, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under, free *plan.Image
+	for _, img := range images {
+		if len(pols[img.Key]) > 0 && under == nil {
+			under = img
+		}
+		if len(pols[img.Key]) == 0 && free == nil {
+			free = img
+		}
+	}
+	with := func(format string) *lock.Lock {
+		out := &lock.Lock{}
+		for _, e := range l.Entries {
+			if e.Name == under.Key || e.Name == free.Key {
+				e.VerifiedBy = &lock.Signer{Key: "sha256:" + strings.Repeat("1", 64), Signature: "sha256:" + strings.Repeat("2", 64), Format: format}
+			}
+			out.Put(e)
+		}
+		return out
+	}
+	got := UnreadableSignatures(cfg, with(v1alpha1.SignatureBundle), images)
+	want := []Unreadable{
+		{Image: under.Key, Profile: "gpu", Kind: v1alpha1.AdmissionCRIO, Format: v1alpha1.SignatureBundle},
+		{Image: under.Key, Profile: "gpu", Kind: v1alpha1.AdmissionKyverno, Format: v1alpha1.SignatureBundle},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("bundle: %+v, want %+v", got, want)
+	}
+	if s := got[1].String(); !strings.HasPrefix(s, "image "+under.Key+": its signature is a Sigstore bundle") || !strings.Contains(s, "which kyverno in profiles.gpu.policy.kinds cannot read") {
+		t.Errorf("warning %q", s)
+	}
+	if got := UnreadableSignatures(cfg, with(v1alpha1.SignatureTag), images); len(got) != 0 {
+		t.Errorf("tag scheme: %+v, want none", got)
+	}
+	prof := cfg.Profiles["gpu"]
+	pol := *prof.Policy
+	pol.Kinds = []string{v1alpha1.AdmissionKyvernoIVPol, v1alpha1.AdmissionCRIO}
+	prof.Policy = &pol
+	cfg.Profiles["gpu"] = prof
+	if got := UnreadableSignatures(cfg, with(v1alpha1.SignatureBundle), images); !slices.Equal(got, want[:1]) {
+		t.Errorf("kyverno-ivpol and crio: %+v, want %+v", got, want[:1])
+	}
+}
