@@ -569,7 +569,7 @@ func (r *renderer) kyvernoIVPol() ([]*unstructured.Unstructured, error) {
 				"attestors":                attestors,
 				"validations": []any{map[string]any{
 					"expression": expr,
-					"message":    "an image under the verify policy at " + p.At + " of the stowage config has no signature by its keys (profile " + r.in.Profile + ")",
+					"message":    "the image has no signature by a key of its stowage verify policy (profile " + r.in.Profile + ")",
 				}},
 			},
 		}))

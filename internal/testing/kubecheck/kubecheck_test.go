@@ -88,7 +88,7 @@ func TestCheckValidFixtures(t *testing.T) {
 	// What stowage renders for the examples: every DaemonSet, Secret and
 	// ConfigMap kind it emits.
 	for _, g := range []string{"openpai-offline/offline.yaml", "submarine-notebooks/notebooks.yaml", "gpu-platform/gpu.yaml"} {
-		if err := CheckAll(readFixture(t, "../../../golden/"+g)); err != nil {
+		if err := CheckAll(readFixture(t, "../../../../golden/"+g)); err != nil {
 			t.Errorf("CheckAll(golden/%s) = %v, want nil", g, err)
 		}
 	}
@@ -737,7 +737,7 @@ func TestUnsupportedKindListsSupported(t *testing.T) {
 	if err == nil {
 		t.Fatal("Check() = nil, want an error")
 	}
-	for _, want := range []string{"not a kind stowage renders", `"apps/v1 Deployment"`, "apps/v1 DaemonSet", "v1 ConfigMap", "v1 Secret", "kyverno.io/v1 ClusterPolicy", "policy.sigstore.dev/v1beta1 ClusterImagePolicy", "policy.sigstore.dev/v1alpha1 TrustRoot"} {
+	for _, want := range []string{"not a kind stowage renders", `"apps/v1 Deployment"`, "apps/v1 DaemonSet", "v1 ConfigMap", "v1 Secret", "kyverno.io/v1 ClusterPolicy", "policies.kyverno.io/v1 ImageValidatingPolicy", "policy.sigstore.dev/v1beta1 ClusterImagePolicy", "policy.sigstore.dev/v1alpha1 TrustRoot"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check() = %q, want it to mention %q", err, want)
 		}
@@ -767,7 +767,7 @@ func TestCheckAll(t *testing.T) {
 		stream   []byte
 		wantErrs []Error // Doc, Kind, Name of each failing document
 	}{
-		{name: "valid stream", stream: readFixture(t, "../../../golden/submarine-notebooks/notebooks.yaml")},
+		{name: "valid stream", stream: readFixture(t, "../../../../golden/submarine-notebooks/notebooks.yaml")},
 		{name: "empty stream", stream: nil},
 		{name: "only separators and comments", stream: []byte("---\n# nothing\n---\n\n")},
 		{
