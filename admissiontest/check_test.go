@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	pcv1alpha1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1alpha1"
 	pcv1beta1 "github.com/sigstore/policy-controller/pkg/apis/policy/v1beta1"
@@ -33,6 +34,8 @@ import (
 type checked struct {
 	// Kyverno are the kyverno.io/v1 ClusterPolicies.
 	Kyverno []*kyvernov1.ClusterPolicy
+	// IVPols are the policies.kyverno.io/v1 ImageValidatingPolicies.
+	IVPols []*policiesv1.ImageValidatingPolicy
 	// CIPs are the policy.sigstore.dev/v1beta1 ClusterImagePolicies.
 	CIPs []*pcv1beta1.ClusterImagePolicy
 	// Roots are the policy.sigstore.dev/v1alpha1 TrustRoots by name.
@@ -93,6 +96,7 @@ func strict(b []byte, v any) error {
 func isAdmission(apiVersion, kind string, data map[string]any) bool {
 	switch {
 	case apiVersion == "kyverno.io/v1" && kind == "ClusterPolicy",
+		apiVersion == "policies.kyverno.io/v1" && kind == "ImageValidatingPolicy",
 		strings.HasPrefix(apiVersion, "policy.sigstore.dev/") && (kind == "ClusterImagePolicy" || kind == "TrustRoot"):
 		return true
 	case apiVersion == "v1" && kind == "ConfigMap":
@@ -151,6 +155,43 @@ func check(objs [][]byte) (*checked, error) {
 				}
 			}
 			c.Kyverno = append(c.Kyverno, &p)
+		case tm.APIVersion == "policies.kyverno.io/v1" && tm.Kind == "ImageValidatingPolicy":
+			// Kyverno's own types (github.com/kyverno/api, the version
+			// kyverno v1.19.1 requires), decoded strictly. Kyverno checks
+			// an ImageValidatingPolicy by compiling its CEL
+			// (pkg/image/verification/evaluator), which pulls in the whole
+			// engine and is not imported; what its types say is checked
+			// here: an admission policy with a Deny or Audit action, each
+			// image glob, and each attestor a cosign key the validation
+			// names.
+			var p policiesv1.ImageValidatingPolicy
+			if err := strict(b, &p); err != nil {
+				return nil, fmt.Errorf("%s: kyverno's types: %w", what, err)
+			}
+			spec := p.Spec
+			if !spec.AdmissionEnabled() || spec.BackgroundEnabled() {
+				return nil, fmt.Errorf("%s: want admission on and background off", what)
+			}
+			if acts := spec.ValidationActions(); len(acts) != 1 || (acts[0] != "Deny" && acts[0] != "Audit") {
+				return nil, fmt.Errorf("%s: validationActions %v, want Deny or Audit", what, acts)
+			}
+			if len(spec.MatchImageReferences) == 0 || len(spec.Attestors) == 0 || len(spec.Validations) != 1 {
+				return nil, fmt.Errorf("%s: want image references, attestors and one validation", what)
+			}
+			for i, m := range spec.MatchImageReferences {
+				if m.Glob == "" || m.Expression != "" {
+					return nil, fmt.Errorf("%s: matchImageReferences[%d] is not a glob", what, i)
+				}
+			}
+			for i, a := range spec.Attestors {
+				if a.Cosign == nil || a.Cosign.Key == nil || a.Cosign.Key.Data == "" || a.Notary != nil {
+					return nil, fmt.Errorf("%s: attestors[%d] is not a cosign key", what, i)
+				}
+				if !strings.Contains(spec.Validations[0].Expression, "attestors."+a.Name) {
+					return nil, fmt.Errorf("%s: the validation does not name attestors[%d] %s", what, i, a.Name)
+				}
+			}
+			c.IVPols = append(c.IVPols, &p)
 		case tm.APIVersion == "policy.sigstore.dev/v1beta1" && tm.Kind == "ClusterImagePolicy":
 			var p pcv1beta1.ClusterImagePolicy
 			if err := strict(b, &p); err != nil {

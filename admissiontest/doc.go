@@ -2,7 +2,11 @@
 // (internal/admission, `profiles.NAME.policy`) with the code of the
 // projects that run them, at pinned versions: every Kyverno ClusterPolicy
 // is decoded strictly into kyverno's own kyverno.io/v1 types and passed
-// through their Validate; every sigstore policy-controller
+// through their Validate; every Kyverno ImageValidatingPolicy
+// (policies.kyverno.io/v1) decoded strictly into Kyverno's own types
+// (github.com/kyverno/api at the version kyverno v1.19.1 requires) and
+// checked for what those say (Kyverno's own check, compiling its CEL,
+// needs the whole engine and is not imported); every sigstore policy-controller
 // ClusterImagePolicy (v1beta1) and TrustRoot (v1alpha1) into
 // policy-controller's types and their Validate; every CRI-O
 // containers-policy.json fragment through containers-image's own policy

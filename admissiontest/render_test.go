@@ -610,7 +610,7 @@ func TestGoldenPolicies(t *testing.T) {
 			}
 		}
 		total += len(objs)
-		t.Logf("%s: %d ClusterPolicies, %d ClusterImagePolicies, %d TrustRoots, %d CRI-O fragments", f, len(c.Kyverno), len(c.CIPs), len(c.Roots), len(c.CRIO))
+		t.Logf("%s: %d ClusterPolicies, %d ImageValidatingPolicies, %d ClusterImagePolicies, %d TrustRoots, %d CRI-O fragments", f, len(c.Kyverno), len(c.IVPols), len(c.CIPs), len(c.Roots), len(c.CRIO))
 	}
 	t.Logf("%d admission objects in %d golden files", total, len(files))
 }

@@ -148,7 +148,8 @@ func TestApplyExamples(t *testing.T) {
 
 // served returns the objects of kinds the API server serves. The others
 // are the admission policies of a profile's policy field (Kyverno's
-// ClusterPolicy, policy-controller's ClusterImagePolicy and TrustRoot),
+// ClusterPolicy and ImageValidatingPolicy, policy-controller's
+// ClusterImagePolicy and TrustRoot),
 // custom resources whose CRDs this cluster does not have: no policy engine
 // is installed here, and no stand-in CRD is, since one would accept what
 // the real one may refuse (internal/testing/kubecheck and the admissiontest module
@@ -177,9 +178,10 @@ func (c *cluster) served(t *testing.T, objs []*unstructured.Unstructured) []*uns
 
 // policyKinds are the custom resource kinds render writes, by group/kind.
 var policyKinds = map[string]bool{
-	"kyverno.io/ClusterPolicy":               true,
-	"policy.sigstore.dev/ClusterImagePolicy": true,
-	"policy.sigstore.dev/TrustRoot":          true,
+	"kyverno.io/ClusterPolicy":                  true,
+	"policies.kyverno.io/ImageValidatingPolicy": true,
+	"policy.sigstore.dev/ClusterImagePolicy":    true,
+	"policy.sigstore.dev/TrustRoot":             true,
 }
 
 // bumpOne returns a copy of l in which one entry pinned by the fewest

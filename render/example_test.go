@@ -55,7 +55,7 @@ func Example_directory() {
 	// daemonset-gpu-operator-gpu-platform.yaml
 	// daemonset-gpu-operator-gpu-platform-5-15-0-91-generic-212095.yaml
 	// daemonset-gpu-operator-gpu-platform-6-8-0-1015-aws-fd386b.yaml
-	// clusterpolicy-stowage-gpu.yaml
+	// imagevalidatingpolicy-stowage-gpu-environments.yaml
 	// the bytes of stowage render: true
 }
 

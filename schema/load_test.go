@@ -120,15 +120,15 @@ func TestLoadRejects(t *testing.T) {
 		// it leaves out are named at the policy block (CUE's path for
 		// them is kinds[0], an index, which once panicked the loader).
 		{dir: "policy-kind-typo", want: []wantErr{
-			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{`kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "policy-controller", "crio"`}},
+			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{`kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "kyverno-ivpol", "policy-controller", "crio"`}},
 			{"config.yaml", 9, "profiles.lab.policy.kind", []string{"field not allowed", `did you mean "kinds"?`}},
 		}},
 		{dir: "policy-missing-kinds", want: []wantErr{
-			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{"kinds is required and missing", `"kyverno", "policy-controller", "crio"`}},
-			{"config.yaml", 12, "profiles.audit.policy.kinds", []string{"kinds is required and missing", `"kyverno", "policy-controller", "crio"`}},
+			{"config.yaml", 8, "profiles.lab.policy.kinds", []string{"kinds is required and missing", `"kyverno", "kyverno-ivpol", "policy-controller", "crio"`}},
+			{"config.yaml", 12, "profiles.audit.policy.kinds", []string{"kinds is required and missing", `"kyverno", "kyverno-ivpol", "policy-controller", "crio"`}},
 		}},
 		{dir: "policy-empty-kinds", want: []wantErr{
-			{"config.yaml", 9, "profiles.lab.policy.kinds", []string{`kinds is empty: write at least one of "kyverno", "policy-controller", "crio"`}},
+			{"config.yaml", 9, "profiles.lab.policy.kinds", []string{`kinds is empty: write at least one of "kyverno", "kyverno-ivpol", "policy-controller", "crio"`}},
 		}, never: []string{"incompatible list lengths"}},
 		// A key given twice in one YAML mapping is said to be, with
 		// both lines, not reported as a conflict of values (which named

@@ -247,7 +247,7 @@ func mergeDisjunctions(errs Errors) Errors {
 // userConflicts is, of the alternatives of a disjunction that failed,
 // the conflicts between two of the user's own values, when there are any:
 // two files (or two YAML keys) giving a field "kyverno" and "crio" fail
-// every alternative of "kyverno" | "policy-controller" | "crio", and the
+// every alternative of "kyverno" | "kyverno-ivpol" | "policy-controller" | "crio", and the
 // alternatives that pit one user value against a schema value the user
 // never wrote ("policy-controller") say nothing the user can act on.
 // Otherwise alts is returned as it is.

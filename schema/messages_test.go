@@ -29,13 +29,13 @@ func TestMissingFieldNamed(t *testing.T) {
 		// A required list left out: CUE names its first element; the
 		// message names the list, at the block that lacks it.
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\nprofiles: p: policy: {mode: \"audit\"}\n",
-			`cfg/c.cue:4:14: profiles.p.policy.kinds: kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "policy-controller", "crio"`},
+			`cfg/c.cue:4:14: profiles.p.policy.kinds: kinds is required and missing: write kinds: followed by a list of at least one of "kyverno", "kyverno-ivpol", "policy-controller", "crio"`},
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\nprofiles: p: policy: kinds: []\n",
-			`cfg/c.cue:4:22: profiles.p.policy.kinds: kinds is empty: write at least one of "kyverno", "policy-controller", "crio"`},
+			`cfg/c.cue:4:22: profiles.p.policy.kinds: kinds is empty: write at least one of "kyverno", "kyverno-ivpol", "policy-controller", "crio"`},
 		// A single value where the schema wants a list says to write a
 		// list, and of what, instead of CUE's spelling of the list type.
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: [\"x\"]}]\nprofiles: p: policy: kinds: \"kyverno\"\n",
-			`cfg/c.cue:4:29: profiles.p.policy.kinds: kinds is a single string; write a list, each one of "kyverno", "policy-controller", "crio" (kinds: [ … ])`},
+			`cfg/c.cue:4:29: profiles.p.policy.kinds: kinds is a single string; write a list, each one of "kyverno", "kyverno-ivpol", "policy-controller", "crio" (kinds: [ … ])`},
 		{"images: x: reference: \"busybox:1\"\nprofiles: p: pullers: [{name: \"a\", namespace: \"n\", images: \"x\"}]\n",
 			`cfg/c.cue:3:60: profiles.p.pullers[0].images: images is a single string; write a list, each element a string (images: [ … ])`},
 	} {

@@ -399,6 +399,12 @@ const (
 	// fragment for CRI-O (and Podman): per site repository, signatures for
 	// the signed one (exactRepository).
 	AdmissionCRIO = "crio"
+	// AdmissionKyvernoIVPol is a Kyverno ImageValidatingPolicy
+	// (policies.kyverno.io/v1, Kyverno 1.19 and later) per verify
+	// policy: unlike the ClusterPolicy of AdmissionKyverno it reads
+	// Sigstore bundle referrers (cosign 3's default) as well as cosign's
+	// tag-scheme signatures.
+	AdmissionKyvernoIVPol = "kyverno-ivpol"
 	// AdmissionEnforce refuses a pod whose image does not verify (the
 	// default).
 	AdmissionEnforce = "enforce"
@@ -412,8 +418,8 @@ const (
 // verify policies the lock used, exactly the references it writes (the
 // site repositories when the profile has a site).
 type AdmissionPolicy struct {
-	// Kinds are AdmissionKyverno, AdmissionPolicyController and
-	// AdmissionCRIO, each at most once.
+	// Kinds are AdmissionKyverno, AdmissionKyvernoIVPol,
+	// AdmissionPolicyController and AdmissionCRIO, each at most once.
 	Kinds []string `json:"kinds"`
 	// Name is the name of the rendered objects (a DNS label of at most 40
 	// characters; policy-controller's and CRI-O's get suffixes); "" means

@@ -101,7 +101,23 @@ type ImageLockSigner struct {
 	// Signature is the digest of the manifest carrying the signature
 	// (the .sig manifest or the Sigstore bundle referrer), "sha256:<64 hex>".
 	Signature string `json:"signature" yaml:"signature"`
+	// Format is the signature's format, SignatureTag or SignatureBundle:
+	// which admission engines can read it at the site. Empty in a lock
+	// written before stowage recorded it (`stowage lock` verifies such an
+	// entry again and records it).
+	Format string `json:"format,omitempty" yaml:"format,omitempty"`
 }
+
+// The formats of a signature (ImageLockSigner.Format).
+const (
+	// SignatureTag is cosign's tag scheme: a manifest tagged
+	// "sha256-<hex>.sig" in the image's repository, whose layers are
+	// simple-signing payloads (cosign 2's default).
+	SignatureTag = "sig"
+	// SignatureBundle is a Sigstore bundle (application/vnd.dev.sigstore.bundle.v0.3+json)
+	// attached to the digest as an OCI 1.1 referrer (cosign 3's default).
+	SignatureBundle = "bundle"
+)
 
 // ImageLockPlatform is one child of an index entry.
 type ImageLockPlatform struct {

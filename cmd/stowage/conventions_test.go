@@ -55,7 +55,7 @@ func TestLimitFlagsHidden(t *testing.T) {
 	}
 	// It lists every kind of object render writes, the admission
 	// policies of profiles.NAME.policy included.
-	for _, kind := range []string{"DaemonSets", "ClusterPolicy", "ClusterImagePolicies", "TrustRoots", "CRI-O policy.json"} {
+	for _, kind := range []string{"DaemonSets", "ClusterPolicy", "ImageValidatingPolicies", "ClusterImagePolicies", "TrustRoots", "CRI-O policy.json"} {
 		if !strings.Contains(strings.Join(strings.Fields(string(stdout)), " "), kind) {
 			t.Errorf("render --help does not name %s:\n%s", kind, stdout)
 		}

@@ -12,6 +12,8 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/stowage/stowage/schema"
 )
 
 // jsonSchemaPath is where the repository keeps the generated JSON Schema.
@@ -26,7 +28,7 @@ func TestJSONSchemaCurrent(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	again, _ := jsonSchema()
+	again, _ := schema.JSONSchema()
 	if !bytes.Equal(stdout, again) {
 		t.Error("two generations differ")
 	}
@@ -44,7 +46,7 @@ func TestJSONSchemaCurrent(t *testing.T) {
 // validator (santhosh-tekuri/jsonschema, draft 2020-12).
 func compileJSONSchema(t *testing.T) *jsv.Schema {
 	t.Helper()
-	b, err := jsonSchema()
+	b, err := schema.JSONSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +55,10 @@ func compileJSONSchema(t *testing.T) *jsv.Schema {
 		t.Fatal(err)
 	}
 	c := jsv.NewCompiler()
-	if err := c.AddResource(jsonSchemaID, doc); err != nil {
+	if err := c.AddResource(schema.JSONSchemaID, doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile(jsonSchemaID)
+	s, err := c.Compile(schema.JSONSchemaID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ With -o json, stdout holds one JSON object, also when lock fails: {ok, lock,
 written, entries, changes, failures, stale, errors}. changes lists each entry
 added, removed or changed as bump -o json does; failures each image that did
 not resolve {image, key, usedBy, registry, operation, message}; stale what
---check found {status: missing|unused|changed|unverified|format, key, reference,
+--check found {status: missing|unused|changed|unverified|unrecorded|format, key, reference,
 recorded}; errors every other problem {file, line, column, field, message}.
 Messages still go to stderr.
 

@@ -25,10 +25,12 @@ func newRender(getenv env) *cobra.Command {
 		Long: `Render a profile: DaemonSets that pre-pull every image pinned to its digest,
 pull Secrets, records ConfigMaps, the OpenPAI service ConfigMap and the package
 cache ConfigMap, and, when the profile has policy:, the admission policies that
-verify its images at the site (a Kyverno ClusterPolicy, policy-controller
-ClusterImagePolicies and TrustRoots, a ConfigMap holding a CRI-O policy.json
-fragment; see docs/signatures.md). Never contacts a registry: digests come from
-the lock.
+verify its images at the site (a Kyverno ClusterPolicy or ImageValidatingPolicies,
+policy-controller ClusterImagePolicies and TrustRoots, a ConfigMap holding a
+CRI-O policy.json fragment; see docs/signatures.md). A kind that cannot read the
+signature format the lock records for an image (a Sigstore bundle: only Kyverno's
+ImageValidatingPolicy, and policy-controller keyless, read it) is refused, naming
+the image and the kind. Never contacts a registry: digests come from the lock.
 
 Without --output-dir, writes one multi-document YAML stream to stdout. With
 --output-dir DIR (-d), writes one file per object plus a kustomization.yaml,

@@ -33,7 +33,7 @@ file there is part of the config.`,
 				_, err := cmd.OutOrStdout().Write(schema.Source)
 				return err
 			}
-			b, err := jsonSchema()
+			b, err := schema.JSONSchema()
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,9 @@ import (
 // verifyPinned applies the config's verify policies to next, the lock
 // r.Lock returned from old for images, with lockErr its error
 // (verifypolicy.Pin), and writes a warning on stderr for each signature
-// an optional policy could not verify.
+// an optional policy could not verify and for each one an admission kind
+// of a profile using the image cannot read
+// (verifypolicy.UnreadableSignatures).
 func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, cfg *v1alpha1.Config, old, next *lock.Lock, images []*plan.Image, lockErr error) (*lock.Lock, error) {
 	out, warnings, err := verifypolicy.Pin(ctx, r, cfg, old, next, images, lockErr)
 	for _, w := range warnings {
@@ -24,6 +26,13 @@ func verifyPinned(ctx context.Context, stderr io.Writer, r *registry.Resolver, c
 			fmt.Fprintf(stderr, "stowage: warning: %s; pinned, verified under another of its policies (this one's mode is optional)\n", escape.Line(w.Err.Error()))
 		} else {
 			fmt.Fprintf(stderr, "stowage: warning: %s; pinned unverified (%s.mode is optional)\n", escape.Line(w.Err.Error()), w.At)
+		}
+	}
+	// A signature the site's admission controller cannot read: render
+	// will refuse the profile, so say it now, naming image and kind.
+	if out != nil {
+		for _, u := range verifypolicy.UnreadableSignatures(cfg, out, images) {
+			fmt.Fprintf(stderr, "stowage: warning: %s\n", escape.Line(u.String()))
 		}
 	}
 	return out, err

@@ -1,6 +1,7 @@
 // Package admission renders the admission policies a site runs so that the
 // images render writes verify there: a Kyverno ClusterPolicy with
-// verifyImages, a sigstore policy-controller ClusterImagePolicy (and the
+// verifyImages, a Kyverno ImageValidatingPolicy per verify policy, a
+// sigstore policy-controller ClusterImagePolicy (and the
 // TrustRoot its keyless authorities name), and a CRI-O containers-policy.json
 // fragment whose exactRepository identity accepts, for each site
 // repository, signatures for the one the publisher signed. It is pure: the key and trusted-root bytes come in
@@ -61,17 +62,75 @@ type Input struct {
 	// Files are the policies' keys and trusted roots, keyed by the path
 	// as written in the config.
 	Files map[string][]byte
+	// Signatures are what the lock records as having verified the
+	// profile's images under these policies (verifiedBy), so that Render
+	// refuses a kind that cannot read one (Reads); order does not matter.
+	Signatures []Signature
+}
+
+// Signature is the signer the lock records for one image.
+type Signature struct {
+	// Image names the image in messages: its lock key.
+	Image string
+	// Signer is the entry's verifiedBy.
+	Signer v1alpha1.ImageLockSigner
+}
+
+// Reads says whether the policy Render writes for kind can read the
+// signature s: its verifiedBy.format. A Kyverno ClusterPolicy (rules of
+// Kyverno's type Cosign), a policy-controller key authority and CRI-O's
+// sigstoreSigned read cosign's tag-scheme signatures (sha256-<hex>.sig)
+// only; Kyverno's ImageValidatingPolicy reads Sigstore bundle referrers too
+// (Kyverno 1.19's cosign verifier looks for bundles among the digest's
+// referrers and falls back to the tag); policy-controller's keyless
+// authority, which Render writes with signatureFormat bundle, reads
+// bundles (policy-controller 0.13 reads bundles for keyless authorities
+// only). A signature whose format the lock does not record (a lock
+// written before it did) is taken as readable: lock --check reports it
+// unrecorded, and lock records it.
+func Reads(kind string, s v1alpha1.ImageLockSigner) bool {
+	if s.Format != v1alpha1.SignatureBundle {
+		return true
+	}
+	switch kind {
+	case v1alpha1.AdmissionKyvernoIVPol:
+		return true
+	case v1alpha1.AdmissionPolicyController:
+		return s.Key == ""
+	}
+	return false
+}
+
+// FormatWords names a signature format in messages.
+func FormatWords(format string) string {
+	switch format {
+	case v1alpha1.SignatureBundle:
+		return "a Sigstore bundle (an OCI 1.1 referrer, cosign 3's default)"
+	case v1alpha1.SignatureTag:
+		return "a cosign tag-scheme signature (sha256-<hex>.sig)"
+	}
+	return "a signature of unrecorded format"
+}
+
+// unreadableHelp says what to do about a kind that cannot read a bundle.
+func unreadableHelp(kind string) string {
+	alt := "add kyverno-ivpol to kinds (a Kyverno ImageValidatingPolicy reads both formats) and leave " + kind + " out"
+	if kind == v1alpha1.AdmissionKyverno {
+		alt = "use kyverno-ivpol instead of kyverno in kinds (a Kyverno ImageValidatingPolicy reads both formats)"
+	}
+	return alt + ", or have the image signed in cosign's tag format as well (cosign sign --new-bundle-format=false), remove its verifiedBy from the lock and lock again"
 }
 
 // Label is the label every object carries: the profile it renders.
 const Label = "stowage.dev/profile"
 
 // Render returns the objects of in.Spec.Kinds, in the order kyverno,
-// policy-controller (TrustRoots first), crio, each sorted by name. Errors
-// name the field: a file missing from Files, a trusted root that does not
-// parse, a keyless policy under kyverno or crio (keylessUnsupported, at
-// profiles.P.policy.kinds), a profile whose policy: has no image under a
-// verify policy.
+// kyverno-ivpol, policy-controller (TrustRoots first), crio, each sorted
+// by name. Errors name the field: a file missing from Files, a trusted
+// root that does not parse, a keyless policy under kyverno, kyverno-ivpol
+// or crio (keylessUnsupported, at profiles.P.policy.kinds), a kind that
+// cannot read a signature of in.Signatures (Reads; naming each image and
+// kind), a profile whose policy: has no image under a verify policy.
 func Render(in Input) ([]*unstructured.Unstructured, error) {
 	pols := slices.Clone(in.Policies)
 	slices.SortFunc(pols, func(a, b Policy) int { return strings.Compare(a.At, b.At) })
@@ -88,9 +147,12 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 	if name == "" {
 		name = "stowage-" + in.Profile
 	}
+	if err := unreadable(at, in); err != nil {
+		return nil, err
+	}
 	r := &renderer{in: in, name: name, pols: pols, names: names}
 	var out []*unstructured.Unstructured
-	for _, k := range []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} {
+	for _, k := range Kinds {
 		if !slices.Contains(in.Spec.Kinds, k) {
 			continue
 		}
@@ -106,6 +168,8 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 		switch k {
 		case v1alpha1.AdmissionKyverno:
 			objs, err = r.kyverno()
+		case v1alpha1.AdmissionKyvernoIVPol:
+			objs, err = r.kyvernoIVPol()
 		case v1alpha1.AdmissionPolicyController:
 			objs, err = r.policyController()
 		default:
@@ -119,6 +183,35 @@ func Render(in Input) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// Kinds are the admission kinds in the order Render writes them.
+var Kinds = []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionKyvernoIVPol, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO}
+
+// unreadable refuses the kinds of in.Spec that cannot read a signature of
+// in.Signatures (Reads), one line per image and kind, sorted, each naming
+// the image, the kind and the format.
+func unreadable(at string, in Input) error {
+	var lines []string
+	for _, k := range Kinds {
+		if !slices.Contains(in.Spec.Kinds, k) {
+			continue
+		}
+		for _, sig := range in.Signatures {
+			if !Reads(k, sig.Signer) {
+				line := fmt.Sprintf("image %s: %s cannot read its signature, which the lock records as %s (verifiedBy.format %s); %s",
+					sig.Image, k, FormatWords(sig.Signer.Format), sig.Signer.Format, unreadableHelp(k))
+				if !slices.Contains(lines, line) {
+					lines = append(lines, line)
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	slices.Sort(lines)
+	return fmt.Errorf("%s.kinds: the site's admission controller would refuse these images:\n  %s", at, strings.Join(lines, "\n  "))
+}
+
 // keylessUnsupported says, for each kind that cannot check a keyless
 // policy as stowage verifies it, why: stowage finds keyless signatures
 // only as Sigstore bundles among a digest's OCI 1.1 referrers
@@ -129,6 +222,8 @@ var keylessUnsupported = map[string]string{
 		"leave crio out of kinds, or verify the profile's images with keys",
 	v1alpha1.AdmissionKyverno: "stowage verifies keyless signatures only as Sigstore bundles (OCI 1.1 referrers), " +
 		"which a Kyverno ClusterPolicy reads only under type SigstoreBundle, and then against Kyverno's own TUF trusted root, not the policy's trustedRoot; " +
+		"use policy-controller for keyless policies (its ClusterImagePolicy carries the trusted root), or verify with keys",
+	v1alpha1.AdmissionKyvernoIVPol: "stowage renders Kyverno's ImageValidatingPolicy for keys only; " +
 		"use policy-controller for keyless policies (its ClusterImagePolicy carries the trusted root), or verify with keys",
 }
 
@@ -415,6 +510,71 @@ func (r *renderer) kyverno() ([]*unstructured.Unstructured, error) {
 			"rules":                 rules,
 		},
 	})}, nil
+}
+
+// kyvernoIVPol is one Kyverno ImageValidatingPolicy
+// (policies.kyverno.io/v1) per verify policy, named like the
+// policy-controller policies: Kyverno admits a pod only when every policy
+// whose matchImageReferences match one of its images passes (the union
+// lock applies). Each matches the pods created or updated, considers the
+// images of the policy's repositories (matchImageReferences, the same
+// globs as the ClusterPolicy's), and has an attestor per key (cosign,
+// no transparency log or SCT, as lock verifies) of which any may verify
+// each image (verifyImageSignatures counts those that did). Kyverno's
+// cosign verifier reads a Sigstore bundle referrer when the digest has one
+// and cosign's tag scheme otherwise. Keyless policies are refused
+// before (keylessUnsupported).
+func (r *renderer) kyvernoIVPol() ([]*unstructured.Unstructured, error) {
+	action := "Deny"
+	if !r.enforce() {
+		action = "Audit"
+	}
+	var out []*unstructured.Unstructured
+	for i, p := range r.pols {
+		var refs []any
+		for _, im := range p.Images {
+			for _, g := range Globs(im.Site) {
+				refs = append(refs, map[string]any{"glob": g})
+			}
+		}
+		keys, err := r.keys(p)
+		if err != nil {
+			return nil, err
+		}
+		var attestors []any
+		var names []string
+		for j, k := range keys {
+			n := fmt.Sprintf("key%d", j)
+			names = append(names, "attestors."+n)
+			attestors = append(attestors, map[string]any{"name": n, "cosign": map[string]any{
+				"key":   map[string]any{"data": k, "hashAlgorithm": "sha256"},
+				"ctlog": map[string]any{"insecureIgnoreTlog": true, "insecureIgnoreSCT": true},
+			}})
+		}
+		expr := fmt.Sprintf("images.all(kind, images[kind].all(image, verifyImageSignatures(image, [%s]) > 0))", strings.Join(names, ", "))
+		out = append(out, r.object("policies.kyverno.io/v1", "ImageValidatingPolicy", r.name+"-"+r.names[i], "", map[string]any{
+			"spec": map[string]any{
+				"validationActions":    []any{action},
+				"failurePolicy":        "Fail",
+				"webhookConfiguration": map[string]any{"timeoutSeconds": int64(30)},
+				"evaluation":           map[string]any{"background": map[string]any{"enabled": false}},
+				"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+					"apiGroups":   []any{""},
+					"apiVersions": []any{"v1"},
+					"operations":  []any{"CREATE", "UPDATE"},
+					"resources":   []any{"pods"},
+				}}},
+				"matchImageReferences":     refs,
+				"validationConfigurations": map[string]any{"mutateDigest": false, "verifyDigest": true, "required": true},
+				"attestors":                attestors,
+				"validations": []any{map[string]any{
+					"expression": expr,
+					"message":    "the image has no signature by a key of its stowage verify policy (profile " + r.in.Profile + ")",
+				}},
+			},
+		}))
+	}
+	return out, nil
 }
 
 // policyController is one ClusterImagePolicy per verify policy (an image

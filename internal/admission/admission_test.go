@@ -88,6 +88,7 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{"edge.yaml", keysOnly(example(t, v1alpha1.AdmissionCRIO, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController))},
 		{"edge-keyless.yaml", example(t, v1alpha1.AdmissionPolicyController)},
+		{"edge-ivpol.yaml", keysOnly(example(t, v1alpha1.AdmissionKyvernoIVPol))},
 	} {
 		got := encode(t, c.in)
 		golden := filepath.Join("testdata", c.golden)
@@ -177,6 +178,8 @@ func TestRenderRefuses(t *testing.T) {
 			"profiles.edge.policy.kinds: crio cannot check the keyless policy images.model.verify.identities: stowage verifies keyless signatures only as Sigstore bundles"},
 		{"kyverno keyless", func(in *Input) {},
 			"profiles.edge.policy.kinds: kyverno cannot check the keyless policy images.model.verify.identities: stowage verifies keyless signatures only as Sigstore bundles (OCI 1.1 referrers), which a Kyverno ClusterPolicy reads only under type SigstoreBundle"},
+		{"kyverno-ivpol keyless", func(in *Input) { in.Spec.Kinds = []string{v1alpha1.AdmissionKyvernoIVPol} },
+			"profiles.edge.policy.kinds: kyverno-ivpol cannot check the keyless policy images.model.verify.identities: stowage renders Kyverno's ImageValidatingPolicy for keys only"},
 		{"crio keys and identities", func(in *Input) {
 			in.Spec.Kinds = []string{v1alpha1.AdmissionCRIO}
 			in.Policies[0].Verify.Keys = []string{"keys/release.pub"}
@@ -280,5 +283,73 @@ func TestSameKeyTwice(t *testing.T) {
 	once := string(encode(t, keysOnly(example(t, v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO))))
 	if out != once {
 		t.Errorf("the same key under two names renders otherwise than once:\n%s", out)
+	}
+}
+
+// TestReads: which kind reads which format of signature the lock records:
+// every kind reads cosign's tag scheme; a Sigstore bundle only Kyverno's
+// ImageValidatingPolicy, and policy-controller when keyless (its keyless
+// authority has signatureFormat bundle, its key authority none); an
+// unrecorded format is taken as readable.
+func TestReads(t *testing.T) {
+	t.Parallel()
+	key := "sha256:" + strings.Repeat("a", 64)
+	for _, c := range []struct {
+		signer v1alpha1.ImageLockSigner
+		want   []string // the kinds that read it
+	}{
+		{v1alpha1.ImageLockSigner{Key: key, Format: v1alpha1.SignatureTag}, Kinds},
+		{v1alpha1.ImageLockSigner{Key: key}, Kinds},
+		{v1alpha1.ImageLockSigner{Key: key, Format: v1alpha1.SignatureBundle}, []string{v1alpha1.AdmissionKyvernoIVPol}},
+		{v1alpha1.ImageLockSigner{Identity: "a@example.org", Issuer: "https://issuer.example.org", Format: v1alpha1.SignatureBundle},
+			[]string{v1alpha1.AdmissionKyvernoIVPol, v1alpha1.AdmissionPolicyController}},
+	} {
+		var got []string
+		for _, k := range Kinds {
+			if Reads(k, c.signer) {
+				got = append(got, k)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%+v: read by %v, want %v", c.signer, got, c.want)
+		}
+	}
+}
+
+// TestRenderRefusesFormat: an image whose locked signature is a Sigstore
+// bundle makes Render refuse each kind that cannot read it, one line per
+// image and kind naming both and the format, and nothing is rendered;
+// kyverno-ivpol renders, and a tag-scheme signature renders under every
+// kind.
+func TestRenderRefusesFormat(t *testing.T) {
+	t.Parallel()
+	key := "sha256:" + strings.Repeat("a", 64)
+	sigs := []Signature{
+		{Image: "docker.io/library/busybox:1.37", Signer: v1alpha1.ImageLockSigner{Key: key, Signature: key, Format: v1alpha1.SignatureBundle}},
+		{Image: "ghcr.io/stowage/stowage-helper:v1", Signer: v1alpha1.ImageLockSigner{Key: key, Signature: key, Format: v1alpha1.SignatureTag}},
+	}
+	for _, k := range []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} {
+		t.Run(k, func(t *testing.T) {
+			in := keysOnly(example(t, k, v1alpha1.AdmissionKyvernoIVPol))
+			in.Signatures = sigs
+			objs, err := Render(in)
+			want := "profiles.edge.policy.kinds: the site's admission controller would refuse these images:\n" +
+				"  image docker.io/library/busybox:1.37: " + k + " cannot read its signature, which the lock records as a Sigstore bundle (an OCI 1.1 referrer, cosign 3's default) (verifiedBy.format bundle); "
+			if err == nil || !strings.HasPrefix(err.Error(), want) || objs != nil {
+				t.Fatalf("Render = %d objects, %v; want no objects and an error starting\n%s", len(objs), err, want)
+			}
+			if strings.Count(err.Error(), "\n") != 1 || strings.Contains(err.Error(), "stowage-helper") {
+				t.Errorf("error %q: want the bundle-signed image alone", err)
+			}
+			in.Signatures = sigs[1:]
+			if _, err := Render(in); err != nil {
+				t.Errorf("tag-scheme signature: %v", err)
+			}
+		})
+	}
+	in := keysOnly(example(t, v1alpha1.AdmissionKyvernoIVPol))
+	in.Signatures = sigs
+	if got, want := string(encode(t, in)), string(encode(t, keysOnly(example(t, v1alpha1.AdmissionKyvernoIVPol)))); got != want {
+		t.Errorf("kyverno-ivpol with signatures renders otherwise:\n%s", got)
 	}
 }

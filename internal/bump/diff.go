@@ -142,7 +142,9 @@ func Diff(old, new *lock.Lock, images []*plan.Image) []Change {
 // (the lock has Key, no profile uses it), "changed" (Recorded is the
 // spelling the lock recorded, Reference the one the config writes now),
 // "unverified" (a required verify policy of the image does not trust the
-// entry's signer, or it has none; the caller adds these) or "format" (only
+// entry's signer, or it has none; the caller adds these), "unrecorded"
+// (the entry's signer is recorded without its format; the caller adds
+// these too) or "format" (only
 // the file's bytes differ; the other fields are empty).
 type StaleEntry struct {
 	Status    string `json:"status"`
@@ -162,6 +164,8 @@ func (s StaleEntry) String() string {
 		return fmt.Sprintf("changed  %s (recorded as %s, written as %s)", s.Key, s.Recorded, s.Reference)
 	case "unverified":
 		return fmt.Sprintf("unverified %s (no signer its required verify policy trusts)", s.Key)
+	case "unrecorded":
+		return fmt.Sprintf("unrecorded %s (the lock does not say which format its signature is in; lock verifies it again to record it)", s.Key)
 	default:
 		return "format   the file is not in canonical form"
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 const (
@@ -280,6 +282,10 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "verifiedBy identity without issuer", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy", line: 13, msg: "needs a key fingerprint, or a keyless identity and issuer",
 			data: header + busybox + "    verifiedBy:\n      identity: a@example.com\n      signature: sha256:" + hexB + "\n",
+		},
+		{
+			name: "verifiedBy format unknown", index: 0, image: "docker.io/library/busybox:1.31.1", field: "verifiedBy.format", line: 16, msg: `"notary" is not a signature format`,
+			data: header + busybox + "    verifiedBy:\n      key: sha256:" + hexA + "\n      signature: sha256:" + hexB + "\n      format: notary\n",
 		},
 		{
 			name: "wrong object kind", index: -1, field: "kind", line: 2, msg: `got "Lock", want "ImageLock"`,
@@ -610,11 +616,14 @@ func TestVerifiedByRoundTrip(t *testing.T) {
 	t.Parallel()
 	l := &Lock{}
 	l.Put(Entry{Name: "ghcr.io/o/a:1", Reference: "ghcr.io/o/a:1", Digest: "sha256:" + hexA, Kind: KindManifest, Size: 10,
-		VerifiedBy: &Signer{Key: "sha256:" + hexB, Signature: "sha256:" + hexC}})
+		VerifiedBy: &Signer{Key: "sha256:" + hexB, Signature: "sha256:" + hexC, Format: v1alpha1.SignatureTag}})
 	l.Put(Entry{Name: "ghcr.io/o/b:1", Reference: "ghcr.io/o/b:1", Digest: "sha256:" + hexD, Kind: KindManifest,
-		VerifiedBy: &Signer{Identity: "https://github.com/o/b/.github/workflows/release.yml@refs/tags/v1", Issuer: "https://token.actions.githubusercontent.com", Signature: "sha256:" + hexC}})
+		VerifiedBy: &Signer{Identity: "https://github.com/o/b/.github/workflows/release.yml@refs/tags/v1", Issuer: "https://token.actions.githubusercontent.com", Signature: "sha256:" + hexC, Format: v1alpha1.SignatureBundle}})
+	// A lock written before the format was recorded reads as it was.
+	l.Put(Entry{Name: "ghcr.io/o/c:1", Reference: "ghcr.io/o/c:1", Digest: "sha256:" + hexD, Kind: KindManifest,
+		VerifiedBy: &Signer{Key: "sha256:" + hexB, Signature: "sha256:" + hexC}})
 	data := l.Marshal()
-	want := "    size: 10\n    verifiedBy:\n      key: sha256:" + hexB + "\n      signature: sha256:" + hexC + "\n"
+	want := "    size: 10\n    verifiedBy:\n      key: sha256:" + hexB + "\n      signature: sha256:" + hexC + "\n      format: sig\n"
 	if !bytes.Contains(data, []byte(want)) {
 		t.Errorf("Marshal lacks\n%s\n%s", want, data)
 	}

@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 )
 
@@ -175,6 +176,11 @@ func problems(e Entry) []problem {
 		}
 		if err := checkDigest(v.Signature); err != nil {
 			add("verifiedBy.signature", err)
+		}
+		switch v.Format {
+		case "", v1alpha1.SignatureTag, v1alpha1.SignatureBundle:
+		default:
+			add("verifiedBy.format", fmt.Errorf("%q is not a signature format; want %q (cosign's sha256-<hex>.sig tag) or %q (a Sigstore bundle referrer)", v.Format, v1alpha1.SignatureTag, v1alpha1.SignatureBundle))
 		}
 	}
 	return ps

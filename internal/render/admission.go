@@ -13,13 +13,16 @@ import (
 // policy per field that applies to a use (plan.VerifyPolicy), each with
 // the repositories render writes under it (the site's when the profile
 // has a site) and the one its publisher signed, the files from
-// Input.Trust.
+// Input.Trust, and the signer the lock records for each image, so that a
+// kind that cannot read its signature's format is refused
+// (admission.Reads).
 func (r *renderer) admissionObjects() []Object {
 	if r.prof.Policy == nil {
 		return nil
 	}
 	byAt := map[string]*admission.Policy{}
 	var order []string
+	var sigs []admission.Signature
 	for _, img := range r.plan.Images {
 		for _, u := range img.Uses {
 			at, v := plan.VerifyPolicy(r.in.Config, u)
@@ -43,9 +46,12 @@ func (r *renderer) admissionObjects() []Object {
 				order = append(order, at)
 			}
 			p.Images = append(p.Images, admission.Image{Site: site, Signed: signed})
+			if e, ok := r.in.Lock.Lookup(u.Ref.Key()); ok && e.VerifiedBy != nil {
+				sigs = append(sigs, admission.Signature{Image: e.Name, Signer: *e.VerifiedBy})
+			}
 		}
 	}
-	in := admission.Input{Profile: r.profileName, Namespace: r.prof.Namespace, Spec: *r.prof.Policy, Files: r.in.Trust}
+	in := admission.Input{Profile: r.profileName, Namespace: r.prof.Namespace, Spec: *r.prof.Policy, Files: r.in.Trust, Signatures: sigs}
 	for _, at := range order {
 		in.Policies = append(in.Policies, *byAt[at])
 	}

@@ -215,3 +215,70 @@ profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{nam
 		}
 	}
 }
+
+// TestRenderAdmissionFormat: the lock records busybox as verified by a
+// Sigstore bundle: render refuses kyverno, policy-controller and crio,
+// naming the image and the kind, and renders kyverno-ivpol's
+// ImageValidatingPolicy; with the tag format recorded every kind renders.
+func TestRenderAdmissionFormat(t *testing.T) {
+	dir := t.TempDir()
+	pem, err := os.ReadFile("../admission/testdata/keys/release.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys", "release.pub"), pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := `images: {app: {reference: "busybox:1.36"}}
+helper: {image: "ghcr.io/stowage/stowage-helper:v0.1.0"}
+site: {registry: "registry.site:5000/mirror"}
+verify: {keys: [keys/release.pub]}
+profiles: {edge: {namespace: prepull, policy: {kinds: [kyverno]}, pullers: [{name: pre, namespace: prepull, images: [app]}]}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "stowage.yaml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schema.Load(dir, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockWith := func(format string) *lock.Lock {
+		l := &lock.Lock{}
+		for _, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/stowage/stowage-helper:v0.1.0"} {
+			e := lock.Entry{Name: ref, Reference: ref, Digest: "sha256:" + strings.Repeat("a", 64), Kind: "manifest", Size: 100}
+			f := v1alpha1.SignatureTag
+			if strings.Contains(ref, "busybox") {
+				f = format
+			}
+			e.VerifiedBy = &lock.Signer{Key: "sha256:" + strings.Repeat("b", 64), Signature: "sha256:" + strings.Repeat("c", 64), Format: f}
+			l.Put(e)
+		}
+		return l
+	}
+	prof := cfg.Profiles["edge"]
+	for _, kind := range []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionPolicyController, v1alpha1.AdmissionCRIO} {
+		prof.Policy.Kinds = []string{kind}
+		cfg.Profiles["edge"] = prof
+		_, err := render.FromConfig(cfg, "", lockWith(v1alpha1.SignatureBundle), render.Options{Dir: dir})
+		want := "image docker.io/library/busybox:1.36: " + kind + " cannot read its signature, which the lock records as a Sigstore bundle"
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "stowage-helper") {
+			t.Errorf("%s, bundle: %v; want an error with %q", kind, err, want)
+		}
+		if _, err := render.FromConfig(cfg, "", lockWith(v1alpha1.SignatureTag), render.Options{Dir: dir}); err != nil {
+			t.Errorf("%s, tag scheme: %v", kind, err)
+		}
+	}
+	prof.Policy.Kinds = []string{v1alpha1.AdmissionKyvernoIVPol}
+	cfg.Profiles["edge"] = prof
+	objs, err := render.FromConfig(cfg, "", lockWith(v1alpha1.SignatureBundle), render.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := objs[len(objs)-1]
+	if last.Kind != "ImageValidatingPolicy" || last.Name != "stowage-edge-top-level" || last.FileName() != "imagevalidatingpolicy-stowage-edge-top-level.yaml" {
+		t.Errorf("last object %s %s/%s", last.Kind, last.Namespace, last.Name)
+	}
+}

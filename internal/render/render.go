@@ -81,7 +81,7 @@ func (o Object) FileName() string {
 }
 
 // kindOrder puts objects a DaemonSet depends on first.
-var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2, "ClusterPolicy": 3, "TrustRoot": 3, "ClusterImagePolicy": 4}
+var kindOrder = map[string]int{"Secret": 0, "ConfigMap": 1, "DaemonSet": 2, "ClusterPolicy": 3, "ImageValidatingPolicy": 3, "TrustRoot": 3, "ClusterImagePolicy": 4}
 
 // MissingError lists every image the lock has no entry for.
 type MissingError struct {

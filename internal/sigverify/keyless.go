@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // Identity is a keyless signer: the certificate's subject alternative name
@@ -99,7 +101,7 @@ func VerifyKeyless(ctx context.Context, repo name.Repository, p *remote.Puller, 
 			verr.Reasons = append(verr.Reasons, fmt.Sprintf("Sigstore bundle %s: does not verify for this digest and the identities %s: %v", d.Digest, identities(ids), err))
 			continue
 		}
-		s := &Signer{Signature: d.Digest.String(), Kind: "bundle"}
+		s := &Signer{Signature: d.Digest.String(), Kind: v1alpha1.SignatureBundle}
 		if c := res.Signature; c != nil && c.Certificate != nil {
 			s.Identity, s.Issuer = c.Certificate.SubjectAlternativeName, c.Certificate.Issuer
 		}

@@ -40,6 +40,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // Media types and annotations of cosign's signatures.
@@ -96,8 +98,9 @@ type Signer struct {
 	// Signature is the digest of the manifest that carries the
 	// signature: the .sig manifest, or the bundle referrer.
 	Signature string
-	// Kind is "sig" (cosign's tag scheme) or "bundle" (a Sigstore bundle
-	// referrer).
+	// Kind is the signature's format: v1alpha1.SignatureTag (cosign's
+	// tag scheme) or v1alpha1.SignatureBundle (a Sigstore bundle
+	// referrer), what the lock records as verifiedBy.format.
 	Kind string
 	// Identity and Issuer are a keyless signer's certificate subject and
 	// OIDC issuer (VerifyKeyless); empty for a key.
@@ -211,7 +214,7 @@ func verifyTagged(ctx context.Context, repo name.Repository, p *remote.Puller, d
 				keyErrs = append(keyErrs, fmt.Sprintf("verifies with key %s but signs %s, another digest", k.Name, signed))
 				continue
 			}
-			return &Signer{Key: k.Fingerprint, Signature: desc.Digest.String(), Kind: "sig"}, nil, nil
+			return &Signer{Key: k.Fingerprint, Signature: desc.Digest.String(), Kind: v1alpha1.SignatureTag}, nil, nil
 		}
 		reasons = append(reasons, where+": "+strings.Join(keyErrs, ", "))
 	}
@@ -285,7 +288,7 @@ func verifyBundle(ctx context.Context, repo name.Repository, p *remote.Puller, d
 			keyErrs = append(keyErrs, fmt.Sprintf("does not verify with key %s (%s) for this digest: %v", k.Name, k.Fingerprint, err))
 			continue
 		}
-		return &Signer{Key: k.Fingerprint, Signature: d.Digest.String(), Kind: "bundle"}, "", nil
+		return &Signer{Key: k.Fingerprint, Signature: d.Digest.String(), Kind: v1alpha1.SignatureBundle}, "", nil
 	}
 	return nil, where + ": " + strings.Join(keyErrs, ", "), nil
 }

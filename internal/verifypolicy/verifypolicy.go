@@ -3,12 +3,14 @@
 // loaded once (Load), the signatures `stowage lock` and `bump` check
 // before they pin a digest (Pin), the entries `lock --check` finds
 // unverified offline (Unverified), and lock --check's whole rule
-// (CheckLock: stale entries and unverified ones).
+// (CheckLock: stale entries and unverified ones), and the signatures an
+// admission kind of a profile cannot read (UnreadableSignatures).
 package verifypolicy
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/admission"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -64,7 +67,9 @@ type Warning struct {
 // Every entry whose digest is new, or whose recorded signer a policy of it
 // does not trust, is verified with sigstore-go against the registry that
 // served it (no Rekor, Fulcio or TUF request) under each of its policies:
-// VerifiedBy records the signer the first of them found. A digest that
+// VerifiedBy records the signer the first of them found and its format
+// (sigverify.Signer.Kind); an entry whose recorded signer has no format (a
+// lock written before formats were recorded) is verified again. A digest that
 // does not verify under a required policy is not pinned: the entry is
 // replaced by old's (when old had one its policies trust) or left out, and
 // the failure joins lockErr's registry.Errors (image, digest and why).
@@ -97,7 +102,9 @@ func Pin(ctx context.Context, r *registry.Resolver, cfg *v1alpha1.Config, old, n
 		if len(pols[e.Name]) == 0 {
 			continue
 		}
-		if prev, ok := old.Lookup(e.Name); ok && prev.Digest == e.Digest && trusted(e.Name, prev.VerifiedBy) {
+		// A signer recorded before the lock recorded formats is verified
+		// again, so that the lock says which format each signature is in.
+		if prev, ok := old.Lookup(e.Name); ok && prev.Digest == e.Digest && trusted(e.Name, prev.VerifiedBy) && prev.VerifiedBy.Format != "" {
 			next.Entries[i].VerifiedBy = prev.VerifiedBy
 			continue
 		}
@@ -142,7 +149,7 @@ func Pin(ctx context.Context, r *registry.Resolver, cfg *v1alpha1.Config, old, n
 			defer mu.Unlock()
 			found[i] = o
 			if signer != nil {
-				next.Entries[i].VerifiedBy = &lock.Signer{Key: signer.Key, Identity: signer.Identity, Issuer: signer.Issuer, Signature: signer.Signature}
+				next.Entries[i].VerifiedBy = &lock.Signer{Key: signer.Key, Identity: signer.Identity, Issuer: signer.Issuer, Signature: signer.Signature, Format: signer.Kind}
 			}
 		})
 	}
@@ -247,7 +254,9 @@ func checkEntry(ctx context.Context, r *registry.Resolver, pol *sigverify.Policy
 // file (old, data its bytes) differs from what `stowage lock` would write
 // for images (bump.StaleEntries over registry.Pending), and the entries
 // that a required verify policy of their image does not trust
-// (Unverified), which lock would verify again. When some are unverified a
+// (Unverified), which lock would verify again, and those whose signer
+// the lock records without its format ("unrecorded": Pin verifies them
+// again to record it). When some are either, a
 // "format" entry is dropped (it says only the bytes differ, which is then
 // no longer so) and the entries are sorted by key. Empty when lock would
 // change nothing. Errors are Pending's (registry.Errors) and Load's.
@@ -261,10 +270,81 @@ func CheckLock(cfg *v1alpha1.Config, old *lock.Lock, data []byte, images []*plan
 	if err != nil {
 		return nil, err
 	}
+	unverified = append(unverified, unrecorded(cfg, old, images, unverified)...)
 	if len(unverified) > 0 {
 		stale = slices.DeleteFunc(stale, func(s bump.StaleEntry) bool { return s.Status == "format" })
 		stale = append(stale, unverified...)
 		slices.SortStableFunc(stale, func(a, b bump.StaleEntry) int { return strings.Compare(a.Key, b.Key) })
 	}
 	return stale, nil
+}
+
+// unrecorded lists the entries of old, other than those in skip, that a
+// verify policy applies to and whose recorded signer has no format: Pin
+// verifies them again to record it.
+func unrecorded(cfg *v1alpha1.Config, old *lock.Lock, images []*plan.Image, skip []bump.StaleEntry) []bump.StaleEntry {
+	var out []bump.StaleEntry
+	for _, img := range images {
+		e, ok := old.Lookup(img.Ref.Key())
+		if !ok || e.VerifiedBy == nil || e.VerifiedBy.Format != "" || len(Of(cfg, img)) == 0 {
+			continue
+		}
+		if slices.ContainsFunc(skip, func(s bump.StaleEntry) bool { return s.Key == e.Name }) ||
+			slices.ContainsFunc(out, func(s bump.StaleEntry) bool { return s.Key == e.Name }) {
+			continue
+		}
+		out = append(out, bump.StaleEntry{Status: "unrecorded", Key: e.Name, Reference: e.Reference})
+	}
+	return out
+}
+
+// Unreadable is an image whose signature, as the lock records it, an
+// admission kind of a profile that uses it cannot read
+// (admission.Reads): render refuses that profile until it changes.
+type Unreadable struct {
+	// Image is the image's lock key; Profile the profile whose policy
+	// field names Kind; Format the recorded verifiedBy.format.
+	Image, Profile, Kind, Format string
+}
+
+// String is the warning lock and bump print.
+func (u Unreadable) String() string {
+	return fmt.Sprintf("image %s: its signature is %s, which %s in profiles.%s.policy.kinds cannot read; render will refuse profile %s until kinds uses kyverno-ivpol instead, or the image is signed in cosign's tag format as well",
+		u.Image, admission.FormatWords(u.Format), u.Kind, u.Profile, u.Profile)
+}
+
+// UnreadableSignatures lists, for the entries of l that images pin, each
+// admission kind (v1alpha1.Profile.Policy) of a profile using the image
+// under a verify policy that cannot read the signature l records for it,
+// sorted by image, profile and kind, each once.
+func UnreadableSignatures(cfg *v1alpha1.Config, l *lock.Lock, images []*plan.Image) []Unreadable {
+	var out []Unreadable
+	for _, img := range images {
+		e, ok := l.Lookup(img.Ref.Key())
+		if !ok || e.VerifiedBy == nil {
+			continue
+		}
+		for _, u := range img.Uses {
+			prof, ok := cfg.Profiles[u.Profile]
+			if !ok || prof.Policy == nil {
+				continue
+			}
+			if _, v := plan.VerifyPolicy(cfg, u); v == nil {
+				continue
+			}
+			for _, k := range prof.Policy.Kinds {
+				if admission.Reads(k, *e.VerifiedBy) {
+					continue
+				}
+				x := Unreadable{Image: e.Name, Profile: u.Profile, Kind: k, Format: e.VerifiedBy.Format}
+				if !slices.Contains(out, x) {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Unreadable) int {
+		return strings.Compare(a.Image+"\x00"+a.Profile+"\x00"+a.Kind, b.Image+"\x00"+b.Profile+"\x00"+b.Kind)
+	})
+	return out
 }

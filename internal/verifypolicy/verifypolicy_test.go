@@ -186,3 +186,118 @@ func TestCheckLock(t *testing.T) {
 		t.Errorf("required, reformatted: %v, %v; want the unverified entries alone, %v", got, err, unverified)
 	}
 }
+
+// TestCheckLockUnrecorded: an entry under a policy whose recorded signer
+// the policy trusts but whose format the lock does not record (a lock
+// written before formats were recorded) is "unrecorded" for lock --check,
+// and not unverified (vet still accepts it); with the format recorded the
+// lock is current again. An entry no policy applies to is never
+// unrecorded.
+func TestCheckLockUnrecorded(t *testing.T) {
+	t.Parallel()
+	cfg, l, images := load(t)
+	pols, err := Load(cfg, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under, free *plan.Image
+	for _, img := range images {
+		if len(pols[img.Key]) > 0 && under == nil {
+			under = img
+		}
+		if len(pols[img.Key]) == 0 && free == nil {
+			free = img
+		}
+	}
+	if under == nil || free == nil {
+		t.Fatal("the example has no image under a policy, or none outside")
+	}
+	sig := "sha256:" + strings.Repeat("1", 64)
+	edited := &lock.Lock{}
+	for _, e := range l.Entries {
+		if e.Name == under.Key || e.Name == free.Key {
+			e.VerifiedBy = &lock.Signer{Key: pols[under.Key][0].Keys[0].Fingerprint, Signature: sig}
+		}
+		edited.Put(e)
+	}
+	got, err := CheckLock(cfg, edited, edited.Marshal(), images)
+	want := []bump.StaleEntry{{Status: "unrecorded", Key: under.Key, Reference: under.Ref.Written}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("without format: %v, %v; want %v", got, err, want)
+	}
+	if !strings.HasPrefix(got[0].String(), "unrecorded "+under.Key+" (") {
+		t.Errorf("line %q", got[0].String())
+	}
+	if u, err := Unverified(cfg, edited, images); err != nil || len(u) != 0 {
+		t.Errorf("Unverified = %v, %v; want none", u, err)
+	}
+	recorded := &lock.Lock{}
+	for _, e := range edited.Entries {
+		if e.Name == under.Key {
+			s := *e.VerifiedBy
+			s.Format = v1alpha1.SignatureTag
+			e.VerifiedBy = &s
+		}
+		recorded.Put(e)
+	}
+	if got, err := CheckLock(cfg, recorded, recorded.Marshal(), images); err != nil || len(got) != 0 {
+		t.Errorf("with format: %v, %v; want none", got, err)
+	}
+}
+
+// TestUnreadableSignatures: in the example, whose profile gpu renders a
+// Kyverno ImageValidatingPolicy and a CRI-O policy, an image under a
+// verify policy whose locked signature is a Sigstore bundle is unreadable
+// by crio alone, named with the profile; with a Kyverno ClusterPolicy
+// instead, by both; in the tag format, or an image under no policy, by
+// none.
+func TestUnreadableSignatures(t *testing.T) {
+	t.Parallel()
+	cfg, l, images := load(t)
+	pols, err := Load(cfg, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under, free *plan.Image
+	for _, img := range images {
+		if len(pols[img.Key]) > 0 && under == nil {
+			under = img
+		}
+		if len(pols[img.Key]) == 0 && free == nil {
+			free = img
+		}
+	}
+	with := func(format string) *lock.Lock {
+		out := &lock.Lock{}
+		for _, e := range l.Entries {
+			if e.Name == under.Key || e.Name == free.Key {
+				e.VerifiedBy = &lock.Signer{Key: "sha256:" + strings.Repeat("1", 64), Signature: "sha256:" + strings.Repeat("2", 64), Format: format}
+			}
+			out.Put(e)
+		}
+		return out
+	}
+	want := []Unreadable{
+		{Image: under.Key, Profile: "gpu", Kind: v1alpha1.AdmissionCRIO, Format: v1alpha1.SignatureBundle},
+		{Image: under.Key, Profile: "gpu", Kind: v1alpha1.AdmissionKyverno, Format: v1alpha1.SignatureBundle},
+	}
+	// The example's kinds: kyverno-ivpol reads it, crio does not.
+	if got := UnreadableSignatures(cfg, with(v1alpha1.SignatureBundle), images); !slices.Equal(got, want[:1]) {
+		t.Errorf("kyverno-ivpol and crio: %+v, want %+v", got, want[:1])
+	}
+	prof := cfg.Profiles["gpu"]
+	pol := *prof.Policy
+	pol.Kinds = []string{v1alpha1.AdmissionKyverno, v1alpha1.AdmissionCRIO}
+	prof.Policy = &pol
+	cfg.Profiles["gpu"] = prof
+	got := UnreadableSignatures(cfg, with(v1alpha1.SignatureBundle), images)
+	if !slices.Equal(got, want) {
+		t.Fatalf("kyverno and crio, bundle: %+v, want %+v", got, want)
+	}
+	if s := got[1].String(); !strings.HasPrefix(s, "image "+under.Key+": its signature is a Sigstore bundle") || !strings.Contains(s, "which kyverno in profiles.gpu.policy.kinds cannot read") {
+		t.Errorf("warning %q", s)
+	}
+	if got := UnreadableSignatures(cfg, with(v1alpha1.SignatureTag), images); len(got) != 0 {
+		t.Errorf("tag scheme: %+v, want none", got)
+	}
+}

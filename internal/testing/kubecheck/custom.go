@@ -20,7 +20,7 @@ import (
 
 // The admission policies render writes (internal/admission) are custom
 // resources of projects the main module does not depend on: Kyverno's
-// ClusterPolicy and sigstore policy-controller's ClusterImagePolicy and
+// ClusterPolicy and ImageValidatingPolicy and sigstore policy-controller's ClusterImagePolicy and
 // TrustRoot. For them kubecheck does what the API server does with a custom
 // resource whose CRD is installed: it knows the apiVersion and kind, checks
 // the metadata (ValidateObjectMetaAccessor with NameIsDNSSubdomain, the
@@ -45,6 +45,7 @@ type customKind struct {
 
 var customKinds = []customKind{
 	{gvk: schema.GroupVersionKind{Group: "kyverno.io", Version: "v1", Kind: "ClusterPolicy"}, spec: kyvernoSpec},
+	{gvk: schema.GroupVersionKind{Group: "policies.kyverno.io", Version: "v1", Kind: "ImageValidatingPolicy"}, spec: imageValidatingPolicySpec},
 	{gvk: schema.GroupVersionKind{Group: "policy.sigstore.dev", Version: "v1beta1", Kind: "ClusterImagePolicy"}, spec: clusterImagePolicySpec},
 	{gvk: schema.GroupVersionKind{Group: "policy.sigstore.dev", Version: "v1alpha1", Kind: "TrustRoot"}, spec: trustRootSpec},
 }
@@ -351,6 +352,39 @@ var kyvernoSpec = func() *node {
 		"webhookTimeoutSeconds": {typ: "integer", min: 1, max: 30},
 		"rules":                 rules,
 	}, "rules")
+}()
+
+// Kyverno policies.kyverno.io/v1 ImageValidatingPolicy (Kyverno 1.19's
+// CRD, config/crds/policies.kyverno.io): the fields internal/admission
+// writes. The CRD requires attestors and validations, an attestor's name
+// and one of cosign and notary, a matchImageReferences entry's glob or
+// expression, a validation's expression; it enumerates validationActions
+// (Deny, Audit, Warn) and failurePolicy (Ignore, Fail); the webhook
+// timeout is the admission webhook range, 1 to 30.
+var imageValidatingPolicySpec = func() *node {
+	key := object(map[string]*node{"data": publicKeysPEM(), "hashAlgorithm": enum("sha224", "sha256", "sha384", "sha512")}, "data")
+	ctlog := object(map[string]*node{"insecureIgnoreTlog": boolean(), "insecureIgnoreSCT": boolean()})
+	cosign := object(map[string]*node{"key": key, "ctlog": ctlog}, "key")
+	attestor := object(map[string]*node{"name": nonEmpty(), "cosign": cosign}, "name", "cosign")
+	rule := object(map[string]*node{
+		"apiGroups":   arrayOf(str(), 1),
+		"apiVersions": arrayOf(nonEmpty(), 1),
+		"operations":  arrayOf(enum("CREATE", "UPDATE", "DELETE", "CONNECT", "*"), 1),
+		"resources":   arrayOf(nonEmpty(), 1),
+	}, "apiGroups", "apiVersions", "operations", "resources")
+	return object(map[string]*node{
+		"validationActions":    arrayOf(enum("Deny", "Audit", "Warn"), 1),
+		"failurePolicy":        enum("Ignore", "Fail"),
+		"webhookConfiguration": object(map[string]*node{"timeoutSeconds": {typ: "integer", min: 1, max: 30}}),
+		"evaluation":           object(map[string]*node{"background": object(map[string]*node{"enabled": boolean()})}),
+		"matchConstraints":     object(map[string]*node{"resourceRules": arrayOf(rule, 1)}, "resourceRules"),
+		"matchImageReferences": arrayOf(object(map[string]*node{"glob": nonEmpty()}, "glob"), 1),
+		"validationConfigurations": object(map[string]*node{
+			"mutateDigest": boolean(), "verifyDigest": boolean(), "required": boolean(),
+		}),
+		"attestors":   arrayOf(attestor, 1),
+		"validations": arrayOf(object(map[string]*node{"expression": nonEmpty(), "message": str()}, "expression"), 1),
+	}, "attestors", "validations", "matchConstraints", "matchImageReferences")
 }()
 
 // policy-controller policy.sigstore.dev/v1beta1 ClusterImagePolicy: images

@@ -15,14 +15,14 @@ import (
 func TestCheckAdmissionGolden(t *testing.T) {
 	t.Parallel()
 	var all strings.Builder
-	for _, f := range []string{"edge.yaml", "edge-keyless.yaml"} {
+	for _, f := range []string{"edge.yaml", "edge-keyless.yaml", "edge-ivpol.yaml"} {
 		stream := readFixture(t, "../../../admission/testdata/"+f)
 		if err := CheckAll(stream); err != nil {
 			t.Fatalf("CheckAll(internal/admission/testdata/%s) = %v, want nil", f, err)
 		}
 		all.Write(stream)
 	}
-	for _, kind := range []string{"kind: ClusterPolicy", "kind: TrustRoot", "kind: ClusterImagePolicy", "kind: ConfigMap"} {
+	for _, kind := range []string{"kind: ClusterPolicy", "kind: ImageValidatingPolicy", "kind: TrustRoot", "kind: ClusterImagePolicy", "kind: ConfigMap"} {
 		if !strings.Contains(all.String(), kind) {
 			t.Errorf("the golden files have no %s: the test no longer covers it", kind)
 		}
@@ -310,4 +310,37 @@ func hasProblemAt(err error, path string) bool {
 func keysColumn(s string) int {
 	i := strings.Index(s, "- keys:")
 	return i - strings.LastIndex(s[:i], "\n") - 1
+}
+
+// TestCheckImageValidatingPolicy: the golden ImageValidatingPolicy passes;
+// each field the CRD constrains, changed to what it refuses, is refused at
+// its path.
+func TestCheckImageValidatingPolicy(t *testing.T) {
+	t.Parallel()
+	golden := string(readFixture(t, "../../../admission/testdata/edge-ivpol.yaml"))
+	if err := Check([]byte(golden)); err != nil {
+		t.Fatalf("golden: %v", err)
+	}
+	for _, tc := range []struct {
+		name, old, new, field string
+	}{
+		{"action not an enum value", "  - Deny\n", "  - Block\n", "spec.validationActions[0]"},
+		{"failure policy not an enum value", "failurePolicy: Fail", "failurePolicy: Never", "spec.failurePolicy"},
+		{"timeout over the webhook range", "timeoutSeconds: 30", "timeoutSeconds: 31", "spec.webhookConfiguration.timeoutSeconds"},
+		{"attestor without a name", "    name: key0\n", "", "spec.attestors[0].name"},
+		{"key not a public key", "-----BEGIN PUBLIC KEY-----", "-----BEGIN PRIVATE KEY-----", "spec.attestors[0].cosign.key.data"},
+		{"unknown cosign field", "      ctlog:\n", "      ctlgo:\n", "spec.attestors[0].cosign.ctlgo"},
+		{"no validations", "  validations:\n  - expression:", "  validationz:\n  - expression:", "spec.validations"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(golden, tc.old) {
+				t.Fatalf("golden has no %q", tc.old)
+			}
+			doc := strings.Replace(golden, tc.old, tc.new, 1)
+			err := Check([]byte(doc))
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("Check() = %v, want a problem at %s", err, tc.field)
+			}
+		})
+	}
 }

@@ -737,7 +737,7 @@ func TestUnsupportedKindListsSupported(t *testing.T) {
 	if err == nil {
 		t.Fatal("Check() = nil, want an error")
 	}
-	for _, want := range []string{"not a kind stowage renders", `"apps/v1 Deployment"`, "apps/v1 DaemonSet", "v1 ConfigMap", "v1 Secret", "kyverno.io/v1 ClusterPolicy", "policy.sigstore.dev/v1beta1 ClusterImagePolicy", "policy.sigstore.dev/v1alpha1 TrustRoot"} {
+	for _, want := range []string{"not a kind stowage renders", `"apps/v1 Deployment"`, "apps/v1 DaemonSet", "v1 ConfigMap", "v1 Secret", "kyverno.io/v1 ClusterPolicy", "policies.kyverno.io/v1 ImageValidatingPolicy", "policy.sigstore.dev/v1beta1 ClusterImagePolicy", "policy.sigstore.dev/v1alpha1 TrustRoot"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check() = %q, want it to mention %q", err, want)
 		}

@@ -1,4 +1,4 @@
-package main
+package schema
 
 import (
 	"bytes"
@@ -9,40 +9,44 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/encoding/jsonschema"
-
-	"github.com/stowage/stowage/schema"
 )
 
-// jsonSchemaFile names jsonSchemaSource in CUE's positions.
-const jsonSchemaFile = "cmd/stowage/jsonschema.cue"
+// jsonSchemaFile names jsonSchemaDocuments in CUE's positions.
+const jsonSchemaFile = "schema/jsonschema/documents.cue"
 
-// jsonSchemaSource defines, in the scope of the embedded config schema,
+// jsonSchemaDocuments defines, in the scope of the embedded config schema,
 // the documents the JSON Schema describes: a config file and the two
 // functionConfigs.
 //
-//go:embed jsonschema.cue
-var jsonSchemaSource []byte
+//go:embed jsonschema/documents.cue
+var jsonSchemaDocuments []byte
 
-// jsonSchemaID is the $id of the generated schema: where the repository
-// keeps it (docs/stowage.schema.json).
-const jsonSchemaID = "https://raw.githubusercontent.com/stowage/stowage/main/docs/stowage.schema.json"
+// JSONSchemaID is the $id of the generated JSON Schema: where the
+// repository keeps it (docs/stowage.schema.json).
+const JSONSchemaID = "https://raw.githubusercontent.com/stowage/stowage/main/docs/stowage.schema.json"
 
-// jsonSchema returns the JSON Schema (draft 2020-12) of #Document,
-// generated from the CUE schema by CUE's own encoding/jsonschema, indented,
-// with a trailing newline: the same bytes for the same schema.
+// JSONSchema returns the JSON Schema (draft 2020-12) of a document stowage
+// reads (a config file, a Stowage or a JupyterImagePuller
+// functionConfig), generated from the CUE schema by CUE's own
+// encoding/jsonschema, indented, with a trailing newline: the same bytes
+// for the same schema. Errors are CUE's, and none for the embedded schema.
 //
-// Two changes to what CUE generates, each where CUE's definition says more
-// than a YAML file holds: #Config requires no field (the files of a config
-// directory are unified, so one file may leave out the profiles another
-// gives, and a Stowage without profiles only pins workloads); and a
-// Stowage's spec is #Config plus profile (the profile to render).
-func jsonSchema() ([]byte, error) {
+// Three changes to what CUE generates, each where CUE's definition says
+// less or more than a YAML file holds: #Config requires no field (the
+// files of a config directory are unified, so one file may leave out the
+// profiles another gives, and a Stowage without profiles only pins
+// workloads); a Stowage's spec is #Config plus profile (the profile to
+// render); and the string patterns Load checks in Go after CUE (names
+// that become Kubernetes names, image references, printable names;
+// Patterns) are added to the fields they apply to, so that an editor
+// refuses what `stowage vet` refuses.
+func JSONSchema() ([]byte, error) {
 	ctx := cuecontext.New()
-	base := ctx.CompileBytes(schema.Source, cue.Filename(schema.SchemaFile))
+	base := ctx.CompileBytes(Source, cue.Filename(SchemaFile))
 	if err := base.Err(); err != nil {
 		return nil, err
 	}
-	docs := ctx.CompileBytes(jsonSchemaSource, cue.Filename(jsonSchemaFile), cue.Scope(base))
+	docs := ctx.CompileBytes(jsonSchemaDocuments, cue.Filename(jsonSchemaFile), cue.Scope(base))
 	if err := docs.Err(); err != nil {
 		return nil, err
 	}
@@ -70,6 +74,9 @@ func jsonSchema() ([]byte, error) {
 	if cfg == nil || stProps == nil {
 		return nil, fmt.Errorf("the generated JSON Schema has no Config or Stowage definition")
 	}
+	if err := addPatterns(defs); err != nil {
+		return nil, err
+	}
 	delete(cfg, "required")
 	spec := map[string]any{}
 	for k, v := range cfg {
@@ -86,7 +93,7 @@ func jsonSchema() ([]byte, error) {
 	spec["description"] = "The spec of a Stowage: a config (#Config) and the profile to render."
 	defs["StowageSpec"] = spec
 	stProps["spec"] = map[string]any{"$ref": "#/$defs/StowageSpec"}
-	doc["$id"] = jsonSchemaID
+	doc["$id"] = JSONSchemaID
 	doc["title"] = "stowage config file, Stowage or JupyterImagePuller functionConfig"
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
