@@ -86,6 +86,7 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 	}
 
 	var objs []Object
+	var dss []*appsv1.DaemonSet
 	records := map[string]bool{}
 	ownName := false // whether p.Name is in use by p
 	for _, g := range groupItems(p, items) {
@@ -140,8 +141,10 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				for i, it := range part {
 					partNames[i] = names[it]
 				}
-				objs = append(objs, r.daemonSet(daemonSetPart{puller: p, name: name, group: g, items: part, names: partNames,
-					helper: helper, pause: pause, pullSecrets: pullSecrets}))
+				ds := r.daemonSet(daemonSetPart{puller: p, name: name, group: g, items: part, names: partNames,
+					helper: helper, pause: pause, pullSecrets: pullSecrets})
+				dss = append(dss, ds.Object.(*appsv1.DaemonSet))
+				objs = append(objs, ds)
 				for _, it := range part {
 					records[it.pinned] = true
 				}
@@ -149,6 +152,13 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 		}
 	}
 	objs = append(objs, r.recordsConfigMap(p, slices.Sorted(maps.Keys(records))))
+	if p.Startup != nil {
+		if pause != "" {
+			r.fail("puller %q: a startup gate needs the helper as the main container, and helper.pause replaces it", p.Name)
+			return objs
+		}
+		objs = append(objs, r.startupGate(p, dss)...)
+	}
 	return objs
 }
 
