@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/stowage/stowage/render"
+	irender "github.com/stowage/stowage/internal/render"
 )
 
 // startupEnv is a cluster with a profile's startup gate applied, and the
@@ -90,7 +90,7 @@ func (e *startupEnv) podOn(t *testing.T, ds, node string, started bool) *corev1.
 	no := false
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: ds + "-" + node, Namespace: e.ns,
-			Labels: map[string]string{render.LabelName: "stowage", render.LabelInstance: ds}},
+			Labels: map[string]string{irender.LabelName: "stowage", irender.LabelInstance: ds}},
 		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: e.sa, AutomountServiceAccountToken: &no,
 			Containers: []corev1.Container{{Name: "startup", Image: "registry.example/helper:1"}}},
 	}
@@ -136,8 +136,8 @@ func (e *startupEnv) token(t *testing.T, pod *corev1.Pod) string {
 	if want := "system:serviceaccount:" + e.ns + ":" + e.sa; u.Username != want {
 		t.Fatalf("the token is %q's, want %q", u.Username, want)
 	}
-	if got := u.Extra[render.NodeNameExtra]; !slices.Equal(got, []string{pod.Spec.NodeName}) {
-		t.Fatalf("the token's %s is %q, want [%q]: a pod-bound token must carry its node's name", render.NodeNameExtra, got, pod.Spec.NodeName)
+	if got := u.Extra[irender.NodeNameExtra]; !slices.Equal(got, []string{pod.Spec.NodeName}) {
+		t.Fatalf("the token's %s is %q, want [%q]: a pod-bound token must carry its node's name", irender.NodeNameExtra, got, pod.Spec.NodeName)
 	}
 	return tr.Status.Token
 }
@@ -155,17 +155,61 @@ func (e *startupEnv) denied(t *testing.T, what string, err error) {
 		t.Fatalf("%s: admitted, want denied by ValidatingAdmissionPolicy %s", what, e.policy)
 	}
 	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+e.policy+"'") {
-		t.Fatalf("%s: %v; want the refusal of ValidatingAdmissionPolicy %s", what, err, e.policy)
+		t.Fatalf("%s: %v (%#v); want the refusal of ValidatingAdmissionPolicy %s", what, err, err, e.policy)
 	}
-	t.Logf("%s: denied (%d): %v", what, apierrors.ReasonForError(err), err)
+	t.Logf("%s: denied (%s): %v", what, apierrors.ReasonForError(err), err)
 }
 
-// removeTaintPatch is the JSON patch removing taint index i of taints,
-// with the test op the helper sends.
-func removeTaintPatch(t *testing.T, taints []corev1.Taint, i int) []byte {
+// active waits (at most 30 s) until the API server enforces the gate's
+// policy, which it loads some time after the apply: a dry run of a label
+// change on node by the helper's user is denied. It fails the test with
+// the policy's type-checking status otherwise.
+func (e *startupEnv) active(t *testing.T, nodes interface {
+	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*corev1.Node, error)
+}, node, subresource string) {
 	t.Helper()
+	ctx := context.Background()
+	probe := []byte(`{"metadata":{"labels":{"stowage.dev/probe":"x"}}}`)
+	if subresource == "status" {
+		probe = []byte(`{"status":{"conditions":[{"type":"StowageProbe","status":"True"}]}}`)
+	}
+	var err error
+	if until(30*time.Second, func() bool {
+		_, err = nodes.Patch(ctx, node, types.StrategicMergePatchType, probe, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, subresources(subresource)...)
+		return err != nil && strings.Contains(err.Error(), e.policy)
+	}) {
+		return
+	}
+	p, gerr := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, e.policy, metav1.GetOptions{})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	st, _ := json.Marshal(p.Status)
+	t.Fatalf("the policy %s is not enforced within 30 s (last answer: %v); its status: %s", e.policy, err, st)
+}
+
+func subresources(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// removeTaintPatch is the JSON patch removing taint key from node as it
+// is now, with the test op the helper sends. (The API server adds taints
+// of its own to a new node: node.kubernetes.io/not-ready.)
+func (e *startupEnv) removeTaintPatch(t *testing.T, node, key string) []byte {
+	t.Helper()
+	n, err := e.admin.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(taintKeys(n), key)
+	if i < 0 {
+		t.Fatalf("node %s has no taint %s: %v", node, key, n.Spec.Taints)
+	}
 	b, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": "/spec/taints", "value": taints},
+		{"op": "test", "path": "/spec/taints", "value": n.Spec.Taints},
 		{"op": "remove", "path": fmt.Sprintf("/spec/taints/%d", i)},
 	})
 	if err != nil {
@@ -204,8 +248,8 @@ func (e *startupEnv) runHelper(t *testing.T, bin string, main corev1.Container, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if main.Command[0] != render.HelperBinary || main.Command[1] != "startup" {
-		t.Fatalf("the main container runs %q, want %s startup", main.Command, render.HelperBinary)
+	if main.Command[0] != irender.HelperBinary || main.Command[1] != "startup" {
+		t.Fatalf("the main container runs %q, want %s startup", main.Command, irender.HelperBinary)
 	}
 	args := append(append([]string(nil), main.Command[2:]...), "--serviceaccount-dir", sa, "--poll", "200ms", "--timeout", "1m")
 	cmd := exec.Command(bin, append([]string{"startup"}, args...)...)
@@ -279,15 +323,17 @@ func TestStartupGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := as.CoreV1().Nodes()
+	e.active(t, nodes, "gpu-a", "")
 
-	taints := []corev1.Taint{gate, keep}
-	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, removeTaintPatch(t, taints, 1), metav1.PatchOptions{})
+	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, e.removeTaintPatch(t, "gpu-a", keep.Key), metav1.PatchOptions{})
 	e.denied(t, "removing another taint (nvidia.com/gpu) of its own node", err)
-	_, err = nodes.Patch(ctx, "gpu-b", types.JSONPatchType, removeTaintPatch(t, taints, 0), metav1.PatchOptions{})
+	_, err = nodes.Patch(ctx, "gpu-b", types.JSONPatchType, e.removeTaintPatch(t, "gpu-b", gate.Key), metav1.PatchOptions{})
 	e.denied(t, "removing the startup taint of another node", err)
 	_, err = nodes.Patch(ctx, "gpu-a", types.MergePatchType, []byte(`{"metadata":{"labels":{"nvidia.com/gpu.present":"false"}}}`), metav1.PatchOptions{})
 	e.denied(t, "changing a label of its own node", err)
-	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, []byte(`[{"op":"remove","path":"/spec/taints/0"},{"op":"add","path":"/spec/unschedulable","value":true}]`), metav1.PatchOptions{})
+	cordon := e.removeTaintPatch(t, "gpu-a", gate.Key)
+	cordon = append(cordon[:len(cordon)-1], []byte(`,{"op":"add","path":"/spec/unschedulable","value":true}]`)...)
+	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, cordon, metav1.PatchOptions{})
 	e.denied(t, "removing the startup taint and cordoning its own node at once", err)
 	err = nodes.Delete(ctx, "gpu-a", metav1.DeleteOptions{})
 	if !apierrors.IsForbidden(err) {
@@ -298,7 +344,7 @@ func TestStartupGate(t *testing.T) {
 	cmd, out := e.runHelper(t, bin, e.main["gpu-platform"], "gpu-a", token)
 	if !until(30*time.Second, func() bool {
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, "gpu-a", metav1.GetOptions{})
-		return err == nil && slices.Equal(taintKeys(n), []string{keep.Key})
+		return err == nil && !slices.Contains(taintKeys(n), gate.Key) && slices.Contains(taintKeys(n), keep.Key)
 	}) {
 		t.Fatalf("the helper did not lift %s from gpu-a within 30 s:\n%s", gate.Key, out)
 	}
@@ -306,7 +352,7 @@ func TestStartupGate(t *testing.T) {
 	if !strings.Contains(out.String(), "removed taint stowage.dev/gpu-images from node gpu-a") {
 		t.Errorf("the helper's output does not say what it removed:\n%s", out)
 	}
-	if n, err := e.admin.CoreV1().Nodes().Get(ctx, "gpu-b", metav1.GetOptions{}); err != nil || len(n.Spec.Taints) != 2 {
+	if n, err := e.admin.CoreV1().Nodes().Get(ctx, "gpu-b", metav1.GetOptions{}); err != nil || !slices.Contains(taintKeys(n), gate.Key) {
 		t.Fatalf("gpu-b changed: %v %v", n.Spec.Taints, err)
 	}
 	t.Logf("helper on gpu-a:\n%s", out)
@@ -325,12 +371,12 @@ func TestStartupGate(t *testing.T) {
 		t.Fatalf("the helper on gpu-c does not wait for %s:\n%s", kernel, out)
 	}
 	time.Sleep(time.Second)
-	if n, _ := e.admin.CoreV1().Nodes().Get(ctx, "gpu-c", metav1.GetOptions{}); len(n.Spec.Taints) != 1 {
+	if n, _ := e.admin.CoreV1().Nodes().Get(ctx, "gpu-c", metav1.GetOptions{}); !slices.Contains(taintKeys(n), gate.Key) {
 		t.Fatalf("the helper lifted the gate of gpu-c before %s's pod there started:\n%s", kernel, out)
 	}
 	sibling := e.podOn(t, kernel, "gpu-c", false)
 	time.Sleep(time.Second)
-	if n, _ := e.admin.CoreV1().Nodes().Get(ctx, "gpu-c", metav1.GetOptions{}); len(n.Spec.Taints) != 1 {
+	if n, _ := e.admin.CoreV1().Nodes().Get(ctx, "gpu-c", metav1.GetOptions{}); !slices.Contains(taintKeys(n), gate.Key) {
 		t.Fatalf("the helper lifted the gate of gpu-c while %s's pod there is still pulling:\n%s", kernel, out)
 	}
 	yes := true
@@ -341,7 +387,7 @@ func TestStartupGate(t *testing.T) {
 	}
 	if !until(10*time.Second, func() bool {
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, "gpu-c", metav1.GetOptions{})
-		return err == nil && len(n.Spec.Taints) == 0
+		return err == nil && !slices.Contains(taintKeys(n), gate.Key)
 	}) {
 		t.Fatalf("the helper did not lift the gate of gpu-c once %s's pod started:\n%s", kernel, out)
 	}
@@ -404,8 +450,8 @@ func TestStartupGateReadiness(t *testing.T) {
 	e := applyStartup(t, c, "gpu-readiness")
 	// The rule was applied (served now), so the API server accepted it.
 	rule := &unstructured.Unstructured{}
-	rule.SetAPIVersion(render.NodeReadinessAPIVersion)
-	rule.SetKind(render.NodeReadinessKind)
+	rule.SetAPIVersion(irender.NodeReadinessAPIVersion)
+	rule.SetKind(irender.NodeReadinessKind)
 	rule.SetName(e.policy)
 	if _, err := c.resource(t, rule).Get(ctx, e.policy, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the rendered NodeReadinessRule is not on the server: %v", err)
@@ -421,6 +467,7 @@ func TestStartupGateReadiness(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := as.CoreV1().Nodes()
+	e.active(t, nodes, "gpu-a", "status")
 	cond := func(typ string) []byte {
 		return []byte(fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"R","message":"m"}]}}`, typ))
 	}
@@ -428,7 +475,7 @@ func TestStartupGateReadiness(t *testing.T) {
 	e.denied(t, "setting another condition (Ready) of its own node", err)
 	_, err = nodes.PatchStatus(ctx, "gpu-b", cond("stowage.dev/models-images"))
 	e.denied(t, "setting its condition on another node", err)
-	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, removeTaintPatch(t, []corev1.Taint{gate}, 0), metav1.PatchOptions{})
+	_, err = nodes.Patch(ctx, "gpu-a", types.JSONPatchType, e.removeTaintPatch(t, "gpu-a", gate.Key), metav1.PatchOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("lifting the taint itself: %v, want forbidden by RBAC (no nodes patch)", err)
 	}
@@ -451,7 +498,7 @@ func TestStartupGateReadiness(t *testing.T) {
 	}
 	stop(t, cmd, out)
 	n, err := e.admin.CoreV1().Nodes().Get(ctx, "gpu-a", metav1.GetOptions{})
-	if err != nil || len(n.Spec.Taints) != 1 {
+	if err != nil || !slices.Contains(taintKeys(n), gate.Key) {
 		t.Fatalf("gpu-a's taints %v (%v): the helper must leave the taint to the controller", n.Spec.Taints, err)
 	}
 	t.Logf("helper on gpu-a:\n%s", out)

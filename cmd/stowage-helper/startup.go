@@ -50,6 +50,8 @@ type startupCmd struct {
 	maxBody   int64
 	stdout    io.Writer
 	client    *http.Client
+	// lastWaiting is the parts last said to be waited for.
+	lastWaiting string
 }
 
 // part is one DaemonSet of the puller: its name and node selector.
@@ -207,8 +209,10 @@ func (c *startupCmd) step(ctx context.Context) (done bool, err error) {
 	}
 	waiting, err := c.waitingFor(ctx, &n)
 	if err != nil || len(waiting) > 0 {
-		if len(waiting) > 0 {
-			fmt.Fprintf(c.stdout, "startup: waiting for %q on node %s\n", waiting, c.node)
+		if w := fmt.Sprintf("%q", waiting); len(waiting) > 0 && w != c.lastWaiting {
+			// Said once per change, not once per poll.
+			fmt.Fprintf(c.stdout, "startup: waiting for %s on node %s\n", w, c.node)
+			c.lastWaiting = w
 		}
 		return false, err
 	}
