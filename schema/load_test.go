@@ -61,6 +61,11 @@ func TestLoadRejects(t *testing.T) {
 			{"config.yaml", 28, "profiles.lab.pullers[3].startup.taint.key", []string{`startup taint "stowage.dev/new images" is also pullers[0]'s`}},
 			{"config.yaml", 28, "profiles.lab.pullers[3].startup.taint.key", []string{"is not a valid taint key"}},
 		}},
+		// Lanes: none, and more than the images.
+		{dir: "lanes-bad", want: []wantErr{
+			{"config.yaml", 13, "profiles.lab.pullers[0].lanes", []string{"invalid value 0 (out of bound >=1)"}},
+			{"config.yaml", 17, "profiles.lab.pullers[1].lanes", []string{"lanes 3 is more than the puller's 2 images"}},
+		}},
 		{dir: "startup-pause", want: []wantErr{
 			{"config.yaml", 13, "profiles.lab.pullers[0].startup", []string{`puller "tools" has a startup gate, but the profile's helper.pause`}},
 		}},

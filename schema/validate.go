@@ -273,6 +273,12 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 	checkResources(add, extend(p, "resources"), pl.Resources)
 	checkRequestsWithinLimits(add, pc.pp, &p, pc.prof.Resources, pl.Resources)
 	pc.startup(i, p, pl)
+	if n := len(pl.Environments) + len(pl.Images); len(pl.OpenPAI) == 0 && n > 0 && pl.Lanes > n {
+		add(extend(p, "lanes"), "lanes %d is more than the puller's %d images: a lane without an image would be an empty DaemonSet", pl.Lanes, n)
+	}
+	if pl.Lanes < 0 {
+		add(extend(p, "lanes"), "lanes %d must be at least 1", pl.Lanes)
+	}
 }
 
 // NodeReadinessTaintPrefix starts every taint key a NodeReadinessRule may

@@ -305,6 +305,12 @@ type Puller struct {
 	// condition a NodeReadinessRule waits for) once every DaemonSet of
 	// the puller on that node has pulled. nil renders no gate.
 	Startup *Startup `json:"startup,omitempty"`
+	// Lanes splits each of the puller's DaemonSets into this many, the
+	// images balanced by their bytes in the lock, so that a kubelet with
+	// serializeImagePulls: false pulls them in parallel (it pulls one
+	// pod's init container images one after another). 0 and 1 mean one
+	// lane.
+	Lanes int `json:"lanes,omitempty"`
 }
 
 // The ways a Startup gate opens (Startup.Via).

@@ -116,13 +116,27 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				pullSecrets = []string{cl.cred.Secret}
 				r.secrets(p, cl.items, secrets)
 			}
-			parts := chunks(len(cl.items), MaxImagesPerDaemonSet)
-			for n, c := range parts {
-				part := cl.items[c[0]:c[1]]
-				name := cbase
-				if len(parts) > 1 {
-					name = partName(cbase, n+1)
+			type piece struct {
+				name  string
+				items []*item
+			}
+			var pieces []piece
+			for k, lane := range r.lanes(p, cl.items) {
+				lbase := cbase
+				if p.Lanes > 1 {
+					lbase = laneName(cbase, k+1)
 				}
+				parts := chunks(len(lane), MaxImagesPerDaemonSet)
+				for n, c := range parts {
+					name := lbase
+					if len(parts) > 1 {
+						name = partName(lbase, n+1)
+					}
+					pieces = append(pieces, piece{name, lane[c[0]:c[1]]})
+				}
+			}
+			for _, pc := range pieces {
+				part, name := pc.items, pc.name
 				if name == p.Name && !ownName {
 					ownName = true
 				} else if taken[name] {
