@@ -72,6 +72,38 @@ func applyStartup(t *testing.T, c *cluster, profile string) *startupEnv {
 	return e
 }
 
+// restricted enforces the restricted Pod Security Standard on the gate's
+// namespace and creates (dry run: no controller runs here) a pod of every
+// rendered DaemonSet's template there: the projected token and the
+// startup container must keep the pods restricted.
+func (e *startupEnv) restricted(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := e.admin.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if _, err := e.admin.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dss, err := e.admin.AppsV1().DaemonSets(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(dss.Items) == 0 {
+		t.Fatalf("no DaemonSets in %s: %v", e.ns, err)
+	}
+	for _, ds := range dss.Items {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-dry", Namespace: e.ns, Labels: ds.Spec.Template.Labels},
+			Spec: ds.Spec.Template.Spec}
+		if _, err := e.admin.CoreV1().Pods(e.ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("a pod of %s is refused in a namespace enforcing restricted Pod Security: %v", ds.Name, err)
+		}
+	}
+	t.Logf("pods of %d DaemonSets admitted under restricted Pod Security", len(dss.Items))
+}
+
 // node creates a Node object (no kubelet behind it) with labels and taints.
 func (e *startupEnv) node(t *testing.T, name string, labels map[string]string, taints ...corev1.Taint) {
 	t.Helper()
@@ -87,19 +119,21 @@ func (e *startupEnv) node(t *testing.T, name string, labels map[string]string, t
 func (e *startupEnv) podOn(t *testing.T, ds, node string, started bool) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
-	no := false
+	no, yes := false, true
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: ds + "-" + node, Namespace: e.ns,
 			Labels: map[string]string{irender.LabelName: "stowage", irender.LabelInstance: ds}},
 		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: e.sa, AutomountServiceAccountToken: &no,
-			Containers: []corev1.Container{{Name: "startup", Image: "registry.example/helper:1"}}},
+			SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "startup", Image: "registry.example/helper:1", SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot: &yes, AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			}}}},
 	}
 	p, err := e.admin.CoreV1().Pods(e.ns).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if started {
-		yes := true
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "startup", Started: &yes, Ready: true,
 			Image: "registry.example/helper:1", ImageID: "", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
@@ -300,7 +334,8 @@ func taintKeys(n *corev1.Node) []string {
 
 // TestStartupGate applies the GPU example's startup gate (profile gpu) to
 // a real kube-apiserver (ValidatingAdmissionPolicy on, as it is by
-// default), mints the helper's ServiceAccount token bound to a pod on
+// default), checks that the gated DaemonSets' pods pass restricted Pod
+// Security (the API server's PodSecurity admission, dry run), mints the helper's ServiceAccount token bound to a pod on
 // node gpu-a as the kubelet does, and with that token: lifting another
 // taint of its own node, lifting the startup taint of another node and
 // changing its node's label are each denied by the rendered policy; the
@@ -312,6 +347,7 @@ func TestStartupGate(t *testing.T) {
 	c := startAPIServer(t)
 	e := applyStartup(t, c, "gpu")
 	ctx := context.Background()
+	e.restricted(t)
 	gate := corev1.Taint{Key: "stowage.dev/gpu-images", Effect: corev1.TaintEffectNoSchedule}
 	keep := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
 	gpu := map[string]string{"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true"}
