@@ -182,6 +182,10 @@ var policyKinds = map[string]bool{
 	"policies.kyverno.io/ImageValidatingPolicy": true,
 	"policy.sigstore.dev/ClusterImagePolicy":    true,
 	"policy.sigstore.dev/TrustRoot":             true,
+	// A startup gate's NodeReadinessRule, served where Kubernetes' Node
+	// Readiness Controller runs (TestStartupGateReadiness installs a CRD
+	// of the rule's facts).
+	"readiness.node.x-k8s.io/NodeReadinessRule": true,
 }
 
 // bumpOne returns a copy of l in which one entry pinned by the fewest

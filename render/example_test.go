@@ -50,6 +50,13 @@ func Example_directory() {
 	}
 	fmt.Println("the bytes of stowage render:", bytes.Equal(stream.Bytes(), golden))
 	// Output:
+	// clusterrole-stowage-startup-gpu-operator-gpu-platform.yaml
+	// clusterrolebinding-stowage-startup-gpu-operator-gpu-platform.yaml
+	// validatingadmissionpolicy-stowage-startup-gpu-operator-gpu-platform.yaml
+	// validatingadmissionpolicybinding-stowage-startup-gpu-operator-gpu-platform.yaml
+	// serviceaccount-gpu-operator-gpu-platform-startup.yaml
+	// role-gpu-operator-gpu-platform-startup.yaml
+	// rolebinding-gpu-operator-gpu-platform-startup.yaml
 	// configmap-gpu-operator-gpu-platform-records.yaml
 	// configmap-gpu-operator-stowage-gpu-crio.yaml
 	// daemonset-gpu-operator-gpu-platform.yaml

@@ -49,6 +49,26 @@ func TestLoadRejects(t *testing.T) {
 			{"environments.yaml", 5, `environments."jupyter-gpu".nodeSelector."gpu type"`,
 				[]string{`key "gpu type" is not a valid label key`, "must consist of alphanumeric characters"}},
 		}},
+		// A startup gate's taint: a key that is not a qualified name, an
+		// effect Kubernetes does not have, a NodeReadinessRule's key
+		// outside readiness.k8s.io/, one key for two pullers, and a gate
+		// on a puller whose main container is a pause image (no helper to
+		// lift it).
+		{dir: "startup-bad", want: []wantErr{
+			{"config.yaml", 12, "profiles.lab.pullers[0].startup.taint.key", []string{`startup taint key "stowage.dev/new images" is not a valid taint key`}},
+			{"config.yaml", 17, "profiles.lab.pullers[1].startup.taint.effect", []string{`"NoPods" is not allowed here`, `"NoSchedule"`}},
+			{"config.yaml", 23, "profiles.lab.pullers[2].startup.taint.key", []string{`must start with "readiness.k8s.io/"`}},
+			{"config.yaml", 28, "profiles.lab.pullers[3].startup.taint.key", []string{`startup taint "stowage.dev/new images" is also pullers[0]'s`}},
+			{"config.yaml", 28, "profiles.lab.pullers[3].startup.taint.key", []string{"is not a valid taint key"}},
+		}},
+		// Lanes: none, and more than the images.
+		{dir: "lanes-bad", want: []wantErr{
+			{"config.yaml", 13, "profiles.lab.pullers[0].lanes", []string{"invalid value 0 (out of bound >=1)"}},
+			{"config.yaml", 17, "profiles.lab.pullers[1].lanes", []string{"lanes 3 is more than the puller's 2 images"}},
+		}},
+		{dir: "startup-pause", want: []wantErr{
+			{"config.yaml", 13, "profiles.lab.pullers[0].startup", []string{`puller "tools" has a startup gate, but the profile's helper.pause`}},
+		}},
 		{dir: "refresh-hours-string", want: []wantErr{
 			{"config.yaml", 10, "profiles.notebooks.pullers[0].refreshHours", []string{`"two"`, "not a whole number of hours"}},
 		}},

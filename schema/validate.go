@@ -193,6 +193,9 @@ type profileCheck struct {
 	seen map[string]int
 	// records maps "namespace/records ConfigMap name" to its puller.
 	records map[string]int
+	// startupKeys and startupConds map a startup taint key and a
+	// startup node condition type to the first puller gating on it.
+	startupKeys, startupConds map[string]int
 }
 
 // puller checks pullers[i] (pl) of the profile: its name and namespace,
@@ -269,6 +272,81 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 	}
 	checkResources(add, extend(p, "resources"), pl.Resources)
 	checkRequestsWithinLimits(add, pc.pp, &p, pc.prof.Resources, pl.Resources)
+	pc.startup(i, p, pl)
+	if n := len(pl.Environments) + len(pl.Images); len(pl.OpenPAI) == 0 && n > 0 && pl.Lanes > n {
+		add(extend(p, "lanes"), "lanes %d is more than the puller's %d images: a lane without an image would be an empty DaemonSet", pl.Lanes, n)
+	}
+	if pl.Lanes < 0 {
+		add(extend(p, "lanes"), "lanes %d must be at least 1", pl.Lanes)
+	}
+}
+
+// NodeReadinessTaintPrefix starts every taint key a NodeReadinessRule may
+// manage (the Node Readiness Controller's CRD, readiness.node.x-k8s.io
+// v1alpha1, refuses any other key).
+const NodeReadinessTaintPrefix = "readiness.k8s.io/"
+
+// startup checks pullers[i]'s startup gate (pl.Startup, at p): the taint's
+// key (a qualified name), value (a label value) and effect, a key no
+// other puller of the profile lifts, the helper as the main container (a
+// pause image cannot lift anything), and for a NodeReadinessRule a key
+// under NodeReadinessTaintPrefix and a condition type that is a qualified
+// name no other puller sets.
+func (pc *profileCheck) startup(i int, p cue.Path, pl v1alpha1.Puller) {
+	s := pl.Startup
+	if s == nil {
+		return
+	}
+	add := pc.add
+	sp := extend(p, "startup")
+	tp := extend(sp, "taint")
+	if msgs := validation.IsQualifiedName(s.Taint.Key); len(msgs) > 0 {
+		add(extend(tp, "key"), "startup taint key %q is not a valid taint key (a qualified name such as stowage.dev/images): %s",
+			s.Taint.Key, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsValidLabelValue(s.Taint.Value); len(msgs) > 0 {
+		add(extend(tp, "value"), "startup taint value %q is not a valid label value: %s", s.Taint.Value, strings.Join(msgs, "; "))
+	}
+	switch s.Taint.Effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		add(extend(tp, "effect"), "startup taint effect %q must be NoSchedule, PreferNoSchedule or NoExecute", s.Taint.Effect)
+	}
+	if pc.prof.Helper.Pause != "" {
+		add(sp, "puller %q has a startup gate, but the profile's helper.pause makes a pause image its main container: only the helper can lift the gate; drop helper.pause or the startup gate",
+			pl.Name)
+	}
+	if pc.startupKeys == nil {
+		pc.startupKeys, pc.startupConds = map[string]int{}, map[string]int{}
+	}
+	if j, dup := pc.startupKeys[s.Taint.Key]; dup {
+		add(extend(tp, "key"), "startup taint %q is also pullers[%d]'s: each puller lifts a taint of its own (the first one done would lift the other's)", s.Taint.Key, j)
+	} else {
+		pc.startupKeys[s.Taint.Key] = i
+	}
+	switch s.Via {
+	case "", v1alpha1.StartupViaTaint:
+		if s.Condition != "" {
+			add(extend(sp, "condition"), "condition applies only with via: %q", v1alpha1.StartupViaNodeReadinessRule)
+		}
+	case v1alpha1.StartupViaNodeReadinessRule:
+		if !strings.HasPrefix(s.Taint.Key, NodeReadinessTaintPrefix) {
+			add(extend(tp, "key"), "startup taint key %q must start with %q: the Node Readiness Controller manages no other taint",
+				s.Taint.Key, NodeReadinessTaintPrefix)
+		}
+		cond := s.StartupCondition(pl.Name)
+		cp := extend(sp, "condition")
+		if msgs := validation.IsQualifiedName(cond); len(msgs) > 0 {
+			add(cp, "node condition type %q must be a qualified name: %s", cond, strings.Join(msgs, "; "))
+		}
+		if j, dup := pc.startupConds[cond]; dup {
+			add(cp, "node condition %q is also pullers[%d]'s: set condition to a type of its own", cond, j)
+		} else {
+			pc.startupConds[cond] = i
+		}
+	default:
+		add(extend(sp, "via"), "startup via %q must be %q or %q", s.Via, v1alpha1.StartupViaTaint, v1alpha1.StartupViaNodeReadinessRule)
+	}
 }
 
 // checkPackageCache checks the package cache rows of the profile at pp

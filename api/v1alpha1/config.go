@@ -299,6 +299,62 @@ type Puller struct {
 	// RecordsName is the name of the records ConfigMap; "" means
 	// <Name>-records.
 	RecordsName string `json:"recordsName,omitempty"`
+	// Startup, when set, keeps workloads off a new node until the
+	// puller's images are on it: the node registers with Startup.Taint,
+	// the puller tolerates it, and its helper lifts it (or sets the
+	// condition a NodeReadinessRule waits for) once every DaemonSet of
+	// the puller on that node has pulled. nil renders no gate.
+	Startup *Startup `json:"startup,omitempty"`
+	// Lanes splits each of the puller's DaemonSets into this many, the
+	// images balanced by their bytes in the lock, so that a kubelet with
+	// serializeImagePulls: false pulls them in parallel (it pulls one
+	// pod's init container images one after another). 0 and 1 mean one
+	// lane.
+	Lanes int `json:"lanes,omitempty"`
+}
+
+// The ways a Startup gate opens (Startup.Via).
+const (
+	// StartupViaTaint: the puller's helper removes the taint from its own
+	// node (the default).
+	StartupViaTaint = "taint"
+	// StartupViaNodeReadinessRule: the helper sets a node condition of
+	// its own type on nodes/status, and Kubernetes' Node Readiness
+	// Controller removes the taint under a rendered NodeReadinessRule
+	// (readiness.node.x-k8s.io/v1alpha1, bootstrap-only).
+	StartupViaNodeReadinessRule = "nodeReadinessRule"
+)
+
+// Startup is a puller's startup gate for new nodes (Puller.Startup).
+type Startup struct {
+	// Taint is the taint nodes register with (kubelet
+	// --register-with-taints, Karpenter startupTaints, a node pool's
+	// taints). One puller per key in a profile: each puller lifts its own.
+	Taint Taint `json:"taint"`
+	// Via is StartupViaTaint (when empty) or StartupViaNodeReadinessRule.
+	Via string `json:"via,omitempty"`
+	// Condition is the node condition type the helper sets under
+	// StartupViaNodeReadinessRule; "" means "stowage.dev/" + the
+	// puller's name + "-images".
+	Condition string `json:"condition,omitempty"`
+}
+
+// Taint is a node taint: a qualified-name key, an optional label value
+// and an effect (NoSchedule, PreferNoSchedule or NoExecute).
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// StartupCondition is the node condition type p's helper sets under
+// StartupViaNodeReadinessRule: s.Condition, else
+// "stowage.dev/<puller>-images".
+func (s *Startup) StartupCondition(puller string) string {
+	if s.Condition != "" {
+		return s.Condition
+	}
+	return "stowage.dev/" + puller + "-images"
 }
 
 // OpenPAI is the OpenPAI service selection of a profile.

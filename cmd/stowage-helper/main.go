@@ -5,11 +5,15 @@
 //	stowage-helper install DEST   copy this binary to DEST (mode 0555)
 //	stowage-helper pulled REF     print "pulled REF" and exit 0
 //	stowage-helper wait           block until SIGTERM or SIGINT, then exit 0
+//	stowage-helper startup ...    open the node's startup gate, then wait
 //
 // The first init container runs "install" from the helper image into a
 // shared emptyDir; each further init container runs the copy with "pulled";
 // the main container runs "wait" from the helper image, so a DaemonSet
-// needs no image besides the helper and the ones it pulls.
+// needs no image besides the helper and the ones it pulls. A puller with a
+// startup gate runs "startup" as its main container instead (startup.go):
+// it lifts the startup taint from its own node, or sets its node condition,
+// once every part of the puller on the node has pulled, then waits.
 //
 // "install" finds its own file from argv[0] (an absolute or relative path,
 // or a name looked up in $PATH), never through /proc/self/exe: a container
@@ -32,7 +36,7 @@ import (
 	"syscall"
 )
 
-const usage = "usage: stowage-helper install DEST | pulled REF | wait"
+const usage = "usage: stowage-helper install DEST | pulled REF | wait | startup --self NAME --parts JSON (--taint KEY | --condition TYPE)"
 
 func main() {
 	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
@@ -62,6 +66,18 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "pulled %s\n", args[0])
 		return 0
 	case cmd == "wait" && len(args) == 0:
+		wait(ctx)
+		return 0
+	case cmd == "startup":
+		c, err := parseStartup(args, os.Getenv, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "stowage-helper: startup: %v\n", err)
+			return 2
+		}
+		if err := c.run(ctx); err != nil {
+			fmt.Fprintf(stderr, "stowage-helper: startup: %v\n", err)
+			return 1
+		}
 		wait(ctx)
 		return 0
 	case cmd == "install" || cmd == "pulled" || cmd == "wait":

@@ -86,6 +86,7 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 	}
 
 	var objs []Object
+	var dss []*appsv1.DaemonSet
 	records := map[string]bool{}
 	ownName := false // whether p.Name is in use by p
 	for _, g := range groupItems(p, items) {
@@ -115,13 +116,27 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				pullSecrets = []string{cl.cred.Secret}
 				r.secrets(p, cl.items, secrets)
 			}
-			parts := chunks(len(cl.items), MaxImagesPerDaemonSet)
-			for n, c := range parts {
-				part := cl.items[c[0]:c[1]]
-				name := cbase
-				if len(parts) > 1 {
-					name = partName(cbase, n+1)
+			type piece struct {
+				name  string
+				items []*item
+			}
+			var pieces []piece
+			for k, lane := range r.lanes(p, cl.items) {
+				lbase := cbase
+				if p.Lanes > 1 {
+					lbase = laneName(cbase, k+1)
 				}
+				parts := chunks(len(lane), MaxImagesPerDaemonSet)
+				for n, c := range parts {
+					name := lbase
+					if len(parts) > 1 {
+						name = partName(lbase, n+1)
+					}
+					pieces = append(pieces, piece{name, lane[c[0]:c[1]]})
+				}
+			}
+			for _, pc := range pieces {
+				part, name := pc.items, pc.name
 				if name == p.Name && !ownName {
 					ownName = true
 				} else if taken[name] {
@@ -140,8 +155,10 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 				for i, it := range part {
 					partNames[i] = names[it]
 				}
-				objs = append(objs, r.daemonSet(daemonSetPart{puller: p, name: name, group: g, items: part, names: partNames,
-					helper: helper, pause: pause, pullSecrets: pullSecrets}))
+				ds := r.daemonSet(daemonSetPart{puller: p, name: name, group: g, items: part, names: partNames,
+					helper: helper, pause: pause, pullSecrets: pullSecrets})
+				dss = append(dss, ds.Object.(*appsv1.DaemonSet))
+				objs = append(objs, ds)
 				for _, it := range part {
 					records[it.pinned] = true
 				}
@@ -149,6 +166,13 @@ func (r *renderer) puller(pp *plan.Puller, secrets map[string]Object, taken map[
 		}
 	}
 	objs = append(objs, r.recordsConfigMap(p, slices.Sorted(maps.Keys(records))))
+	if p.Startup != nil {
+		if pause != "" {
+			r.fail("puller %q: a startup gate needs the helper as the main container, and helper.pause replaces it", p.Name)
+			return objs
+		}
+		objs = append(objs, r.startupGate(p, dss)...)
+	}
 	return objs
 }
 

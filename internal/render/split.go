@@ -3,8 +3,11 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // MaxImagesPerDaemonSet is the most images one pre-pull DaemonSet pulls. A
@@ -70,4 +73,80 @@ func shorten(s string, max int) string {
 		text = text[:keep]
 	}
 	return strings.TrimRight(text, "-") + "-" + hex.EncodeToString(sum[:])[:6]
+}
+
+// laneName names lane k (from 1) of a DaemonSet that would be base:
+// base-l<k>, shortened like partName.
+func laneName(base string, k int) string {
+	suffix := "-l" + strconv.Itoa(k)
+	if len(base)+len(suffix) <= maxLabel {
+		return base + suffix
+	}
+	return shorten(base, maxLabel-len(suffix)) + suffix
+}
+
+// lanes splits items (one credential class of a node group) into
+// p.Lanes lanes balanced by bytes (itemBytes): largest first, each onto
+// the lane with the fewest bytes so far (the first such lane), ties in
+// size broken by lock key and pinned reference, so the split depends only
+// on the items and the lock. A lane keeps its items in the group's order.
+// Fewer items than lanes give one lane per item; no lane is empty.
+func (r *renderer) lanes(p *v1alpha1.Puller, items []*item) [][]*item {
+	n := min(p.Lanes, len(items))
+	if n <= 1 {
+		return [][]*item{items}
+	}
+	order := make([]int, len(items))
+	size := make([]int64, len(items))
+	for i, it := range items {
+		order[i], size[i] = i, r.itemBytes(it)
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := items[order[a]], items[order[b]]
+		if size[order[a]] != size[order[b]] {
+			return size[order[a]] > size[order[b]]
+		}
+		if x.use.Key() != y.use.Key() {
+			return x.use.Key() < y.use.Key()
+		}
+		return x.pinned < y.pinned
+	})
+	lane := make([]int, len(items))
+	load := make([]int64, n)
+	for _, i := range order {
+		best := 0
+		for k := 1; k < n; k++ {
+			if load[k] < load[best] {
+				best = k
+			}
+		}
+		lane[i] = best
+		load[best] += size[i]
+	}
+	out := make([][]*item, n)
+	for i, it := range items {
+		out[lane[i]] = append(out[lane[i]], it)
+	}
+	return out
+}
+
+// itemBytes is the bytes a node pulls for it, from the lock: the size of
+// its pinned platform's child, else the largest child of an index (a node
+// pulls one), else the entry's size; 0 without an entry.
+func (r *renderer) itemBytes(it *item) int64 {
+	e, ok := r.in.Lock.Lookup(it.use.Key())
+	if !ok {
+		return 0
+	}
+	var largest int64
+	for _, pl := range e.Platforms {
+		if pl.Digest == it.digest {
+			return pl.Size
+		}
+		largest = max(largest, pl.Size)
+	}
+	if largest > 0 {
+		return largest
+	}
+	return e.Size
 }

@@ -48,6 +48,7 @@ var customKinds = []customKind{
 	{gvk: schema.GroupVersionKind{Group: "policies.kyverno.io", Version: "v1", Kind: "ImageValidatingPolicy"}, spec: imageValidatingPolicySpec},
 	{gvk: schema.GroupVersionKind{Group: "policy.sigstore.dev", Version: "v1beta1", Kind: "ClusterImagePolicy"}, spec: clusterImagePolicySpec},
 	{gvk: schema.GroupVersionKind{Group: "policy.sigstore.dev", Version: "v1alpha1", Kind: "TrustRoot"}, spec: trustRootSpec},
+	nodeReadinessRuleKind,
 }
 
 func customKindOf(apiVersion, kind string) (customKind, bool) {
@@ -98,7 +99,10 @@ func checkCustom(doc []byte, k customKind) field.ErrorList {
 type node struct {
 	typ string // "object", "array", "string", "boolean", "integer"
 	// props are an object's fields; required those that must be set.
-	props    map[string]*node
+	props map[string]*node
+	// values, for an object without props, validates every value (a map
+	// such as matchLabels).
+	values   *node
 	required []string
 	// oneOf lists fields of which exactly one must be set.
 	oneOf []string
@@ -125,6 +129,10 @@ func (n *node) validate(v any, p *field.Path) field.ErrorList {
 			return field.ErrorList{field.TypeInvalid(p, typeName(v), "must be an object")}
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if n.values != nil {
+				errs = append(errs, n.values.validate(m[k], p.Key(k))...)
+				continue
+			}
 			c, ok := n.props[k]
 			if !ok {
 				errs = append(errs, field.Forbidden(p.Child(k), "unknown field: not in the schema of what stowage renders"))

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,6 +53,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(appsv1.AddToScheme(s))
 	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(rbacv1.AddToScheme(s))
+	utilruntime.Must(admissionv1.AddToScheme(s))
 	return s
 })
 

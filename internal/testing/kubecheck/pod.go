@@ -79,6 +79,29 @@ func validateVolumes(vols []corev1.Volume, fldPath *field.Path) (map[string]bool
 			if pp := v.Image.PullPolicy; pp != "" && !slices.Contains(pullPolicies, pp) {
 				errs = append(errs, field.NotSupported(idxPath.Child("image", "pullPolicy"), pp, pullPolicies))
 			}
+		case v.Projected != nil:
+			// A gated puller's token: a ServiceAccount token (a path, and
+			// an expiry of at least 10 minutes, as upstream requires) and
+			// the cluster's CA from a ConfigMap.
+			for j, src := range v.Projected.Sources {
+				sp := idxPath.Child("projected", "sources").Index(j)
+				switch {
+				case src.ServiceAccountToken != nil:
+					t := src.ServiceAccountToken
+					if t.Path == "" {
+						errs = append(errs, field.Required(sp.Child("serviceAccountToken", "path"), ""))
+					}
+					if t.ExpirationSeconds != nil && *t.ExpirationSeconds < 600 {
+						errs = append(errs, field.Invalid(sp.Child("serviceAccountToken", "expirationSeconds"), *t.ExpirationSeconds, "may not be less than 10 minutes"))
+					}
+				case src.ConfigMap != nil:
+					if src.ConfigMap.Name == "" {
+						errs = append(errs, field.Required(sp.Child("configMap", "name"), ""))
+					}
+				default:
+					errs = append(errs, field.Forbidden(sp, "stowage projects only a ServiceAccount token and a ConfigMap"))
+				}
+			}
 		case v.EmptyDir == nil:
 			errs = append(errs, field.Required(idxPath.Child("emptyDir"), "stowage renders only emptyDir and image volumes"))
 		}
