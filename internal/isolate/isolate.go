@@ -93,13 +93,13 @@ const outOfMemory = "out of memory: the heap passed the memory limit"
 // WatchHeap bounds the heap of this process (a child) at limit bytes: it
 // sets the Go runtime's soft memory limit there (debug.SetMemoryLimit, so
 // the collector works harder before the limit) and reads the live heap
-// every 10 ms; past the limit it writes "out of memory" to stderr and
+// and goroutine stacks every 10 ms; past the limit it writes "out of memory" to stderr and
 // exits 2. It returns at once; the watch runs until the process ends.
 func WatchHeap(limit int64) {
 	debug.SetMemoryLimit(limit)
 	go func() {
 		for range time.Tick(10 * time.Millisecond) {
-			if HeapBytes() > uint64(limit) {
+			if heapAndStacks() > uint64(limit) {
 				fmt.Fprintln(os.Stderr, outOfMemory)
 				os.Exit(2)
 			}
@@ -109,13 +109,28 @@ func WatchHeap(limit int64) {
 
 // HeapBytes is the bytes of live and not yet swept heap objects
 // (runtime/metrics, no stop-the-world).
-func HeapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+func HeapBytes() uint64 { return readMetrics("/memory/classes/heap/objects:bytes") }
+
+// heapAndStacks is HeapBytes plus the goroutine stacks' bytes: a
+// recursion (a template through tpl) grows a stack, not the heap.
+func heapAndStacks() uint64 {
+	return readMetrics("/memory/classes/heap/objects:bytes", "/memory/classes/heap/stacks:bytes")
+}
+
+// readMetrics is the sum of the named uint64 runtime metrics.
+func readMetrics(names ...string) uint64 {
+	s := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		s[i].Name = n
 	}
-	return s[0].Value.Uint64()
+	metrics.Read(s)
+	var sum uint64
+	for _, x := range s {
+		if x.Value.Kind() == metrics.KindUint64 {
+			sum += x.Value.Uint64()
+		}
+	}
+	return sum
 }
 
 // headBuffer keeps the first max bytes written to it: a Go runtime crash
