@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,6 +40,9 @@ type chartResponse struct {
 	Set    Set
 	Source string
 	Err    string
+	// Log is what Helm wrote to the standard logger (its warnings about
+	// values), for the parent to log as it would have.
+	Log string
 }
 
 // diagnosePrefix starts the line a diagnosing child writes before it
@@ -67,6 +71,11 @@ func fromChartChild(p string, o ChartOptions, lim ChartLimits) (Set, string, err
 		var resp chartResponse
 		if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
 			return nil, "", fmt.Errorf("chart %s: reading the render from its child process: %w", p, err)
+		}
+		// Helm's warnings, to this process's logger as an in-process
+		// render writes them.
+		for line := range strings.Lines(resp.Log) {
+			log.Print(strings.TrimSuffix(line, "\n"))
 		}
 		if resp.Err != "" {
 			return nil, "", errors.New(resp.Err)
@@ -149,6 +158,10 @@ func ServeChartChild(stdin io.Reader, stdout io.Writer) int {
 		return 0
 	}
 	var resp chartResponse
+	var logged bytes.Buffer
+	log.SetFlags(0)
+	log.SetPrefix("")
+	log.SetOutput(&logged)
 	// The parent's deadline ends the child first, so that the parent
 	// names the template; this one only stops a child whose parent died.
 	own := lim
@@ -157,6 +170,7 @@ func ServeChartChild(stdin io.Reader, stdout io.Writer) int {
 	if err != nil {
 		resp.Err = err.Error()
 	}
+	resp.Log = logged.String()
 	out, err := json.Marshal(resp)
 	if err == nil {
 		_, err = stdout.Write(out)

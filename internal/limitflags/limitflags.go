@@ -1,11 +1,13 @@
 // Package limitflags defines the command-line flags that bound a config's
 // evaluation (schema.Limits), one definition for the stowage binary and
-// for a KRM function binary built on fn.Main.
+// for a KRM function binary built on fn.Main, and those that bound
+// rendering a Helm chart (imageset.ChartLimits).
 package limitflags
 
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -20,4 +22,17 @@ func Add(fs *pflag.FlagSet, l *schema.Limits) {
 	fs.IntVar(&l.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
 	fs.DurationVar(&l.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
 	fs.Int64Var(&l.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
+}
+
+// ChartNames are the flags AddChart defines, in the order it defines them.
+var ChartNames = []string{"chart-timeout", "max-chart-memory", "max-chart-objects"}
+
+// AddChart defines on fs the flags --chart-timeout, --max-chart-memory and
+// --max-chart-objects that bound rendering a Helm chart, each defaulting
+// to imageset.DefaultChartLimits and parsed into its field of l.
+func AddChart(fs *pflag.FlagSet, l *imageset.ChartLimits) {
+	d := imageset.DefaultChartLimits
+	fs.DurationVar(&l.Time, "chart-timeout", d.Time, "give up rendering a chart after this long")
+	fs.Int64Var(&l.Memory, "max-chart-memory", d.Memory, "give up rendering a chart once it takes this many bytes of heap (its child process's address space: this plus 2 GiB)")
+	fs.IntVar(&l.Objects, "max-chart-objects", d.Objects, "refuse a chart whose templates render more objects than this")
 }
