@@ -40,9 +40,9 @@ type chartResponse struct {
 	Set    Set
 	Source string
 	Err    string
-	// Log is what Helm wrote to the standard logger (its warnings about
-	// values), for the parent to log as it would have.
-	Log string
+	// Log is each message Helm wrote to the standard logger (its
+	// warnings about values), for the parent to log as it would have.
+	Log []string
 }
 
 // diagnosePrefix starts the line a diagnosing child writes before it
@@ -74,8 +74,8 @@ func fromChartChild(p string, o ChartOptions, lim ChartLimits) (Set, string, err
 		}
 		// Helm's warnings, to this process's logger as an in-process
 		// render writes them.
-		for line := range strings.Lines(resp.Log) {
-			log.Print(strings.TrimSuffix(line, "\n"))
+		for _, m := range resp.Log {
+			log.Print(strings.TrimSuffix(m, "\n"))
 		}
 		if resp.Err != "" {
 			return nil, "", errors.New(resp.Err)
@@ -123,6 +123,16 @@ func culprit(exe string, req chartRequest, lim ChartLimits) string {
 	return "template " + last
 }
 
+// messages keeps each write of a log.Logger (one message each).
+type messages []string
+
+func (m *messages) Write(p []byte) (int, error) {
+	if len(*m) < 1000 {
+		*m = append(*m, string(p))
+	}
+	return len(p), nil
+}
+
 func absAll(files []string) []string {
 	out := make([]string, 0, len(files))
 	for _, f := range files {
@@ -158,7 +168,7 @@ func ServeChartChild(stdin io.Reader, stdout io.Writer) int {
 		return 0
 	}
 	var resp chartResponse
-	var logged bytes.Buffer
+	var logged messages
 	log.SetFlags(0)
 	log.SetPrefix("")
 	log.SetOutput(&logged)
@@ -170,7 +180,7 @@ func ServeChartChild(stdin io.Reader, stdout io.Writer) int {
 	if err != nil {
 		resp.Err = err.Error()
 	}
-	resp.Log = logged.String()
+	resp.Log = logged
 	out, err := json.Marshal(resp)
 	if err == nil {
 		_, err = stdout.Write(out)
