@@ -19,6 +19,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -96,15 +97,42 @@ const outOfMemory = "out of memory: the heap passed the memory limit"
 // and goroutine stacks every 10 ms; past the limit it writes "out of memory" to stderr and
 // exits 2. It returns at once; the watch runs until the process ends.
 func WatchHeap(limit int64) {
-	debug.SetMemoryLimit(limit)
+	WatchMemory(limit, func() {
+		fmt.Fprintln(os.Stderr, outOfMemory)
+		os.Exit(2)
+	})
+}
+
+// WatchMemory sets the Go runtime's soft memory limit at limit bytes
+// (debug.SetMemoryLimit) and reads the live heap and goroutine stacks
+// every 10 ms; past limit it calls exceeded once (which should end the
+// process: the memory cannot be taken back from the code holding it).
+// stop ends the watch and restores the former soft limit.
+func WatchMemory(limit int64, exceeded func()) (stop func()) {
+	old := debug.SetMemoryLimit(limit)
+	done := make(chan struct{})
 	go func() {
-		for range time.Tick(10 * time.Millisecond) {
-			if heapAndStacks() > uint64(limit) {
-				fmt.Fprintln(os.Stderr, outOfMemory)
-				os.Exit(2)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if heapAndStacks() > uint64(limit) {
+					exceeded()
+					return
+				}
 			}
 		}
 	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			debug.SetMemoryLimit(old)
+		})
+	}
 }
 
 // HeapBytes is the bytes of live and not yet swept heap objects
