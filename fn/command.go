@@ -213,7 +213,7 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 	p := &Processor{Getenv: cfg.getenv}
 	c := command.Build(p, command.StandaloneDisabled, true)
 	maxInput := int64(DefaultMaxInput)
-	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input)")
+	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input); lowers, never raises, the operator's $STOWAGE_MAX_INPUT_BYTES (default 4 MiB)")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		// The input is kept (kyaml holds all of it anyway) to say where a
@@ -317,5 +317,10 @@ set in the environment of the CI job or repository server that runs
 kustomize, or with kustomize build --env); the repository cannot widen
 that: --allow-env in the exec declaration's args only keeps some of the
 operator's names, and a declaration whose envs set STOWAGE_ALLOW_ENV is
-refused. file: only regular files inside the kustomization's directory.`
+refused. file: only regular files inside the kustomization's directory.
+
+Bounds: the operator's STOWAGE_MAX_INPUT_BYTES caps the ResourceList (default
+4 MiB; --max-input-bytes may only lower it) and STOWAGE_MAX_MEMORY bounds the
+function's memory whatever the input (bytes, default 2 GiB; past it, exit 1). A
+declaration whose envs set either is refused.`
 }
