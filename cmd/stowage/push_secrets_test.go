@@ -161,3 +161,23 @@ func TestPushRefusesHostileValues(t *testing.T) {
 		})
 	}
 }
+
+// TestMirrorToHostile: mirror --to with user:password@ or a path with
+// ".." is refused as a usage mistake before any registry is contacted,
+// the credentials never printed.
+func TestMirrorToHostile(t *testing.T) {
+	t.Parallel()
+	const cred = "m1rror-canary-pw"
+	reg := startInProcess(t)
+	h := reg.Host
+	dir := cliValidDir(t)
+	for _, to := range []string{"robot:" + cred + "@" + h + "/site", "https://robot:" + cred + "@" + h, h + "/a/../b"} {
+		stdout, stderr, code := runCLI(t, map[string]string{"STOWAGE_INSECURE_REGISTRY": h}, "mirror", dir, "--to", to, "--dry-run")
+		if code != 2 || strings.Contains(string(stdout)+stderr, cred) || !strings.Contains(stderr, "site registry:") {
+			t.Errorf("mirror --to %q: exit %d, want 2 naming the site registry without the password:\n%s%s", strings.ReplaceAll(to, cred, "…"), code, stdout, stderr)
+		}
+	}
+	if n := len(reg.Faults.Requests()); n != 0 {
+		t.Errorf("the registry saw %d request(s)", n)
+	}
+}
