@@ -249,17 +249,26 @@ func lowerASCII(s string) string {
 // as a URL or JSON encoder escapes it (see the package comment), or i when
 // v does not match there.
 func matchEscaped(m string, i int, v string) int {
+	// Most positions cannot start a match: only v's first byte or the
+	// start of an escape can.
+	if c := m[i]; lowerByte(c) != lowerByte(v[0]) && c != '%' && c != '\\' && c != '+' {
+		return i
+	}
 	type state struct{ k, p int } // k bytes of v matched, up to m[p]
 	best := i
-	seen := map[state]bool{}
-	work := []state{{0, i}}
+	// The states reached are few (an escape starts with a byte that is
+	// rarely the secret's own), so a list beats a map.
+	var seen [8]state
+	seenList := seen[:0]
+	var queue [8]state
+	work := append(queue[:0], state{0, i})
 	for len(work) > 0 {
 		st := work[len(work)-1]
 		work = work[:len(work)-1]
-		if seen[st] {
+		if slices.Contains(seenList, st) {
 			continue
 		}
-		seen[st] = true
+		seenList = append(seenList, st)
 		if st.k == len(v) {
 			best = max(best, st.p)
 			continue
