@@ -158,7 +158,7 @@ func newImagesFromChart() *cobra.Command {
 		out         imageSetOutput
 		o           imageset.ChartOptions
 		perNode     []string
-		chartLimits imageset.ChartLimits
+		chartLimits limitflags.Chart
 	)
 	c := &cobra.Command{
 		Use:   "from-chart CHART",
@@ -255,7 +255,7 @@ Names and output as from-list (docs/imagesets.md).`,
 				source string
 				err    error
 			)
-			o.Limits = chartLimits
+			o.Limits = imageset.ChartLimits(chartLimits)
 			o.Child = configRunOf(cmd.Context()).child
 			if len(values) > 0 {
 				set, source, err = imageset.FromChartByNodeLabel(args[0], o, label, values)
@@ -272,6 +272,6 @@ Names and output as from-list (docs/imagesets.md).`,
 	c.Flags().StringArrayVar(&perNode, "per-node-label", nil, "LABEL=VALUE:FILE: render once per node label value with its values file; images that differ become byNodeLabel (repeatable, one label)")
 	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win), as helm's --values")
 	c.Flags().StringArrayVar(&o.Set, "set", nil, "key=value, as helm's --set (repeatable; applied after --values)")
-	limitflags.AddChart(c.Flags(), &chartLimits)
+	limitflags.AddChart(c.Flags(), &chartLimits, limitflags.Chart(imageset.DefaultChartLimits))
 	return c
 }
