@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
+	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/isolate"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -21,12 +25,47 @@ import (
 // the function near 1 GiB (docs/reliability.md).
 const DefaultMaxInput = 4 << 20
 
+// The operator's variables bounding the function (the environment of the
+// CI job or repository server that runs kustomize, or kustomize build
+// --env); a function declaration's envs may not set them (DeclaredEnv).
+const (
+	// MaxInputVariable caps the ResourceList's bytes: --max-input-bytes
+	// in the exec declaration's args may lower the cap, never raise it.
+	// Unset, the cap is DefaultMaxInput.
+	MaxInputVariable = "STOWAGE_MAX_INPUT_BYTES"
+	// MaxMemoryVariable bounds the function's heap and stacks in bytes,
+	// whatever the input's size; unset, DefaultMaxMemory.
+	MaxMemoryVariable = "STOWAGE_MAX_MEMORY"
+)
+
+// DefaultMaxMemory is the memory bound without MaxMemoryVariable: 2 GiB,
+// twice what a DefaultMaxInput ResourceList of small objects peaks at.
+const DefaultMaxMemory = 2 << 30
+
+// operatorBytes reads the byte count of the operator's variable name
+// through getenv, def when it is unset; a value that is not a positive
+// integer is an error naming the variable.
+func operatorBytes(getenv func(string) (string, bool), name string, def int64) (int64, error) {
+	v, ok := getenv(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of bytes", name, escape.Line(v))
+	}
+	return n, nil
+}
+
 // cappedReader fails a read past max bytes with a message naming the
 // limit, the program (prog: "stowage fn") and the flag that raises it.
 type cappedReader struct {
 	r         io.Reader
 	left, max int64
 	prog      string
+	// operator is set when max is the operator's cap (MaxInputVariable
+	// or its default), lower than the declaration's --max-input-bytes.
+	operator bool
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
@@ -45,6 +84,9 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 }
 
 func (c *cappedReader) err() error {
+	if c.operator {
+		return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the operator's limit of %s (%s, default %d); the exec declaration's --max-input-bytes may lower it, never raise it", c.max, c.prog, MaxInputVariable, DefaultMaxInput)
+	}
 	return fmt.Errorf("the ResourceList on stdin is larger than %d bytes, the limit of %s; raise it with --max-input-bytes in the exec declaration's args", c.max, c.prog)
 }
 
@@ -171,13 +213,33 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 	p := &Processor{Getenv: cfg.getenv}
 	c := command.Build(p, command.StandaloneDisabled, true)
 	maxInput := int64(DefaultMaxInput)
-	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input)")
+	c.Flags().Int64Var(&maxInput, "max-input-bytes", DefaultMaxInput, "refuse a ResourceList on stdin larger than this many bytes (memory peaks at up to 300 times the input); lowers, never raises, the operator's $STOWAGE_MAX_INPUT_BYTES (default 4 MiB)")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		// The input is kept (kyaml holds all of it anyway) to say where a
 		// ResourceList kyaml refuses is wrong.
+		getenv := cfg.getenv
+		if getenv == nil {
+			getenv = os.LookupEnv
+		}
+		capInput, err := operatorBytes(getenv, MaxInputVariable, DefaultMaxInput)
+		if err != nil {
+			return err
+		}
+		maxMemory, err := operatorBytes(getenv, MaxMemoryVariable, DefaultMaxMemory)
+		if err != nil {
+			return err
+		}
+		// The memory bound holds whatever the input: past it the process
+		// ends with exit 1 (a heap cannot be taken back from kyaml).
+		stop := isolate.WatchMemory(maxMemory, func() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: the function took more than %d bytes of memory, the operator's limit (%s, default %d); give the function less input, or raise %s where kustomize runs\n", prog, maxMemory, MaxMemoryVariable, DefaultMaxMemory, MaxMemoryVariable)
+			os.Exit(1)
+		})
+		defer stop()
+		limit := min(maxInput, capInput)
 		var in bytes.Buffer
-		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: maxInput, max: maxInput, prog: prog}, &in))
+		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: limit, max: limit, prog: prog, operator: capInput < maxInput}, &in))
 		p.Stderr = cmd.ErrOrStderr()
 		var co []schema.Option
 		if cfg.limits != nil {
@@ -192,7 +254,7 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 		if co != nil {
 			p.ConfigOptions = co
 		}
-		err := run(cmd, args)
+		err = run(cmd, args)
 		// The results were written to stderr already, one line each
 		// (Processor.Stderr): the framework's "[error] …" block of the
 		// same results would say each a second time.
@@ -255,5 +317,10 @@ set in the environment of the CI job or repository server that runs
 kustomize, or with kustomize build --env); the repository cannot widen
 that: --allow-env in the exec declaration's args only keeps some of the
 operator's names, and a declaration whose envs set STOWAGE_ALLOW_ENV is
-refused. file: only regular files inside the kustomization's directory.`
+refused. file: only regular files inside the kustomization's directory.
+
+Bounds: the operator's STOWAGE_MAX_INPUT_BYTES caps the ResourceList (default
+4 MiB; --max-input-bytes may only lower it) and STOWAGE_MAX_MEMORY bounds the
+function's memory whatever the input (bytes, default 2 GiB; past it, exit 1). A
+declaration whose envs set either is refused.`
 }

@@ -180,9 +180,13 @@ func (s *session) run() {
 	}
 }
 
+// operatorVariables are the variables only the operator sets.
+var operatorVariables = []string{creds.AllowVariable, MaxInputVariable, MaxMemoryVariable}
+
 // DeclaredEnv refuses a functionConfig whose function annotation
 // (config.kubernetes.io/function, read with runtimeutil.GetFunctionSpec)
-// sets creds.AllowVariable in its exec or container envs: kustomize passes
+// sets creds.AllowVariable, MaxInputVariable or MaxMemoryVariable in its
+// exec or container envs: kustomize passes
 // those to the function after the operator's environment, so the
 // repository would set the operator's rule. Nil without an annotation or
 // when it does not parse (kustomize itself refuses that).
@@ -192,8 +196,9 @@ func DeclaredEnv(fc *yaml.RNode) error {
 		return nil
 	}
 	for _, e := range append(slices.Clone(spec.Exec.Env), spec.Container.Env...) {
-		if name, _, _ := strings.Cut(e, "="); strings.TrimSpace(name) == creds.AllowVariable {
-			return fmt.Errorf("the function declaration sets %s in its envs: that variable is the operator's (the CI job's or repository server's environment, or kustomize build --env), never the repository's", creds.AllowVariable)
+		name, _, _ := strings.Cut(e, "=")
+		if name = strings.TrimSpace(name); slices.Contains(operatorVariables, name) {
+			return fmt.Errorf("the function declaration sets %s in its envs: that variable is the operator's (the CI job's or repository server's environment, or kustomize build --env), never the repository's", name)
 		}
 	}
 	return nil

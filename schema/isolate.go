@@ -2,18 +2,14 @@ package schema
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"runtime"
-	"strings"
-	"time"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/isolate"
 )
 
 // ChildArg is the first argument of a process that evaluates one config
@@ -26,7 +22,7 @@ const ChildArg = "__stowage-evaluate-config"
 // empty environment, the files on its stdin and the result on its stdout.
 // The parent kills the child when Limits.Time passes, and the child bounds
 // its own address space (RLIMIT_AS, on Unix) at Limits.Memory plus
-// childOverhead, besides watching its heap as an in-process load does.
+// isolate.Overhead, besides watching its heap as an in-process load does.
 // So a config that asks for one block larger than the memory left (a CUE
 // string doubled thirty times) or that keeps a non-preemptible copy
 // running past the time limit ends with the child, and the load returns
@@ -43,12 +39,6 @@ func WithChild(exe string) Option { return childOption(exe) }
 type childOption string
 
 func (c childOption) apply(s *settings) { s.child = string(c) }
-
-// childOverhead is the address space a child may use besides
-// Limits.Memory: the binary, the Go runtime's reservations and thread
-// stacks (a stowage binary needs about 1 GB of address space before it
-// evaluates anything).
-const childOverhead = 2 << 30
 
 // childRequest is one load, as the parent sends it to the child.
 type childRequest struct {
@@ -87,34 +77,16 @@ func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), req.Limits.Time)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, ChildArg)
-	cmd.Env = []string{}
-	cmd.Stdin = bytes.NewReader(in)
 	var stdout bytes.Buffer
-	stderr := &headBuffer{max: 4096}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	cmd.WaitDelay = time.Second
-	dieWithParent(cmd)
-	start := time.Now()
-	// Pdeathsig follows the thread that starts the child: keep this
-	// goroutine on it until the child ends.
-	runtime.LockOSThread()
-	runErr := cmd.Run()
-	runtime.UnlockOSThread()
-	if ctx.Err() != nil {
+	switch err := isolate.Run(exe, ChildArg, in, &stdout, isolate.Limits{Time: req.Limits.Time, Memory: req.Limits.Memory}); {
+	case errors.Is(err, isolate.ErrTime):
 		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", req.Limits.Time)}}
-	}
-	if runErr != nil {
-		msg := strings.TrimSpace(stderr.String())
-		switch {
-		case strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") || strings.Contains(msg, "pthread_create failed"):
-			return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", req.Limits.Memory)}}
-		case strings.Contains(msg, "stack exceeds"):
-			return nil, Errors{{File: first, Msg: "evaluating the config recursed too deeply (its stack passed the Go runtime's limit); look for a value defined through itself"}}
-		}
-		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config failed in its child process after %v (%v); please report this with the files", time.Since(start).Round(time.Millisecond), runErr)}}
+	case errors.Is(err, isolate.ErrMemory):
+		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", req.Limits.Memory)}}
+	case errors.Is(err, isolate.ErrStack):
+		return nil, Errors{{File: first, Msg: "evaluating the config recursed too deeply (its stack passed the Go runtime's limit); look for a value defined through itself"}}
+	case err != nil:
+		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config failed: %v; please report this with the files", err)}}
 	}
 	var resp childResponse
 	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
@@ -154,7 +126,7 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	lims := req.Limits.orDefault()
-	limitAddressSpace(uint64(lims.Memory) + childOverhead)
+	isolate.LimitAddressSpace(uint64(lims.Memory) + isolate.Overhead)
 	var cfg *v1alpha1.Config
 	if e := req.Embedded; e != nil {
 		f := req.Files[0]
@@ -182,20 +154,3 @@ func ServeChild(stdin io.Reader, stdout io.Writer) int {
 	}
 	return 0
 }
-
-// headBuffer keeps the first max bytes written to it: a Go runtime crash
-// names its cause on its first line, then fills stderr with every
-// goroutine's stack.
-type headBuffer struct {
-	max int
-	b   []byte
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := h.max - len(h.b); room > 0 {
-		h.b = append(h.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (h *headBuffer) String() string { return string(h.b) }

@@ -2,10 +2,10 @@ package schema
 
 import (
 	"fmt"
-	"runtime/metrics"
 	"time"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/isolate"
 )
 
 // Option changes how Load, LoadFiles and LoadEmbedded read a config: an
@@ -104,7 +104,7 @@ func timed(file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1
 		err error
 	}
 	lim := lims.Time
-	base := heapBytes()
+	base := isolate.HeapBytes()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	done := make(chan result, 1)
@@ -125,20 +125,9 @@ func timed(file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1
 		case <-tick.C:
 			// The heap may shrink below base after a collection: compare,
 			// never subtract into an underflow.
-			if heapBytes() > base+uint64(lims.Memory) {
+			if isolate.HeapBytes() > base+uint64(lims.Memory) {
 				return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %d bytes of memory, the limit of a config; raise it with --max-config-memory", lims.Memory)}}
 			}
 		}
 	}
-}
-
-// heapBytes is the bytes of live and not yet swept heap objects
-// (runtime/metrics, no stop-the-world).
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/imageset"
+	"github.com/stowage/stowage/internal/limitflags"
 )
 
 // newImages is `stowage images`: image sets taken from where vendors
@@ -154,9 +155,10 @@ order (docs/imagesets.md#names).`,
 
 func newImagesFromChart() *cobra.Command {
 	var (
-		out     imageSetOutput
-		o       imageset.ChartOptions
-		perNode []string
+		out         imageSetOutput
+		o           imageset.ChartOptions
+		perNode     []string
+		chartLimits limitflags.Chart
 	)
 	c := &cobra.Command{
 		Use:   "from-chart CHART",
@@ -187,8 +189,14 @@ rules), at most 64 values.
 an images catalogue, for pullers that list environments.
 
 Bounds: the chart 20 MiB (10,000 files), each values file 4 MiB, the rendered
-manifests 64 MiB, rendering one minute. Names and output as from-list
-(docs/imagesets.md).`,
+manifests 64 MiB. The chart's templates are code from whoever wrote the chart:
+they are rendered in a child process of stowage that the operator's limits end,
+--chart-timeout (default 1m), --max-chart-memory (heap bytes, default 1 GiB;
+the child's address space is that plus 2 GiB) and --max-chart-objects (default
+10,000); a chart cannot raise them. A chart that hits one is refused with exit
+1, naming the chart and the template (found by rendering the templates once
+more, one by one, under the same limits: at most twice --chart-timeout in all).
+Names and output as from-list (docs/imagesets.md).`,
 		Example: `  # the images a chart runs with its default values
   stowage images from-chart ./gpu-operator
 
@@ -247,6 +255,8 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 				source string
 				err    error
 			)
+			o.Limits = imageset.ChartLimits(chartLimits)
+			o.Child = configRunOf(cmd.Context()).child
 			if len(values) > 0 {
 				set, source, err = imageset.FromChartByNodeLabel(args[0], o, label, values)
 			} else {
@@ -262,5 +272,6 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
 	c.Flags().StringArrayVar(&perNode, "per-node-label", nil, "LABEL=VALUE:FILE: render once per node label value with its values file; images that differ become byNodeLabel (repeatable, one label)")
 	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win), as helm's --values")
 	c.Flags().StringArrayVar(&o.Set, "set", nil, "key=value, as helm's --set (repeatable; applied after --values)")
+	limitflags.AddChart(c.Flags(), &chartLimits, limitflags.Chart(imageset.DefaultChartLimits))
 	return c
 }

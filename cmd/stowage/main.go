@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/source"
@@ -97,6 +98,11 @@ func main() {
 	// (schema.WithChild says why).
 	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
 		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))
+	}
+	// So is a Helm chart's rendering (images from-chart), bounded by
+	// --chart-timeout and --max-chart-memory (imageset.ChartOptions).
+	if len(os.Args) == 2 && os.Args[1] == imageset.ChartChildArg {
+		os.Exit(imageset.ServeChartChild(os.Stdin, os.Stdout))
 	}
 	var cr configRun
 	if exe, err := os.Executable(); err == nil {

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/fluxartifact"
+	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/render"
 )
 
@@ -26,6 +28,8 @@ type pushOptions struct {
 	revision string
 	created  string
 	format   string
+	// includeSecrets packs the rendered Secrets too (default: left out).
+	includeSecrets bool
 }
 
 func newPush(getenv env) *cobra.Command {
@@ -50,7 +54,20 @@ registry from the same commit. Rendering reads no registry; only the push
 does, with credentials from the docker config (the keychain).
 
 Prints the pushed reference with its digest on stdout:
-REGISTRY/REPOSITORY:TAG@sha256:….`,
+REGISTRY/REPOSITORY:TAG@sha256:….
+
+Secrets are left out of the artifact: anyone who may pull it could read
+them, and the pull Secrets hold registry passwords. push names each Secret
+it left out on stderr; give them to the cluster another way: SOPS-encrypted
+in Git (a Flux Kustomization with spec.decryption), or from an external
+secret store (External Secrets Operator, a sealed secret). --include-secrets
+packs them anyway, for a registry only the cluster can read.
+
+The destination's registry and repository must be canonical (no '..', '.',
+upper case) and carry no user:password@ (give credentials in the docker
+config); --source and --revision must be printable text, and --source no
+URL with credentials. These are refused with exit 1, the credentials never
+printed.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat("-o", o.format, "text", "json"); err != nil {
@@ -60,9 +77,16 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if len(args) == 2 {
 				dir = args[0]
 			}
+			if err := refuseDestination(url); err != nil {
+				return err
+			}
 			ref, err := pushReference(url)
 			if err != nil {
 				return usageError{err}
+			}
+			meta := fluxartifact.Metadata{Source: o.source, Revision: o.revision}
+			if err := meta.Validate(); err != nil {
+				return fmt.Errorf("--source/--revision: %w", err)
 			}
 			created, err := pushCreated(o.created, getenv)
 			if err != nil {
@@ -75,11 +99,16 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if err != nil {
 				return err
 			}
+			var leftOut []render.Object
+			if !o.includeSecrets {
+				objs, leftOut = fluxartifact.LeaveOutSecrets(objs)
+			}
 			files, err := render.Files(objs)
 			if err != nil {
 				return err
 			}
-			img, err := fluxartifact.Image(files, fluxartifact.Metadata{Created: created, Source: o.source, Revision: o.revision})
+			meta.Created = created
+			img, err := fluxartifact.Image(files, meta)
 			if err != nil {
 				return err
 			}
@@ -101,8 +130,13 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 			if err := pusher.Push(ctx, repo.Tag(ref.TagStr()), img); err != nil {
 				return fmt.Errorf("push %s: %s", ref, r.Scrub(err.Error()))
 			}
+			var names []string
+			for _, sec := range leftOut {
+				names = append(names, sec.Namespace+"/"+sec.Name)
+				fmt.Fprintf(cmd.ErrOrStderr(), "stowage: push: left Secret %s/%s out of the artifact (anyone who may pull it could read it); give it to the cluster SOPS-encrypted in Git or from an external secret store, or pack it with --include-secrets\n", escape.Line(sec.Namespace), escape.Line(sec.Name))
+			}
 			if o.format == "json" {
-				return writeReport(cmd.OutOrStdout(), pushReport{Reference: ref.Name(), Digest: digest.String()})
+				return writeReport(cmd.OutOrStdout(), pushReport{Reference: ref.Name(), Digest: digest.String(), SecretsLeftOut: names})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s@%s\n", ref.Name(), digest)
 			return nil
@@ -114,7 +148,8 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 	fs.StringVar(&o.source, "source", "", "the org.opencontainers.image.source annotation: the Git URL of the config (Flux shows it)")
 	fs.StringVar(&o.revision, "revision", "", "the org.opencontainers.image.revision annotation, as Flux writes it: BRANCH@sha1:COMMIT")
 	fs.StringVar(&o.created, "created", "", "the org.opencontainers.image.created annotation, RFC 3339 (default $SOURCE_DATE_EPOCH, else the Unix epoch)")
-	fs.StringVarP(&o.format, "output", "o", "text", "text (REFERENCE@DIGEST), or json: {reference, digest}")
+	fs.StringVarP(&o.format, "output", "o", "text", "text (REFERENCE@DIGEST), or json: {reference, digest, secretsLeftOut}")
+	fs.BoolVar(&o.includeSecrets, "include-secrets", false, "pack the rendered Secrets (registry passwords) into the artifact too; anyone who may pull it can read them")
 	o.reg.addFlagsWith(fs, pushDefaults)
 	return c
 }
@@ -123,6 +158,29 @@ REGISTRY/REPOSITORY:TAG@sha256:….`,
 type pushReport struct {
 	Reference string `json:"reference"`
 	Digest    string `json:"digest"`
+	// SecretsLeftOut are the Secrets (namespace/name) left out of the
+	// artifact, without --include-secrets.
+	SecretsLeftOut []string `json:"secretsLeftOut,omitempty"`
+}
+
+// refuseDestination refuses, with exit 1 and without echoing them,
+// credentials in push's destination (oci://user:password@host/…), and a
+// repository path the distribution grammar refuses ("..", ".", upper
+// case, an empty component), which pkg/name partly accepts.
+func refuseDestination(url string) error {
+	rest := strings.TrimPrefix(url, ociURLPrefix)
+	authority, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		return fmt.Errorf("destination %s***@%s: credentials in the URL are refused (they would be printed and stored); give them in the docker config", ociURLPrefix, escape.Line(rest[at+1:]))
+	}
+	if !strings.HasPrefix(url, ociURLPrefix) {
+		return nil // pushReference says what to write
+	}
+	repo, _, _ := strings.Cut(rest, "@")
+	if _, err := imageref.Parse(repo); err != nil {
+		return fmt.Errorf("destination %q: %w", url, err)
+	}
+	return nil
 }
 
 // pushReference parses push's destination: oci:// then a reference with

@@ -23,12 +23,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/stowage/stowage/internal/render"
 )
 
 // Flux's media types and annotation keys (fluxcd/pkg/oci constants.go).
@@ -54,6 +58,52 @@ type Metadata struct {
 	Created  time.Time
 	Source   string
 	Revision string
+}
+
+// MaxAnnotationBytes bounds Source and Revision (4 KiB each).
+const MaxAnnotationBytes = 4 << 10
+
+// Validate refuses a Source or Revision that is not printable text (a
+// control character, an invalid UTF-8 byte, a format character such as a
+// bidirectional override: Flux and registries show annotations on a
+// terminal), longer than MaxAnnotationBytes, or a Source URL carrying
+// user:password@ (a CI job's clone URL with its token: anyone who pulls
+// the artifact would read it). Errors name the annotation and the
+// offending byte offset, never the value.
+func (m Metadata) Validate() error {
+	for _, a := range []struct{ key, v string }{{SourceAnnotation, m.Source}, {RevisionAnnotation, m.Revision}} {
+		if len(a.v) > MaxAnnotationBytes {
+			return fmt.Errorf("%s: %d bytes, more than %d, the limit", a.key, len(a.v), MaxAnnotationBytes)
+		}
+		for i, r := range a.v {
+			if r == utf8.RuneError || !unicode.IsPrint(r) {
+				return fmt.Errorf("%s: the character at byte %d (%U) is not printable; give printable text", a.key, i, r)
+			}
+		}
+	}
+	if _, rest, ok := strings.Cut(m.Source, "://"); ok {
+		authority, _, _ := strings.Cut(rest, "/")
+		if strings.Contains(authority, "@") {
+			return fmt.Errorf("%s: the URL carries user information (user:password@); give the repository's URL without it", SourceAnnotation)
+		}
+	}
+	return nil
+}
+
+// LeaveOutSecrets splits objs into what an artifact holds by default and
+// the Secrets it leaves out: anyone who may pull the artifact could read
+// a Secret's data (registry passwords), so Flux gets pull Secrets from
+// elsewhere (SOPS-encrypted in Git, an external secret store). The order
+// of each part is objs'.
+func LeaveOutSecrets(objs []render.Object) (kept, secrets []render.Object) {
+	for _, o := range objs {
+		if o.Kind == "Secret" {
+			secrets = append(secrets, o)
+		} else {
+			kept = append(kept, o)
+		}
+	}
+	return kept, secrets
 }
 
 // Annotations returns the manifest annotations of m: created always (UTC,

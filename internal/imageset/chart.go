@@ -3,6 +3,7 @@ package imageset
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -33,9 +34,44 @@ const (
 	MaxValuesBytes = 4 << 20
 	// MaxRenderedBytes bounds the manifests a chart renders to (64 MiB).
 	MaxRenderedBytes = 64 << 20
-	// RenderTimeout bounds rendering a chart.
-	RenderTimeout = time.Minute
 )
+
+// ChartLimits bound rendering one chart: only the operator sets them
+// (images from-chart's --chart-timeout, --max-chart-memory and
+// --max-chart-objects), never the chart or its values.
+type ChartLimits struct {
+	// Time bounds rendering the chart's templates and reading the
+	// rendered objects.
+	Time time.Duration
+	// Memory bounds the heap bytes rendering may take: in a child
+	// process (ChartOptions.Child) the child's heap watch and its address
+	// space (this plus isolate.Overhead); in this process only the
+	// rendering's own check of the rendered size.
+	Memory int64
+	// Objects bounds the objects (YAML documents) the templates render.
+	Objects int
+}
+
+// DefaultChartLimits are the limits of a zero ChartLimits field: one
+// minute, 1 GiB of heap, 10,000 objects, each far above a large real
+// chart (the GPU Operator renders about 60 objects in 40 MB) and below
+// what exhausts a repo server (a template doubling a string took 24 GB).
+var DefaultChartLimits = ChartLimits{Time: time.Minute, Memory: 1 << 30, Objects: 10000}
+
+// orDefault is l with its zero fields DefaultChartLimits'.
+func (l ChartLimits) orDefault() ChartLimits {
+	d := DefaultChartLimits
+	if l.Time > 0 {
+		d.Time = l.Time
+	}
+	if l.Memory > 0 {
+		d.Memory = l.Memory
+	}
+	if l.Objects > 0 {
+		d.Objects = l.Objects
+	}
+	return d
+}
 
 // workloadKinds are the kinds whose pod templates FromChart reads.
 var workloadKinds = []string{"CronJob", "DaemonSet", "Deployment", "Job", "Pod", "ReplicaSet", "ReplicationController", "StatefulSet"}
@@ -48,6 +84,14 @@ type ChartOptions struct {
 	ValueFiles []string
 	// Set are key=value overrides (helm's --set), applied after the files.
 	Set []string
+	// Limits bound the rendering; zero fields are DefaultChartLimits'.
+	Limits ChartLimits `json:"-"`
+	// Child, when set, is the executable (normally os.Executable()) the
+	// chart is rendered in, as a child process run with the one argument
+	// ChartChildArg (see ServeChartChild): a template that asks for more
+	// memory or time than Limits allow ends the child, not this process.
+	// "" renders in this process, with the time limit only.
+	Child string `json:"-"`
 }
 
 // FromChart renders the Helm chart at path (a chart directory or a .tgz)
@@ -69,8 +113,18 @@ type ChartOptions struct {
 //     toolkit and devicePlugin); only maps that name a tag, version or
 //     digest count, since a bare repository would match any string.
 //
-// Errors name the chart, the object and the field.
+// Errors name the chart, the object and the field; a limit hit (see
+// ChartLimits) names the chart and the template that hit it.
 func FromChart(path string, o ChartOptions) (Set, string, error) {
+	lim := o.Limits.orDefault()
+	if o.Child != "" {
+		return fromChartChild(path, o, lim)
+	}
+	return fromChart(path, o, lim)
+}
+
+// fromChart is FromChart in this process.
+func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error) {
 	chrt, err := loadChart(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: %w", path, err)
@@ -90,16 +144,13 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 	// coalesced are the values the templates saw: Helm coalesces (and
 	// warns about what it drops) once, as helm template does.
 	var coalesced map[string]any
-	manifest, err := render(func() (string, error) {
-		out, v, err := template(chrt, vals)
+	manifest, err := render(lim.Time, func() (string, error) {
+		out, v, err := template(chrt, vals, lim)
 		coalesced = v
 		return out, err
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: rendering: %w", path, err)
-	}
-	if len(manifest) > MaxRenderedBytes {
-		return nil, "", fmt.Errorf("chart %s: renders to %d bytes, more than %d, the limit", path, len(manifest), MaxRenderedBytes)
 	}
 	items, err := (&kio.ByteReader{Reader: strings.NewReader(manifest), OmitReaderAnnotations: true}).Read()
 	if err != nil {
@@ -167,7 +218,11 @@ func FromChart(path string, o ChartOptions) (Set, string, error) {
 // out. It returns the manifests, then every hook's but the test hooks'
 // (they run only on helm test), as one YAML stream, and the coalesced
 // values the templates saw (.Values). vals is changed.
-func template(chrt *chart.Chart, vals map[string]any) (string, map[string]any, error) {
+//
+// Before the manifests are split, the rendered files together must be at
+// most MaxRenderedBytes, and their objects at most lim.Objects; the error
+// names the template rendering the most.
+func template(chrt *chart.Chart, vals map[string]any, lim ChartLimits) (string, map[string]any, error) {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
 		return "", nil, err
 	}
@@ -188,6 +243,9 @@ func template(chrt *chart.Chart, vals map[string]any) (string, map[string]any, e
 		if strings.HasSuffix(name, "NOTES.txt") {
 			delete(files, name)
 		}
+	}
+	if err := checkRendered(files, lim); err != nil {
+		return "", nil, err
 	}
 	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
 	if err != nil {
@@ -269,10 +327,38 @@ func mergeMaps(a, b map[string]any) map[string]any {
 	return out
 }
 
-// render runs run and gives up after RenderTimeout (Helm's template
-// engine takes no context; the rendering goroutine is then left to
-// finish on its own).
-func render(run func() (string, error)) (string, error) {
+// checkRendered refuses rendered files (template name -> output) of more
+// than MaxRenderedBytes together, or of more than lim.Objects YAML
+// documents that are not empty, naming the template with the most.
+func checkRendered(files map[string]string, lim ChartLimits) error {
+	var bytes, objects int
+	var big, many string
+	count := map[string]int{}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		f := files[name]
+		bytes += len(f)
+		if big == "" || len(f) > len(files[big]) {
+			big = name
+		}
+		count[name] = len(releaseutil.SplitManifests(f))
+		objects += count[name]
+		if many == "" || count[name] > count[many] {
+			many = name
+		}
+	}
+	if bytes > MaxRenderedBytes {
+		return fmt.Errorf("template %s: the templates render %d bytes together (this one %d), more than %d, the limit of a chart", big, bytes, len(files[big]), MaxRenderedBytes)
+	}
+	if objects > lim.Objects {
+		return fmt.Errorf("template %s: the templates render %d objects together (this one %d), more than %d, the limit of a chart (raise it with --max-chart-objects)", many, objects, count[many], lim.Objects)
+	}
+	return nil
+}
+
+// render runs run and gives up after limit (Helm's template engine takes
+// no context; the rendering goroutine is then left to finish on its own,
+// which ChartOptions.Child bounds).
+func render(limit time.Duration, run func() (string, error)) (string, error) {
 	type result struct {
 		out string
 		err error
@@ -285,8 +371,8 @@ func render(run func() (string, error)) (string, error) {
 	select {
 	case r := <-done:
 		return r.out, r.err
-	case <-time.After(RenderTimeout):
-		return "", fmt.Errorf("not done after %s", RenderTimeout)
+	case <-time.After(limit):
+		return "", fmt.Errorf("took more than %v, the limit of a chart (raise it with --chart-timeout)", limit)
 	}
 }
 

@@ -12,6 +12,15 @@
 // \u00XX); hex. Every spelling matches in any ASCII case (a registry
 // upper-casing an echo, %2f against %2F, hex in capitals); letters
 // outside ASCII are matched as written.
+//
+// Besides those fixed spellings, Scrub matches each secret escaped byte by
+// byte in any mixture of the ways URL and JSON encoders escape: every byte
+// literal (any ASCII case), as %XX or %25XX (any case of hex), a space as
+// + (or %2B, a query escaped twice), a JSON escape (\" \\ \/ \b \f \n \r \t) or \u00XX, a letter outside
+// ASCII as \uXXXX. So an encoder that escapes a set of characters of its
+// own (Python's quote keeping '/', a URL's userinfo keeping '+' and '&',
+// JavaScript's encodeURIComponent keeping '!'…) is covered without being
+// listed.
 package secret
 
 import (
@@ -24,6 +33,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Mask replaces every spelling of a secret.
@@ -45,14 +55,17 @@ type Set struct {
 	// spellings are the lower-cased (ASCII) spellings, longest first, so
 	// that a spelling holding another is replaced whole.
 	spellings []string
+	// values are the secrets as given, for the escape-tolerant match.
+	values []string
 }
 
 // Add records each value of at least MinLen bytes, with every spelling.
 func (s *Set) Add(values ...string) {
-	var add []string
+	var add, raw []string
 	for _, v := range values {
 		if len(v) >= MinLen {
 			add = append(add, Spellings(v)...)
+			raw = append(raw, v)
 		}
 	}
 	if len(add) == 0 {
@@ -60,6 +73,11 @@ func (s *Set) Add(values ...string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, v := range raw {
+		if !slices.Contains(s.values, v) {
+			s.values = append(s.values, v)
+		}
+	}
 	for _, sp := range add {
 		sp = lowerASCII(sp)
 		if !slices.Contains(s.spellings, sp) {
@@ -108,6 +126,16 @@ func (s *Set) Scrub(m string) string {
 			}
 			any = true
 			i += j + 1
+		}
+	}
+	for _, v := range s.values {
+		for i := 0; i < len(m); i++ {
+			if end := matchEscaped(m, i, v); end > i {
+				for k := i; k < end; k++ {
+					hide[k] = true
+				}
+				any = true
+			}
 		}
 	}
 	if !any {
@@ -214,4 +242,97 @@ func lowerASCII(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// matchEscaped returns the end of the longest match of v at m[i:] where
+// each byte of v may be written literally (ASCII case ignored) or escaped
+// as a URL or JSON encoder escapes it (see the package comment), or i when
+// v does not match there.
+func matchEscaped(m string, i int, v string) int {
+	// Most positions cannot start a match: only v's first byte or the
+	// start of an escape can.
+	if c := m[i]; lowerByte(c) != lowerByte(v[0]) && c != '%' && c != '\\' && c != '+' {
+		return i
+	}
+	type state struct{ k, p int } // k bytes of v matched, up to m[p]
+	best := i
+	// The states reached are few (an escape starts with a byte that is
+	// rarely the secret's own), so a list beats a map.
+	var seen [8]state
+	seenList := seen[:0]
+	var queue [8]state
+	work := append(queue[:0], state{0, i})
+	for len(work) > 0 {
+		st := work[len(work)-1]
+		work = work[:len(work)-1]
+		if slices.Contains(seenList, st) {
+			continue
+		}
+		seenList = append(seenList, st)
+		if st.k == len(v) {
+			best = max(best, st.p)
+			continue
+		}
+		next := func(k, p int) { work = append(work, state{k, p}) }
+		b, p, rest := v[st.k], st.p, m[st.p:]
+		if len(rest) == 0 {
+			continue
+		}
+		if lowerByte(rest[0]) == lowerByte(b) || (b == ' ' && rest[0] == '+') {
+			next(st.k+1, p+1)
+		}
+		if h, ok := hexByte(rest, "%"); ok && (h == b || (b == ' ' && h == '+')) {
+			next(st.k+1, p+3)
+		}
+		if h, ok := hexByte(rest, "%25"); ok && h == b {
+			next(st.k+1, p+5)
+		}
+		if len(rest) >= 2 && rest[0] == '\\' {
+			if e, ok := jsonShort[rest[1]]; ok && e == b {
+				next(st.k+1, p+2)
+			}
+		}
+		if r, ok := jsonRune(rest); ok {
+			if r < 0x80 && byte(r) == b {
+				next(st.k+1, p+6)
+			} else if c, n := utf8.DecodeRuneInString(v[st.k:]); c == r && c >= 0x80 {
+				next(st.k+n, p+6)
+			}
+		}
+	}
+	return best
+}
+
+// jsonShort are JSON's two-character escapes: the byte each stands for.
+var jsonShort = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// hexByte reads prefix and two hex digits (any case) at the start of s.
+func hexByte(s, prefix string) (byte, bool) {
+	if len(s) < len(prefix)+2 || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return 0, false
+	}
+	b, err := hex.DecodeString(s[len(prefix) : len(prefix)+2])
+	if err != nil {
+		return 0, false
+	}
+	return b[0], true
+}
+
+// jsonRune reads a \uXXXX escape (any case of hex) at the start of s.
+func jsonRune(s string) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	b, err := hex.DecodeString(s[2:6])
+	if err != nil {
+		return 0, false
+	}
+	return rune(b[0])<<8 | rune(b[1]), true
+}
+
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

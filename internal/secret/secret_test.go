@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -57,6 +58,15 @@ func TestScrubSpellings(t *testing.T) {
 				from: (8*len(prefix) + 5) / 6, to: 8 * (len(prefix) + len(pw)) / 6})
 		}
 	}
+	// Encoders with escape sets of their own, none of them listed as a
+	// spelling: Python's quote (keeps '/', a space as %20), a URL's
+	// userinfo (keeps '+' and '&'), JavaScript's encodeURIComponent (keeps
+	// '!'), a query escaped twice, JSON \u00XX of every other byte.
+	add("python quote", strings.NewReplacer("%2F", "/", "+", "%20").Replace(url.QueryEscape(pw)))
+	add("userinfo", url.UserPassword("robot$ci", pw).String())
+	add("query escaped twice", url.QueryEscape(url.QueryEscape(pw)))
+	add("JSON of query escaped", string(mustJSON(url.QueryEscape(pw))))
+	add("mixed escapes", mixed(pw))
 	add("base64 then query escaped", url.QueryEscape(base64.StdEncoding.EncodeToString([]byte("robot$ci:"+pw))))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +110,25 @@ func TestScrubKeepsOrdinaryText(t *testing.T) {
 	}
 }
 
+// mixed is v with every other byte escaped, alternately as %XX and
+// \u00XX, the letters outside ASCII as \uXXXX.
+func mixed(v string) string {
+	var b strings.Builder
+	for i, r := range v {
+		switch {
+		case r >= 0x80:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		case i%4 == 1:
+			fmt.Fprintf(&b, "%%%02x", r)
+		case i%4 == 3:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -116,4 +145,16 @@ func upperASCII(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// BenchmarkScrubLongMessage: Scrub over a 64 KiB message holding no
+// secret, as a status report's fields are scrubbed.
+func BenchmarkScrubLongMessage(b *testing.B) {
+	var s Set
+	s.AddBasic("robot", pw)
+	m := strings.Repeat("node worker-17 pulled registry.example/team/app%2Fx+y \\n ", 1200)
+	b.SetBytes(int64(len(m)))
+	for b.Loop() {
+		s.Scrub(m)
+	}
 }

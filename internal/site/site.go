@@ -67,6 +67,9 @@ type prefix struct {
 
 func parsePrefix(s string) (prefix, error) {
 	host, path, _ := strings.Cut(strings.TrimSuffix(s, "/"), "/")
+	if redacted, ok := withoutUserinfo(s); ok {
+		return prefix{}, &Error{What: fmt.Sprintf("%q", redacted), Reason: "credentials in the registry's name are refused (they would be printed and stored); give them in the docker config"}
+	}
 	if host == "" || strings.Contains(s, "://") || strings.Contains(s, "@") {
 		return prefix{}, &Error{What: fmt.Sprintf("%q", s), Reason: "want host[:port][/path]"}
 	}
@@ -78,8 +81,30 @@ func parsePrefix(s string) (prefix, error) {
 		if _, err := name.NewRepository(reg.RegistryStr()+"/"+path, name.StrictValidation); err != nil {
 			return prefix{}, &Error{What: fmt.Sprintf("%q", s), Reason: fmt.Sprintf("path %q is not a repository path: %v", path, err)}
 		}
+		// pkg/name takes "..", "." and "a..b" as path components; the
+		// distribution grammar, and so the registry, does not.
+		if _, err := imageref.Parse(reg.RegistryStr() + "/" + path); err != nil {
+			return prefix{}, &Error{What: fmt.Sprintf("%q", s), Reason: fmt.Sprintf("path %q is not a repository path: %v", path, err)}
+		}
 	}
 	return prefix{host: reg.RegistryStr(), path: path}, nil
+}
+
+// withoutUserinfo returns s with the user:password@ before its host
+// (after a scheme, if any) replaced by ***@, and whether s had one.
+func withoutUserinfo(s string) (string, bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		scheme, rest = "", s
+	} else {
+		scheme += "://"
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return s, false
+	}
+	return scheme + "***@" + rest[at+1:], true
 }
 
 // Validate checks every prefix of m. Errors are *Error.

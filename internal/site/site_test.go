@@ -2,6 +2,7 @@ package site
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -112,6 +113,28 @@ func TestBadPrefix(t *testing.T) {
 	for _, p := range []string{"", "https://site.example", "site.example/UPPER", "user@site.example"} {
 		if err := (Mapping{Default: p}).Validate(); err == nil {
 			t.Errorf("%q: no error", p)
+		}
+		if _, err := (Mapping{Default: p}).Repository(repo(t, "busybox")); err == nil {
+			t.Errorf("%q: Repository gave no error", p)
+		}
+	}
+}
+
+// TestHostilePrefix: a prefix with credentials is refused without echoing
+// them, and one whose path holds "..", "." or another component the
+// distribution grammar refuses (pkg/name takes them) is refused naming it.
+func TestHostilePrefix(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"robot:s3cr3t-pw@site.example:5000/mirror", "https://robot:s3cr3t-pw@site.example"} {
+		err := (Mapping{Default: p}).Validate()
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "robot") || !strings.Contains(err.Error(), "credentials") {
+			t.Errorf("%q: %v, want a refusal without the credentials", p, err)
+		}
+	}
+	for _, p := range []string{"site.example/../other", "site.example/a/./b", "site.example/a/..", "site.example/a..b", "site.example/-a"} {
+		err := (Mapping{Default: p}).Validate()
+		if err == nil || !strings.Contains(err.Error(), "not a repository path") {
+			t.Errorf("%q: %v, want refused as not a repository path", p, err)
 		}
 		if _, err := (Mapping{Default: p}).Repository(repo(t, "busybox")); err == nil {
 			t.Errorf("%q: Repository gave no error", p)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package schema
+package isolate
 
 import "os/exec"
 

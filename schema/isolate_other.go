@@ -1,7 +1,0 @@
-//go:build !unix
-
-package schema
-
-// limitAddressSpace does nothing where there is no RLIMIT_AS: the child's
-// heap watch and the parent's time limit still hold.
-func limitAddressSpace(uint64) {}
