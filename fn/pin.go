@@ -14,13 +14,12 @@ import (
 // spelling: "repo:tag" becomes "repo:tag@sha256:…"; with a site registry
 // (the rendered profile's site, or the top-level site of a config without
 // profiles) it becomes the site reference "<site repository>:tag@sha256:…",
-// written digests included. The containers are found
-// at kyaml's yaml.ConventionalContainerPaths (Pod, PodTemplate, Deployment,
-// StatefulSet, DaemonSet, ReplicaSet, Job, CronJob and custom resources of
-// the same shape), with the initContainers and ephemeralContainers beside
-// them; the image volumes' references (volumes[].image.reference) of the
-// same pod specs are pinned by the same rule, their pullPolicy left as
-// written (workload.EachImage). Images that already carry a digest are left as they are (without
+// written digests included. The images are those workload.EachImage
+// finds: the containers at kyaml's yaml.ConventionalContainerPaths with
+// their init and ephemeral containers and image volumes, and the pod
+// templates of any kind at any depth found by their shape (a serving
+// runtime's workerSpec, a training job's replica specs, Argo's
+// templates[].container), pullPolicy left as written. Images that already carry a digest are left as they are (without
 // a site). An image the
 // lock lacks, or that does not parse, is an error result naming the item,
 // its file and the field path.
