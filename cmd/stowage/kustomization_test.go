@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -229,4 +230,33 @@ func lockEntryNames(t *testing.T, path string) (*lock.Lock, string) {
 		names = append(names, e.Name)
 	}
 	return l, strings.Join(names, " ")
+}
+
+// TestVetListsUnpinnedStrings: vet on a kustomization whose items name an
+// image no pod template and no image place holds passes, prints the
+// function's warning for it, counts it in the verdict and lists it in
+// -o json's unpinned; the images of the declared places are counted as
+// pinned.
+func TestVetListsUnpinnedStrings(t *testing.T) {
+	const dir = "../../fn/testdata/kustomize/pin-places"
+	out, stderr, code := runCLI(t, nil, "vet", dir)
+	if code != 0 {
+		t.Fatalf("vet: exit %d\n%s%s", code, out, stderr)
+	}
+	if want := "ok: 0 profile(s), 0 object(s), 9 workload image(s) pinned, 1 string(s) read as image references left unpinned (warnings above)\n"; string(out) != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	if !strings.Contains(stderr, `warning: data.extra-image: "quay.io/example-org/undeclared:v9" reads as an image reference and is not pinned`) || strings.Count(stderr, "warning:") != 1 {
+		t.Errorf("stderr does not hold exactly the one warning:\n%s", stderr)
+	}
+	out, _, code = runCLI(t, nil, "vet", "-o", "json", dir)
+	var rep struct {
+		Unpinned []struct{ Object, Field, Reference string }
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || code != 0 {
+		t.Fatalf("vet -o json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(rep.Unpinned) != 1 || rep.Unpinned[0].Object != "ConfigMap leftover" || rep.Unpinned[0].Field != "data.extra-image" || rep.Unpinned[0].Reference != "quay.io/example-org/undeclared:v9" {
+		t.Errorf("unpinned = %+v", rep.Unpinned)
+	}
 }

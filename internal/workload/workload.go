@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/plan"
 )
@@ -200,23 +201,31 @@ func ImageVolume(field string) bool { return strings.HasSuffix(field, ".image.re
 // Pinned lists the images the KRM function pins in items (pin mode):
 // every container, init container and ephemeral container image and every
 // image volume reference of every item that is not local-config
-// (EachImage), in item order, as plan.Workload values that name the object
+// (EachImage), then every reference the config's image places find
+// (EachPlace), in item order, as plan.Workload values that name the object
 // ("Kind namespace/name"), the field and the file (kioutil's file
-// annotations; "" without them). These are
-// the images a lock for the kustomization must hold besides the config's.
-func Pinned(items []*yaml.RNode) []plan.Workload {
+// annotations; "" without them). These are the images a lock for the
+// kustomization must hold besides the config's. Values the function
+// refuses (not a string) are left out; it says why.
+func Pinned(items []*yaml.RNode, places []v1alpha1.ImagePlace) []plan.Workload {
 	var out []plan.Workload
-	EachImage(items, func(item, img *yaml.RNode, field string) {
+	add := func(item *yaml.RNode, field, ref string) {
 		obj := item.GetKind() + " " + item.GetName()
 		if ns := item.GetNamespace(); ns != "" {
 			obj = item.GetKind() + " " + ns + "/" + item.GetName()
 		}
 		file, _, _ := kioutil.GetFileAnnotations(item)
-		ref, err := Reference(img)
-		if err != nil {
-			return // the function refuses it at its field (fn's pin mode)
-		}
 		out = append(out, plan.Workload{Object: obj, Field: field, Image: ref, File: file})
+	}
+	EachImage(items, func(item, img *yaml.RNode, field string) {
+		if ref, err := Reference(img); err == nil {
+			add(item, field, ref)
+		}
+	})
+	EachPlace(items, places, func(sp Span) {
+		if sp.Err == nil {
+			add(sp.Item, sp.Field, sp.Value())
+		}
 	})
 	return out
 }
