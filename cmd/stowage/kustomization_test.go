@@ -260,3 +260,62 @@ func TestVetListsUnpinnedStrings(t *testing.T) {
 		t.Errorf("unpinned = %+v", rep.Unpinned)
 	}
 }
+
+// TestLockFindsNestedPodTemplatesAndPlaces: `stowage lock`, against
+// docker-registry, on the function's fixtures of custom resources with pod
+// templates outside the conventional paths and of declared image places
+// (their committed locks left out), resolves every image the function pins
+// there, and lock --check and vet then agree.
+func TestLockFindsNestedPodTemplatesAndPlaces(t *testing.T) {
+	t.Parallel()
+	d := registrytest.Start(t, registrytest.Options{})
+	for _, tc := range []struct {
+		fixture string
+		want    int
+	}{
+		{"pin-custom-resources", 10},
+		{"pin-places", 8},
+	} {
+		dir := t.TempDir()
+		src := filepath.Join(repoRoot, "fn", "testdata", "kustomize", tc.fixture)
+		for _, f := range []string{"kustomization.yaml", "pin.yaml", "resources.yaml"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ex, err := registrytest.LoadExample(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+		if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"lock", dir, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+		stdout, stderr, code := runCLI(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%s: lock exit %d:\n%s", tc.fixture, code, stderr)
+		}
+		lockPath := filepath.Join(dir, lock.FileName)
+		if want := fmt.Sprintf("%s: %d added, 0 removed, 0 changed (%d images)\n", lockPath, tc.want, tc.want); string(stdout) != want {
+			t.Errorf("%s: lock said %q, want %q", tc.fixture, stdout, want)
+		}
+		_, want := lockEntryNames(t, filepath.Join(src, lock.FileName))
+		if _, names := lockEntryNames(t, lockPath); names != want {
+			t.Errorf("%s: lock entries %s, want the fixture's %s", tc.fixture, names, want)
+		}
+		for _, cli := range [][]string{{"lock", dir, "--check"}, {"vet", dir}} {
+			if out, stderr, code := runCLI(t, nil, cli...); code != 0 {
+				t.Errorf("%s %v: exit %d\n%s%s", tc.fixture, cli, code, out, stderr)
+			}
+		}
+	}
+}
