@@ -214,6 +214,7 @@ manifests 64 MiB, rendering one minute. Names and output as from-list
     --per-node-label feature.node.kubernetes.io/kernel-version.full=6.8.0-1015-aws:kernel-6.8-aws.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			setLogLabel("helm") // the standard log now carries Helm's SDK's warnings
 			if err := out.check(); err != nil {
 				return err
 			}

@@ -319,3 +319,30 @@ func TestLockFindsNestedPodTemplatesAndPlaces(t *testing.T) {
 		}
 	}
 }
+
+// TestKustomizeLogLabelled: kustomize's API warns through the standard log
+// package (here about a var the kustomization defines and never uses); the
+// real binary labels that line as kustomize's, not Helm's.
+func TestKustomizeLogLabelled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot, "fn", "testdata", "kustomize", "pin-only")
+	for _, f := range []string{"kustomization.yaml", "pin.yaml", "app.yaml", "stowage.lock.yaml"} {
+		b := readFile(t, filepath.Join(src, f))
+		if f == "kustomization.yaml" {
+			b = append(b, "vars:\n- name: WEB\n  objref: {kind: Deployment, name: web, apiVersion: apps/v1}\n"...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(stowageBinary(t), "vet", dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("vet: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stowage: kustomize: well-defined vars that were never replaced: WEB\n") || strings.Contains(stderr.String(), "helm") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
