@@ -346,3 +346,71 @@ func TestKustomizeLogLabelled(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
+
+// TestLockLargeResourceFile: a kustomization with a single resource file
+// of 8.6 MB (a ConfigMap holding a large value beside a Deployment) is
+// locked against docker-registry, as the function with a raised
+// --max-input-bytes builds it; without the raise, lock warns that
+// kustomize build would fail on the function's default bound and vet
+// refuses it, and with the raise in the exec declaration neither does.
+func TestLockLargeResourceFile(t *testing.T) {
+	t.Parallel()
+	d := registrytest.Start(t, registrytest.Options{})
+	dir := t.TempDir()
+	big := strings.Repeat("a line of a large value\n", 8_600_000/24)
+	res := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  big: |\n" +
+		indent(big) +
+		"---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: web, image: ghcr.io/example-org/web:1}\n"
+	if len(res) < 8_600_000 {
+		t.Fatalf("the resource file holds %d bytes", len(res))
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("big.yaml", res)
+	write("kustomization.yaml", "resources: [stowage.lock.yaml, big.yaml]\ntransformers: [pin.yaml]\n")
+	pin := func(args string) string {
+		return "apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nmetadata:\n  name: pin\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: stowage\n        args: " + args + "\nspec: {}\n"
+	}
+	write("pin.yaml", pin("[fn]"))
+	ex, err := registrytest.LoadExample(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"lock", dir, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+	stdout, stderr, code := runCLI(t, nil, args...)
+	if code != 0 || !strings.Contains(string(stdout), "1 added") {
+		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	const over = "more than the 4194304 the function reads (--max-input-bytes); kustomize build would fail"
+	if !strings.Contains(stderr, "stowage: warning: kustomization "+dir+": the ResourceList kustomize would pass to the function holds ") || !strings.Contains(stderr, over) {
+		t.Errorf("lock does not warn of the function's bound:\n%s", stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code == 0 || !strings.Contains(stderr, over) {
+		t.Errorf("vet: exit %d\n%s", code, stderr)
+	}
+
+	write("pin.yaml", pin("[fn, --max-input-bytes, \"20000000\"]"))
+	stdout, stderr, code = runCLI(t, nil, args...)
+	if code != 0 || strings.Contains(stderr, "warning") {
+		t.Fatalf("lock with the bound raised: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Errorf("vet with the bound raised: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// indent indents every line of s by four spaces, for a block scalar.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ") + "\n"
+}
