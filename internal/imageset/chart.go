@@ -467,7 +467,7 @@ var osSuffixed = regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*
 // runtimeOSSuffix reports whether the operator that reads vi from carrier
 // completes its tag at run time with the node's operating system: the
 // NVIDIA GPU Operator's driver (values driver, carried by its
-// ClusterPolicy), whose version gains "-<os id><os version>" unless it
+// ClusterPolicy or NVIDIADriver), whose version gains "-<os id><os version>" unless it
 // names one already or is a digest (the operator's documentation on
 // precompiled and per-OS driver images).
 func runtimeOSSuffix(vi ValueImage, carrier string) bool {
@@ -475,7 +475,7 @@ func runtimeOSSuffix(vi ValueImage, carrier string) bool {
 	if vi.Fields["tag"] != "" {
 		v = vi.Fields["tag"]
 	}
-	return vi.Path == "driver" && strings.HasPrefix(carrier, "ClusterPolicy ") && v != "" &&
+	return vi.Path == "driver" && (strings.HasPrefix(carrier, "ClusterPolicy ") || strings.HasPrefix(carrier, "NVIDIADriver ")) && v != "" &&
 		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed.MatchString(v)
 }
 
