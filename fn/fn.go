@@ -252,7 +252,11 @@ func (a *api) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			rendered = a.s.render(fc, c, a.l)
 		}
 	}
-	a.s.pin(a.l)
+	var places []v1alpha1.ImagePlace
+	if ok {
+		places = c.cfg.ImagePlaces
+	}
+	a.s.pin(a.l, places)
 	return append(items, rendered...), nil
 }
 

@@ -7,8 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/stowage/stowage/internal/testing/testbin"
 )
@@ -49,6 +54,7 @@ func TestKustomizeBuild(t *testing.T) {
 		{"gitops-flux", "../examples/gitops-flux/clusters/prod/prepull", "../golden/gitops-flux/build.yaml"},
 		{"pin-only", "testdata/kustomize/pin-only", "testdata/kustomize/pin-only/expected.yaml"},
 		{"pin-image-volume", "testdata/kustomize/pin-image-volume", "testdata/kustomize/pin-image-volume/expected.yaml"},
+		{"pin-custom-resources", "testdata/kustomize/pin-custom-resources", "testdata/kustomize/pin-custom-resources/expected.yaml"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +86,9 @@ func TestKustomizeBuild(t *testing.T) {
 				}
 			}
 			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "!*:latest") || strings.HasSuffix(line, "reference: lr") {
+					continue // a policy's pattern and a tuning parameter, not images
+				}
 				if (strings.Contains(line, "image: ") || strings.Contains(line, "reference: ")) && !strings.Contains(line, "@sha256:") {
 					t.Errorf("unpinned image in build output: %s", strings.TrimSpace(line))
 				}
@@ -343,5 +352,143 @@ func TestKustomizeOperatorEnvRule(t *testing.T) {
 				t.Errorf("the output shows the token or tells the repository how to widen the rule:\n%s%s", out, stderr)
 			}
 		})
+	}
+}
+
+// TestKustomizePinChangesOnlyImages builds each pin-mode fixture through
+// the real kustomize twice, with the function and without it
+// (--enable-alpha-plugins alone skips an exec function), and walks the two
+// outputs side by side: they differ only at exactly the fields listed
+// (image fields and the config's image places), each the same string with
+// "@sha256:<64 hex>" inserted after every reference it pins.
+func TestKustomizePinChangesOnlyImages(t *testing.T) {
+	kustomize := testbin.Kustomize(t)
+	path := stowagePath(t)
+	cases := []struct {
+		dir    string
+		pinned []string // "Kind/name field"
+	}{
+		{"testdata/kustomize/pin-custom-resources", []string{
+			"ServingRuntime/huggingface-multinode spec.containers[0].image",
+			"ServingRuntime/huggingface-multinode spec.workerSpec.containers[0].image",
+			"Notebook/scipy spec.template.spec.containers[0].image",
+			"PyTorchJob/mnist spec.pytorchReplicaSpecs.Master.template.spec.containers[0].image",
+			"PyTorchJob/mnist spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].image",
+			"PyTorchJob/mnist spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[0].image",
+			"Experiment/random spec.trialTemplate.trialSpec.spec.template.spec.containers[0].image",
+			"WorkflowTemplate/pipeline spec.templates[1].container.image",
+			"WorkflowTemplate/pipeline spec.templates[1].sidecars[0].image",
+			"WorkflowTemplate/pipeline spec.templates[2].initContainers[0].image",
+			"WorkflowTemplate/pipeline spec.templates[2].script.image",
+		}},
+		{"testdata/kustomize/pin-places", []string{
+			"ConfigMap/jupyter-web-app-config data.spawner_ui_config.yaml",
+			"ConfigMap/inferenceservice-config data.agent",
+			"ConfigMap/inferenceservice-config data.storageInitializer",
+			"Deployment/agent-controller spec.template.spec.containers[0].image",
+			"Deployment/agent-controller spec.template.spec.containers[0].args[1]",
+			"Deployment/agent-controller spec.template.spec.containers[0].env[0].value",
+			"ModelCache/llama spec.loaderImage",
+		}},
+		{"testdata/kustomize/pin-only", []string{
+			"Deployment/web spec.template.spec.containers[0].image",
+			"Deployment/web spec.template.spec.containers[1].image",
+			"Deployment/web spec.template.spec.initContainers[0].image",
+			"CronJob/report spec.jobTemplate.spec.template.spec.containers[0].image",
+		}},
+	}
+	digest := regexp.MustCompile(`@sha256:[0-9a-f]{64}`)
+	for _, tc := range cases {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			with, stderr, err := build(t, kustomize, path, tc.dir, execFlags...)
+			if err != nil {
+				t.Fatalf("kustomize build: %v\n%s", err, stderr)
+			}
+			without, stderr, err := build(t, kustomize, path, tc.dir, "--enable-alpha-plugins")
+			if err != nil {
+				t.Fatalf("kustomize build without the function: %v\n%s", err, stderr)
+			}
+			a, err := kio.FromBytes(without)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := kio.FromBytes(with)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a) != len(b) {
+				t.Fatalf("%d objects without the function, %d with it", len(a), len(b))
+			}
+			var got []string
+			for i := range a {
+				obj := a[i].GetKind() + "/" + a[i].GetName()
+				diffNodes(t, a[i].YNode(), b[i].YNode(), "", func(field, was, now string) {
+					if !digest.MatchString(now) || digest.ReplaceAllString(now, "") != was {
+						t.Errorf("%s %s: %q became %q, not the same image pinned", obj, field, was, now)
+					}
+					got = append(got, obj+" "+field)
+				})
+			}
+			slices.Sort(got)
+			slices.Sort(tc.pinned)
+			if strings.Join(got, "\n") != strings.Join(tc.pinned, "\n") {
+				t.Errorf("fields pinned:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.pinned, "\n"))
+			}
+		})
+	}
+}
+
+// diffNodes walks a and b side by side and calls changed for every scalar
+// whose value differs; any other difference (kind, length, keys, tags,
+// styles) is a test error.
+func diffNodes(t *testing.T, a, b *yaml.Node, field string, changed func(field, was, now string)) {
+	t.Helper()
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) || a.Tag != b.Tag {
+		t.Errorf("%s: shape differs (kind %v/%v, %d/%d children, tag %s/%s)", field, a.Kind, b.Kind, len(a.Content), len(b.Content), a.Tag, b.Tag)
+		return
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		if a.Value != b.Value {
+			changed(field, a.Value, b.Value)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			if a.Content[i].Value != b.Content[i].Value {
+				t.Errorf("%s: key %q became %q", field, a.Content[i].Value, b.Content[i].Value)
+				continue
+			}
+			f := a.Content[i].Value
+			if field != "" {
+				f = field + "." + f
+			}
+			diffNodes(t, a.Content[i+1], b.Content[i+1], f, changed)
+		}
+	default:
+		for i := range a.Content {
+			diffNodes(t, a.Content[i], b.Content[i], fmt.Sprintf("%s[%d]", field, i), changed)
+		}
+	}
+}
+
+// TestKustomizeLeftoverWarning: in the image places fixture, the one
+// string that reads as an image reference and that no place declares
+// reaches the kustomize user as a warning naming the object and field,
+// while the build succeeds; the time and the URL beside it do not.
+func TestKustomizeLeftoverWarning(t *testing.T) {
+	kustomize := testbin.Kustomize(t)
+	const dir = "testdata/kustomize/pin-places"
+	out, stderr, err := build(t, kustomize, stowagePath(t), dir, execFlags...)
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, stderr)
+	}
+	// kustomize hands the function its resources without their files:
+	// the object names where.
+	want := fmt.Sprint("ConfigMap leftover: warning: data.extra-image: \"quay.io/example-org/undeclared:v9\" reads as an image reference and is not pinned: the function leaves it as written, and the site will pull it by tag; declare its place in spec.imagePlaces (kind, path, pattern) so that lock and the function pin it\n")
+	if stderr != want {
+		t.Errorf("kustomize's stderr:\n%s\nwant exactly:\n%s", stderr, want)
+	}
+	if !bytes.Contains(out, []byte("extra-image: quay.io/example-org/undeclared:v9\n")) {
+		t.Errorf("the undeclared image changed:\n%s", out)
 	}
 }

@@ -130,6 +130,9 @@ func validate(c *v1alpha1.Config, loc *locator, allowNoProfiles bool) Errors {
 	checkRequestsWithinLimits(add, path("resources"), nil, c.Resources, nil)
 	checkSite(add, path("site"), c.Site)
 	checkVerify(add, path("verify"), c.Verify)
+	for i, ip := range c.ImagePlaces {
+		checkImagePlace(add, path("imagePlaces", i), ip)
+	}
 	if len(c.Profiles) == 0 && !allowNoProfiles {
 		add(path("profiles"), "no profile is defined")
 	}
@@ -885,6 +888,24 @@ func checkExactOrRegexp(add adder, p cue.Path, f, exact, re string) {
 		if _, err := regexp.Compile(re); err != nil {
 			add(extend(p, f+"Regexp"), "%q is not a regular expression: %v", re, err)
 		}
+	}
+}
+
+// checkImagePlace checks an image place: a path without empty keys and a
+// pattern that compiles (RE2) with exactly one capturing group.
+func checkImagePlace(add adder, p cue.Path, ip v1alpha1.ImagePlace) {
+	if slices.Contains(strings.Split(ip.Path, "/"), "") {
+		add(extend(p, "path"), "%q has an empty key: write keys separated by single slashes, as data/images", ip.Path)
+	}
+	if ip.Pattern == "" {
+		return
+	}
+	re, err := regexp.Compile(ip.Pattern)
+	switch {
+	case err != nil:
+		add(extend(p, "pattern"), "%q is not a regular expression: %v", ip.Pattern, err)
+	case re.NumSubexp() != 1:
+		add(extend(p, "pattern"), "%q has %d capturing groups; give exactly one, around the image reference, as --image=(\\S+)", ip.Pattern, re.NumSubexp())
 	}
 }
 

@@ -40,6 +40,12 @@ type Config struct {
 	// Verify is the signature policy `stowage lock` and `stowage bump`
 	// check every digest they resolve under; nil when none is set.
 	Verify *Verify `json:"verify,omitempty"`
+	// ImagePlaces are the places outside pod templates where the items of
+	// a kustomization name images (a ConfigMap's value, an argument, a
+	// custom resource's field): the KRM function pins them and `lock`
+	// locks them with the containers' images. A config directory's own
+	// commands do not read items, and ignore them.
+	ImagePlaces []ImagePlace `json:"imagePlaces,omitempty"`
 
 	// AllowLiteralPasswords is set by the caller (a CLI flag or a KRM
 	// annotation), never by the files.
@@ -56,6 +62,29 @@ type Config struct {
 // its position is unknown.
 func (c *Config) PasswordAt(kind, name string) Position {
 	return c.PasswordPositions[kind+"."+name+".auth.password"]
+}
+
+// ImagePlace is one place where items name an image outside a pod
+// template, in the manner of kustomize's image field specs: the items of
+// Kind (and APIVersion and Name when given), at Path, and within the string
+// found there, every match of Pattern's one group, or the whole string
+// without a Pattern.
+type ImagePlace struct {
+	// APIVersion narrows the place to items of this apiVersion ("" any).
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind is the kind of the items the place is in.
+	Kind string `json:"kind"`
+	// Name narrows the place to the item of this name ("" any).
+	Name string `json:"name,omitempty"`
+	// Path is the field, its keys separated by "/" as in kustomize's field
+	// specs ("data/images", "spec/template/spec/containers/args"); a list
+	// on the way is entered element by element, and "*" stands for every
+	// key of a map.
+	Path string `json:"path"`
+	// Pattern, when set, is an RE2 regular expression with exactly one
+	// capturing group: every match's group in the string is an image
+	// reference ("--image=(\S+)"); without it the whole string is one.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // Position is where a value of a config is written: the file as given to

@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // kustomizeIDAnnotation is the annotation kustomize's exec-function
@@ -83,4 +85,20 @@ func fnInputSize(b *kustomization.Build) (int64, error) {
 		return 0, fmt.Errorf("the ResourceList kustomize would pass: %w", err)
 	}
 	return size, nil
+}
+
+// warnFunctionInput warns on w, for the lock command, when the
+// ResourceList kustomize would pass to the function for src's
+// kustomization is over the exec declaration's --max-input-bytes (its
+// default without one): the lock is written, but kustomize build would
+// fail, which vet reports as an error. Nothing is written when the size
+// cannot be computed (vet says why).
+func warnFunctionInput(w io.Writer, src *source.Source) {
+	b := src.Kustomization
+	size, err := fnInputSize(b)
+	if err != nil || size <= src.MaxInput {
+		return
+	}
+	fmt.Fprintf(w, "stowage: warning: kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization\n",
+		escape.Text(b.Dir), size, src.MaxInput, escape.Text(b.FunctionFile))
 }

@@ -173,8 +173,20 @@ hooks not), and the images the chart's values describe as maps
 (repository/image with tag or version, registry and digest optional, as the
 GPU Operator's driver, toolkit and devicePlugin) that the rendered objects
 use: the composed reference appears as a string in them, or an object carries
-the same fields (the GPU Operator's ClusterPolicy). A map with enabled: false is
-left out. --values and --set work as helm's; values files are local.
+the same fields (the GPU Operator's ClusterPolicy). Pod templates of other
+kinds (custom resources) count when their images parse. A tag or version
+written as a number is spelled as Helm prints it (1.10 prints 1.1, and a note
+says so); a version that is a digest (sha256:...) gives a digest reference. A
+map with enabled: false, or under a section with enabled: false, is left out.
+--values and --set work as helm's; values files are local. --api-versions and
+--kube-version set the capabilities the templates see, as helm template's.
+
+Every entry is written after comments saying where it came from (the rendered
+object and field, or the values path and the object carrying the map) and
+whether only the value-map heuristic found it. An image whose tag the
+operator completes at run time with the node's OS (the GPU Operator's driver)
+carries a note; --per-node-label with the OS suffixes as values (ubuntu22.04,
+rhel9.4) writes one reference per OS.
 
 --per-node-label LABEL=VALUE:FILE (repeatable, one LABEL) is for images built
 per node group, as the GPU Operator's driver per kernel: the chart is rendered
@@ -210,6 +222,7 @@ Names and output as from-list (docs/imagesets.md).`,
     --per-node-label feature.node.kubernetes.io/kernel-version.full=6.8.0-1015-aws:kernel-6.8-aws.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			setLogLabel("helm") // the standard log now carries Helm's SDK's warnings
 			if err := out.check(); err != nil {
 				return err
 			}
@@ -273,5 +286,7 @@ Names and output as from-list (docs/imagesets.md).`,
 	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win), as helm's --values")
 	c.Flags().StringArrayVar(&o.Set, "set", nil, "key=value, as helm's --set (repeatable; applied after --values)")
 	limitflags.AddChart(c.Flags(), &chartLimits, limitflags.Chart(imageset.DefaultChartLimits))
+	c.Flags().StringSliceVarP(&o.APIVersions, "api-versions", "a", nil, "Kubernetes API versions the templates see in .Capabilities.APIVersions, as helm template's --api-versions (repeatable or comma-separated)")
+	c.Flags().StringVar(&o.KubeVersion, "kube-version", "", "the Kubernetes version the templates see in .Capabilities.KubeVersion, as helm template's --kube-version (e.g. v1.33.0)")
 	return c
 }

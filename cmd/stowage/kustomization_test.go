@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -229,4 +230,187 @@ func lockEntryNames(t *testing.T, path string) (*lock.Lock, string) {
 		names = append(names, e.Name)
 	}
 	return l, strings.Join(names, " ")
+}
+
+// TestVetListsUnpinnedStrings: vet on a kustomization whose items name an
+// image no pod template and no image place holds passes, prints the
+// function's warning for it, counts it in the verdict and lists it in
+// -o json's unpinned; the images of the declared places are counted as
+// pinned.
+func TestVetListsUnpinnedStrings(t *testing.T) {
+	const dir = "../../fn/testdata/kustomize/pin-places"
+	out, stderr, code := runCLI(t, nil, "vet", dir)
+	if code != 0 {
+		t.Fatalf("vet: exit %d\n%s%s", code, out, stderr)
+	}
+	if want := "ok: 0 profile(s), 0 object(s), 9 workload image(s) pinned, 1 string(s) read as image references left unpinned (warnings above)\n"; string(out) != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	if !strings.Contains(stderr, `warning: data.extra-image: "quay.io/example-org/undeclared:v9" reads as an image reference and is not pinned`) || strings.Count(stderr, "warning:") != 1 {
+		t.Errorf("stderr does not hold exactly the one warning:\n%s", stderr)
+	}
+	out, _, code = runCLI(t, nil, "vet", "-o", "json", dir)
+	var rep struct {
+		Unpinned []struct{ Object, Field, Reference string }
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || code != 0 {
+		t.Fatalf("vet -o json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(rep.Unpinned) != 1 || rep.Unpinned[0].Object != "ConfigMap leftover" || rep.Unpinned[0].Field != "data.extra-image" || rep.Unpinned[0].Reference != "quay.io/example-org/undeclared:v9" {
+		t.Errorf("unpinned = %+v", rep.Unpinned)
+	}
+}
+
+// TestLockFindsNestedPodTemplatesAndPlaces: `stowage lock`, against
+// docker-registry, on the function's fixtures of custom resources with pod
+// templates outside the conventional paths and of declared image places
+// (their committed locks left out), resolves every image the function pins
+// there, and lock --check and vet then agree.
+func TestLockFindsNestedPodTemplatesAndPlaces(t *testing.T) {
+	t.Parallel()
+	d := registrytest.Start(t, registrytest.Options{})
+	for _, tc := range []struct {
+		fixture string
+		want    int
+	}{
+		{"pin-custom-resources", 10},
+		{"pin-places", 8},
+	} {
+		dir := t.TempDir()
+		src := filepath.Join(repoRoot, "fn", "testdata", "kustomize", tc.fixture)
+		for _, f := range []string{"kustomization.yaml", "pin.yaml", "resources.yaml"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ex, err := registrytest.LoadExample(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+		if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"lock", dir, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+		stdout, stderr, code := runCLI(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%s: lock exit %d:\n%s", tc.fixture, code, stderr)
+		}
+		lockPath := filepath.Join(dir, lock.FileName)
+		if want := fmt.Sprintf("%s: %d added, 0 removed, 0 changed (%d images)\n", lockPath, tc.want, tc.want); string(stdout) != want {
+			t.Errorf("%s: lock said %q, want %q", tc.fixture, stdout, want)
+		}
+		_, want := lockEntryNames(t, filepath.Join(src, lock.FileName))
+		if _, names := lockEntryNames(t, lockPath); names != want {
+			t.Errorf("%s: lock entries %s, want the fixture's %s", tc.fixture, names, want)
+		}
+		for _, cli := range [][]string{{"lock", dir, "--check"}, {"vet", dir}} {
+			if out, stderr, code := runCLI(t, nil, cli...); code != 0 {
+				t.Errorf("%s %v: exit %d\n%s%s", tc.fixture, cli, code, out, stderr)
+			}
+		}
+	}
+}
+
+// TestKustomizeLogLabelled: kustomize's API warns through the standard log
+// package (here about a var the kustomization defines and never uses); the
+// real binary labels that line as kustomize's, not Helm's.
+func TestKustomizeLogLabelled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot, "fn", "testdata", "kustomize", "pin-only")
+	for _, f := range []string{"kustomization.yaml", "pin.yaml", "app.yaml", "stowage.lock.yaml"} {
+		b := readFile(t, filepath.Join(src, f))
+		if f == "kustomization.yaml" {
+			b = append(b, "vars:\n- name: WEB\n  objref: {kind: Deployment, name: web, apiVersion: apps/v1}\n"...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(stowageBinary(t), "vet", dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("vet: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stowage: kustomize: well-defined vars that were never replaced: WEB\n") || strings.Contains(stderr.String(), "helm") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// TestLockLargeResourceFile: a kustomization with a single resource file
+// of 8.6 MB (a ConfigMap holding a large value beside a Deployment) is
+// locked against docker-registry, as the function with a raised
+// --max-input-bytes builds it; without the raise, lock warns that
+// kustomize build would fail on the function's default bound and vet
+// refuses it, and with the raise in the exec declaration neither does.
+func TestLockLargeResourceFile(t *testing.T) {
+	t.Parallel()
+	d := registrytest.Start(t, registrytest.Options{})
+	dir := t.TempDir()
+	big := strings.Repeat("a line of a large value\n", 8_600_000/24)
+	res := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  big: |\n" +
+		indent(big) +
+		"---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: web, image: ghcr.io/example-org/web:1}\n"
+	if len(res) < 8_600_000 {
+		t.Fatalf("the resource file holds %d bytes", len(res))
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("big.yaml", res)
+	write("kustomization.yaml", "resources: [stowage.lock.yaml, big.yaml]\ntransformers: [pin.yaml]\n")
+	pin := func(args string) string {
+		return "apiVersion: stowage.dev/v1alpha1\nkind: Stowage\nmetadata:\n  name: pin\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: stowage\n        args: " + args + "\nspec: {}\n"
+	}
+	write("pin.yaml", pin("[fn]"))
+	ex, err := registrytest.LoadExample(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := registrytest.SeedFor(ex.Config, d.Host, ex.Workloads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := mustResolver(t, append(p.Options(), registry.WithInsecure(d.Host))...)
+	if err := registrytest.SeedStandIns(context.Background(), push, nil, p.Refs, 4); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"lock", dir, "--quiet", "--insecure-registry", d.Host}, p.Flags()...)
+	stdout, stderr, code := runCLI(t, nil, args...)
+	if code != 0 || !strings.Contains(string(stdout), "1 added") {
+		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	const over = "more than the 4194304 the function reads (--max-input-bytes); kustomize build would fail"
+	if !strings.Contains(stderr, "stowage: warning: kustomization "+dir+": the ResourceList kustomize would pass to the function holds ") || !strings.Contains(stderr, over) {
+		t.Errorf("lock does not warn of the function's bound:\n%s", stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "vet", dir); code == 0 || !strings.Contains(stderr, over) {
+		t.Errorf("vet: exit %d\n%s", code, stderr)
+	}
+
+	write("pin.yaml", pin("[fn, --max-input-bytes, \"20000000\"]"))
+	stdout, stderr, code = runCLI(t, nil, args...)
+	if code != 0 || strings.Contains(stderr, "warning") {
+		t.Fatalf("lock with the bound raised: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+		t.Errorf("vet with the bound raised: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// indent indents every line of s by four spaces, for a block scalar.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ") + "\n"
 }

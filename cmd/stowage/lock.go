@@ -106,6 +106,9 @@ func lockInputsRepair(ctx context.Context, stderr io.Writer, dir string, o loadO
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if warn != nil && src.Kustomization != nil {
+		warnFunctionInput(warn, src)
+	}
 	if err := src.NeedLock(); err != nil {
 		return src, nil, nil, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,12 +80,35 @@ func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
 
 // routeLog sends the standard log package's output, which libraries
 // write untrusted text through (Helm's SDK warns about a chart's values
-// with log.Printf), to w one escaped line a message, without the
-// timestamp, so that a chart cannot drive the terminal (escape.LineWriter).
+// with log.Printf, kustomize's API about a kustomization's unused vars),
+// to w one escaped line a message, without the timestamp, so that a chart
+// or a kustomization cannot drive the terminal (escape.LineWriter). Each
+// line is labelled with the library the running command uses
+// (setLogLabel): "stowage: helm: " or "stowage: kustomize: ".
 func routeLog(w io.Writer) {
 	log.SetFlags(0)
 	log.SetPrefix("")
-	log.SetOutput(escape.LineWriter(w, "stowage: helm: "))
+	log.SetOutput(labelledLog{w})
+}
+
+// logLabel names the library whose messages the standard log carries in
+// this run: "helm" while a chart renders, "kustomize" while a
+// kustomization builds; unset names none.
+var logLabel atomic.Pointer[string]
+
+// setLogLabel labels the standard log's lines from now on (routeLog).
+func setLogLabel(l string) { logLabel.Store(&l) }
+
+// labelledLog writes each message the standard log gives it as one
+// escaped line after "stowage: " and the current logLabel.
+type labelledLog struct{ w io.Writer }
+
+func (l labelledLog) Write(p []byte) (int, error) {
+	prefix := "stowage: "
+	if s := logLabel.Load(); s != nil && *s != "" {
+		prefix += *s + ": "
+	}
+	return escape.LineWriter(l.w, prefix).Write(p)
 }
 
 // interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/source"
 )
 
@@ -57,6 +58,11 @@ func loadSource(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 	}
 	if o.deadline != nil {
 		lo.Deadline = *o.deadline
+	}
+	if kustomization.Find(dir) != "" {
+		// What the standard log carries now is kustomize's API's (a
+		// kustomization is built), not Helm's.
+		setLogLabel("kustomize")
 	}
 	return source.Load(dir, lo)
 }

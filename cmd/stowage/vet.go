@@ -25,6 +25,7 @@ import (
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
+	"github.com/stowage/stowage/internal/workload"
 )
 
 func newVet(getenv env) *cobra.Command {
@@ -64,7 +65,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %q: want text or json", format)}
 			}
-			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Images: []vetImage{}, Errors: []vetError{}}
+			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Images: []vetImage{}, Unpinned: []vetUnpinned{}, Errors: []vetError{}}
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
@@ -261,7 +262,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		return err
 	}
 	l := lf.Lock
-	objects, rendered, err := runFunction(cmd.Context(), src, v.getenv)
+	objects, rendered, err := runFunction(cmd.Context(), cmd.ErrOrStderr(), src, v.getenv, v.rep)
 	if err != nil {
 		return err
 	}
@@ -286,6 +287,9 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 	pinned := ""
 	if n := len(src.Workloads); n > 0 {
 		pinned = fmt.Sprintf(", %d workload image(s) pinned", n)
+	}
+	if n := len(v.rep.Unpinned); n > 0 {
+		pinned += fmt.Sprintf(", %d string(s) read as image references left unpinned (warnings above)", n)
 	}
 	if v.site {
 		ms, imgs, sites, err := siteManifests(src.Config, vetted, l, src.Workloads)
@@ -320,11 +324,15 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 // runFunction runs the KRM function in process on the items kustomize
 // would hand it (src's build), with the exec declaration's --allow-env
 // names, reading no password (fn.Processor.CheckOnly), and returns how
-// many objects it adds and the DaemonSets it rendered, by profile. Errors:
-// a ResourceList over the declaration's --max-input-bytes (kustomize build
+// many objects it adds and the DaemonSets it rendered, by profile. The
+// function's warnings about the items (the functionConfig's are the
+// loader's to print) go to stderr as `stowage: file:line: warning: …`
+// lines, and every string left reading as an image reference without a
+// digest (workload.EachLeftover) is listed in rep.Unpinned. Errors: a
+// ResourceList over the declaration's --max-input-bytes (kustomize build
 // would fail), and the function's error results as a
 // *source.FunctionError.
-func runFunction(ctx context.Context, src *source.Source, getenv env) (int, map[string][]*appsv1.DaemonSet, error) {
+func runFunction(ctx context.Context, stderr io.Writer, src *source.Source, getenv env, rep *vetReport) (int, map[string][]*appsv1.DaemonSet, error) {
 	b := src.Kustomization
 	size, err := fnInputSize(b)
 	if err != nil {
@@ -342,6 +350,20 @@ func runFunction(ctx context.Context, src *source.Source, getenv env) (int, map[
 	if err := p.Process(rl); err != nil {
 		return 0, nil, source.NewFunctionError(p, b, rl.Results)
 	}
+	var items framework.Results
+	for _, r := range rl.Results {
+		if r.ResourceRef == nil || !fn.IsFunctionConfig(b.FunctionConfig) || r.ResourceRef.Kind != b.FunctionConfig.GetKind() || r.ResourceRef.Name != b.FunctionConfig.GetName() {
+			items = append(items, r)
+		}
+	}
+	for _, l := range p.Locate(b.FunctionConfig, items) {
+		if l.Severity == framework.Warning {
+			fmt.Fprintf(stderr, "stowage: %s\n", escape.Text(l.String()))
+		}
+	}
+	workload.EachLeftover(rl.Items[:len(b.Items)], nil, func(item *kyaml.RNode, field, ref string) {
+		rep.Unpinned = append(rep.Unpinned, vetUnpinned{Object: item.GetKind() + " " + item.GetName(), Field: field, Reference: ref})
+	})
 	dss, err := renderedDaemonSets(rl.Items)
 	if err != nil {
 		return 0, nil, err
@@ -458,7 +480,20 @@ type vetReport struct {
 	// Images say, per profile and pre-pulled image, who may use the copy
 	// on a node offline (plan.Access).
 	Images []vetImage `json:"images"`
-	Errors []vetError `json:"errors"`
+	// Unpinned are the strings of a kustomization's items that read as
+	// image references and that nothing pins (workload.EachLeftover): the
+	// site would pull them by tag. Each is a warning too.
+	Unpinned []vetUnpinned `json:"unpinned"`
+	Errors   []vetError    `json:"errors"`
+}
+
+// vetUnpinned is one string of an item left reading as an image reference
+// without a digest.
+type vetUnpinned struct {
+	// Object is "Kind name".
+	Object    string `json:"object"`
+	Field     string `json:"field"`
+	Reference string `json:"reference"`
 }
 
 // vetSecret is a pull Secret stowage names but does not render.

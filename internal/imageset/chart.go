@@ -1,10 +1,12 @@
 package imageset
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -73,7 +75,9 @@ func (l ChartLimits) orDefault() ChartLimits {
 	return d
 }
 
-// workloadKinds are the kinds whose pod templates FromChart reads.
+// workloadKinds are the kinds whose images FromChart refuses when they do
+// not parse; pod templates of other kinds count when theirs parse
+// (workload.EachImage's shape rule).
 var workloadKinds = []string{"CronJob", "DaemonSet", "Deployment", "Job", "Pod", "ReplicaSet", "ReplicationController", "StatefulSet"}
 
 // ChartOptions are the values FromChart renders a chart with, as helm
@@ -92,6 +96,17 @@ type ChartOptions struct {
 	// memory or time than Limits allow ends the child, not this process.
 	// "" renders in this process, with the time limit only.
 	Child string `json:"-"`
+	// APIVersions are added to the API versions the templates see in
+	// .Capabilities.APIVersions (helm template's --api-versions: a group
+	// version "resource.k8s.io/v1beta1" or a version and kind
+	// "resource.k8s.io/v1beta1/ResourceClaim"), so that a chart that
+	// requires an API renders.
+	APIVersions []string
+	// KubeVersion is the Kubernetes version the templates see in
+	// .Capabilities.KubeVersion and the chart's kubeVersion is checked
+	// against (helm template's --kube-version, "v1.33.0"); "" is Helm's
+	// default.
+	KubeVersion string
 }
 
 // FromChart renders the Helm chart at path (a chart directory or a .tgz)
@@ -145,7 +160,7 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 	// warns about what it drops) once, as helm template does.
 	var coalesced map[string]any
 	manifest, err := render(lim.Time, func() (string, error) {
-		out, v, err := template(chrt, vals, lim)
+		out, v, err := template(chrt, vals, o, lim)
 		coalesced = v
 		return out, err
 	})
@@ -158,13 +173,9 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 	}
 	var refs []imageref.Ref
 	var errs []error
-	var workloads []*yaml.RNode
-	for _, it := range items {
-		if slices.Contains(workloadKinds, it.GetKind()) {
-			workloads = append(workloads, it)
-		}
-	}
-	workload.EachImage(workloads, func(item, img *yaml.RNode, field string) {
+	from := map[string][]string{} // lock key -> where the chart names it
+	byTemplate := map[string]bool{}
+	workload.EachImage(items, func(item, img *yaml.RNode, field string) {
 		if workload.ImageVolume(field) {
 			// An image volume's artifact is not run; listing it as an
 			// image would have render run it as a container.
@@ -172,28 +183,47 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 		}
 		s := yaml.GetValue(img)
 		r, err := imageref.Parse(s)
-		if err != nil {
+		switch {
+		case err != nil && !slices.Contains(workloadKinds, item.GetKind()):
+			return // found by shape in another kind: not an image after all
+		case err != nil:
 			errs = append(errs, fmt.Errorf("chart %s: %s %s %s: %w", path, item.GetKind(), objectName(item), field, err))
 			return
 		}
 		refs = append(refs, r)
+		from[r.Key()] = append(from[r.Key()], item.GetKind()+" "+objectName(item)+" "+field)
+		byTemplate[r.Key()] = true
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, "", err
 	}
 	strs, maps := usedInManifests(items)
+	osSuffix := map[string]bool{}
+	notes := map[string]string{}
 	for _, vi := range ValueImages(coalesced) {
 		if vi.Fields["tag"] == "" && vi.Fields["version"] == "" && vi.Fields["digest"] == "" {
 			continue // "nginx" alone would match any scalar; a workload names it anyway
 		}
-		if !strs[vi.Reference] && !slices.ContainsFunc(maps, func(m map[string]string) bool { return subset(vi.Fields, m) }) {
-			continue
+		carrier, ok := strs[vi.Reference]
+		if !ok {
+			i := slices.IndexFunc(maps, func(m usedMap) bool { return subset(vi.Fields, m.fields) })
+			if i < 0 {
+				continue
+			}
+			carrier = maps[i].object
 		}
 		r, err := imageref.Parse(vi.Reference)
 		if err != nil {
 			return nil, "", fmt.Errorf("chart %s: values %s: %w", path, vi.Path, err)
 		}
 		refs = append(refs, r)
+		from[r.Key()] = append(from[r.Key()], "values "+vi.Path+", carried by "+carrier)
+		if n := numberSpelling(chrt, o, vi); n != "" {
+			notes[r.Key()] = n
+		}
+		if runtimeOSSuffix(vi, carrier) {
+			osSuffix[r.Key()] = true
+		}
 	}
 	if len(refs) == 0 {
 		return nil, "", fmt.Errorf("chart %s: its rendered workloads run no image", path)
@@ -201,6 +231,22 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 	set, err := Build(refs)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s: %w", path, err)
+	}
+	for i := range set {
+		r, err := imageref.Parse(set[i].Reference)
+		if err != nil {
+			continue
+		}
+		k := r.Key()
+		set[i].From, set[i].Heuristic = from[k], !byTemplate[k]
+		set[i].Note = notes[k]
+		if osSuffix[k] {
+			set[i].OSSuffix = true
+			if set[i].Note != "" {
+				set[i].Note += "; "
+			}
+			set[i].Note += "the GPU Operator completes this tag at run time with the node's OS (" + r.Tag + "-ubuntu22.04, " + r.Tag + "-rhel9.4, ...): nodes pull those, not this; list each OS with --per-node-label LABEL=OS:FILE (OS as the suffix is spelled, ubuntu22.04)"
+		}
 	}
 	return set, "chart " + chrt.Name() + " " + chrt.Metadata.Version, nil
 }
@@ -211,7 +257,9 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 // that action links into every command's start-up): dependencies
 // enabled and their values merged (chartutil.ProcessDependenciesWithMerge),
 // the release values of a first install of release chrt.Name() in the
-// "default" namespace against Helm's default capabilities, the values
+// "default" namespace against Helm's default capabilities with o's
+// KubeVersion and APIVersions (helm template's --kube-version and
+// --api-versions), the values
 // checked against the chart's values.schema.json, the templates rendered
 // without a cluster (engine.Engine, no lookup) and sorted into manifests
 // and hooks (releaseutil.SortManifests, install order), NOTES.txt left
@@ -222,11 +270,19 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 // Before the manifests are split, the rendered files together must be at
 // most MaxRenderedBytes, and their objects at most lim.Objects; the error
 // names the template rendering the most.
-func template(chrt *chart.Chart, vals map[string]any, lim ChartLimits) (string, map[string]any, error) {
+func template(chrt *chart.Chart, vals map[string]any, o ChartOptions, lim ChartLimits) (string, map[string]any, error) {
+	caps := chartutil.DefaultCapabilities.Copy()
+	if o.KubeVersion != "" {
+		kv, err := chartutil.ParseKubeVersion(o.KubeVersion)
+		if err != nil {
+			return "", nil, fmt.Errorf("--kube-version %q: %w", o.KubeVersion, err)
+		}
+		caps.KubeVersion = *kv
+	}
+	caps.APIVersions = append(caps.APIVersions, o.APIVersions...)
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
 		return "", nil, err
 	}
-	caps := chartutil.DefaultCapabilities.Copy()
 	if kv := chrt.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return "", nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
 	}
@@ -397,19 +453,74 @@ func checkFileSize(path string, max int64, what string) error {
 	return nil
 }
 
-// usedInManifests collects every string scalar of the rendered objects,
-// and every mapping's string fields named as ValueImages names them.
-func usedInManifests(items []*yaml.RNode) (map[string]bool, []map[string]string) {
-	strs := map[string]bool{}
-	var maps []map[string]string
-	var walk func(n *yaml.Node, depth int)
-	walk = func(n *yaml.Node, depth int) {
+// numberSpelling says, for an image map whose tag or version is a YAML
+// number written otherwise than Helm prints it (`tag: 1.10` printed 1.1,
+// `version: 1e3`), what the chart deploys and how to get what was written;
+// "" otherwise. The spelling is read from the last values file that sets
+// the field (the --values files, then the chart's values.yaml), with
+// kyaml, each file already bounded.
+func numberSpelling(chrt *chart.Chart, o ChartOptions, vi ValueImage) string {
+	field := "tag"
+	if vi.Fields["tag"] == "" {
+		field = "version"
+	}
+	printed := vi.Fields[field]
+	if printed == "" {
+		return ""
+	}
+	var sources [][]byte
+	for i := len(o.ValueFiles) - 1; i >= 0; i-- {
+		if b, err := os.ReadFile(o.ValueFiles[i]); err == nil {
+			sources = append(sources, b)
+		}
+	}
+	for _, f := range chrt.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			sources = append(sources, f.Data)
+		}
+	}
+	keys := append(strings.Split(vi.Path, "."), field)
+	for _, b := range sources {
+		doc, err := yaml.Parse(string(b))
+		if err != nil {
+			continue
+		}
+		n, err := doc.Pipe(yaml.Lookup(keys...))
+		if err != nil || n == nil {
+			continue
+		}
+		y := n.YNode()
+		if y.Kind != yaml.ScalarNode || y.ShortTag() != yaml.NodeTagFloat && y.ShortTag() != yaml.NodeTagInt || y.Value == printed {
+			return ""
+		}
+		return fmt.Sprintf("values %s.%s is written %s, a YAML number Helm prints as %s: the chart deploys :%s; quote it (%q) if %s is the tag meant", vi.Path, field, y.Value, printed, printed, y.Value, y.Value)
+	}
+	return ""
+}
+
+// usedMap is a mapping of a rendered object with its image fields
+// (imageFields) that are scalars, and the object ("Kind name").
+type usedMap struct {
+	fields map[string]string
+	object string
+}
+
+// usedInManifests collects every scalar of the rendered objects, with the
+// first object ("Kind name") holding it, and every mapping's scalar fields
+// named as ValueImages names them.
+func usedInManifests(items []*yaml.RNode) (map[string]string, []usedMap) {
+	strs := map[string]string{}
+	var maps []usedMap
+	var walk func(n *yaml.Node, obj string, depth int)
+	walk = func(n *yaml.Node, obj string, depth int) {
 		if n == nil || depth > 100 {
 			return
 		}
 		switch n.Kind {
 		case yaml.ScalarNode:
-			strs[n.Value] = true
+			if _, ok := strs[n.Value]; !ok {
+				strs[n.Value] = obj
+			}
 		case yaml.MappingNode:
 			m := map[string]string{}
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -417,21 +528,41 @@ func usedInManifests(items []*yaml.RNode) (map[string]bool, []map[string]string)
 				if v.Kind == yaml.ScalarNode && slices.Contains(imageFields, k.Value) {
 					m[k.Value] = v.Value
 				}
-				walk(v, depth+1)
+				walk(v, obj, depth+1)
 			}
 			if len(m) > 0 {
-				maps = append(maps, m)
+				maps = append(maps, usedMap{m, obj})
 			}
 		case yaml.SequenceNode, yaml.DocumentNode:
 			for _, c := range n.Content {
-				walk(c, depth+1)
+				walk(c, obj, depth+1)
 			}
 		}
 	}
 	for _, it := range items {
-		walk(it.YNode(), 0)
+		walk(it.YNode(), it.GetKind()+" "+objectName(it), 0)
 	}
 	return strs, maps
+}
+
+// osSuffixed matches a tag that names an operating system already
+// ("550.54.15-ubuntu22.04", "-rhel9.4", "-rhcos4.15"), which the GPU
+// Operator does not complete again.
+var osSuffixed = regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*$`)
+
+// runtimeOSSuffix reports whether the operator that reads vi from carrier
+// completes its tag at run time with the node's operating system: the
+// NVIDIA GPU Operator's driver (values driver, carried by its
+// ClusterPolicy or NVIDIADriver), whose version gains "-<os id><os version>" unless it
+// names one already or is a digest (the operator's documentation on
+// precompiled and per-OS driver images).
+func runtimeOSSuffix(vi ValueImage, carrier string) bool {
+	v := vi.Fields["version"]
+	if vi.Fields["tag"] != "" {
+		v = vi.Fields["tag"]
+	}
+	return vi.Path == "driver" && (strings.HasPrefix(carrier, "ClusterPolicy ") || strings.HasPrefix(carrier, "NVIDIADriver ")) && v != "" &&
+		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed.MatchString(v)
 }
 
 // subset reports whether every field of want is in m with the same value.
@@ -462,23 +593,28 @@ type ValueImage struct {
 // optional "registry", "tag" or "version" (the GPU Operator's name for
 // the tag) and "digest". They compose, as the common charts' templates
 // do, to [registry/][repository/]image[:tag|:version][@digest]; "image"
-// alone or "repository" alone is the path. A map with "enabled: false"
-// describes a component switched off and is left out. A map whose "image" is itself a
-// map is not one (its child is found instead).
+// alone or "repository" alone is the path. A tag or version written as a
+// YAML number (`version: 8`, `tag: 1.10`) is spelled as Helm's templates
+// print it (fmt's %v of the number: 8, and 1.1 for 1.10, which is what
+// the chart then deploys); one that is a digest (`version: sha256:…`, a
+// form operators accept) composes to repository@digest. A map with
+// "enabled: false" describes a component switched off and is left out,
+// with every map under it (a section switched off as a whole). A map
+// whose "image" is itself a map is not one (its child is found instead).
 func ValueImages(vals map[string]any) []ValueImage {
 	var out []ValueImage
 	var walk func(path string, m map[string]any, depth int)
 	walk = func(path string, m map[string]any, depth int) {
-		if depth > 100 {
+		if depth > 100 || m["enabled"] == false {
 			return
 		}
 		fields := map[string]string{}
 		for _, k := range imageFields {
-			if s, ok := m[k].(string); ok && s != "" {
+			if s := scalarText(m[k], k == "tag" || k == "version"); s != "" {
 				fields[k] = s
 			}
 		}
-		if (fields["repository"] != "" || fields["image"] != "") && m["enabled"] != false {
+		if fields["repository"] != "" || fields["image"] != "" {
 			var parts []string
 			for _, k := range []string{"registry", "repository", "image"} {
 				if fields[k] != "" {
@@ -486,10 +622,17 @@ func ValueImages(vals map[string]any) []ValueImage {
 				}
 			}
 			ref := strings.Join(parts, "/")
-			if t := fields["tag"]; t != "" {
+			t := fields["tag"]
+			if t == "" {
+				t = fields["version"]
+			}
+			switch {
+			case strings.HasPrefix(t, "sha256:"):
+				if fields["digest"] == "" {
+					ref += "@" + t
+				}
+			case t != "":
 				ref += ":" + t
-			} else if v := fields["version"]; v != "" {
-				ref += ":" + v
 			}
 			if d := fields["digest"]; d != "" {
 				ref += "@" + d
@@ -513,4 +656,19 @@ func ValueImages(vals map[string]any) []ValueImage {
 	}
 	walk("", vals, 0)
 	return out
+}
+
+// scalarText is v as a template prints it when v is a string, or, with
+// numbers set, a number (float64 from a values file, int64 from --set);
+// "" for anything else.
+func scalarText(v any, numbers bool) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64, float32, int, int64, json.Number:
+		if numbers {
+			return fmt.Sprint(v)
+		}
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package imageset
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +81,9 @@ func TestFromChartValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(set, Image{Name: "k8s-mig-manager", Reference: "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.7.0-ubuntu20.04"}) {
+	if !slices.ContainsFunc(set, func(im Image) bool {
+		return im.Name == "k8s-mig-manager" && im.Reference == "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.7.0-ubuntu20.04"
+	}) {
 		t.Errorf("migManager.enabled=true: %v", set)
 	}
 }
@@ -100,7 +103,7 @@ func TestFromChartArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(dir, got) {
+	if !reflect.DeepEqual(dir, got) {
 		t.Errorf("archive %v, directory %v", got, dir)
 	}
 }
@@ -135,8 +138,10 @@ func TestFromChartRefuses(t *testing.T) {
 }
 
 // TestValueImages: the three shapes of image maps charts use compose as
-// their templates do; enabled: false and maps whose image is a map are
-// not images themselves.
+// their templates do; numbers as templates print them (1.10 is 1.1), a
+// digest in the version field as a digest reference; enabled: false, on
+// the map or on a section above it, and maps whose image is a map are not
+// images themselves.
 func TestValueImages(t *testing.T) {
 	t.Parallel()
 	vals := map[string]any{
@@ -147,6 +152,12 @@ func TestValueImages(t *testing.T) {
 		"off":   map[string]any{"enabled": false, "repository": "example.com/off", "tag": "1"},
 		"plain": map[string]any{"image": "busybox"},
 		"num":   map[string]any{"repository": "example.com/n", "tag": 1.5},
+		"eight": map[string]any{"repository": "example.com/e", "version": float64(8)},
+		"ten":   map[string]any{"repository": "example.com/t", "tag": 1.10},
+		"set":   map[string]any{"repository": "example.com/s", "tag": int64(3)},
+		"pinned": map[string]any{"repository": "nvcr.io/nvidia", "image": "driver",
+			"version": "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		"section": map[string]any{"enabled": false, "component": map[string]any{"repository": "example.com/sub", "tag": "1"}},
 	}
 	var got []string
 	for _, vi := range ValueImages(vals) {
@@ -155,8 +166,12 @@ func TestValueImages(t *testing.T) {
 	want := []string{
 		"app.image=docker.io/bitnami/nginx:1.27.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		"driver=nvcr.io/nvidia/driver:550.54.15-ubuntu22.04",
-		"num=example.com/n",
+		"eight=example.com/e:8",
+		"num=example.com/n:1.5",
+		"pinned=nvcr.io/nvidia/driver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		"plain=busybox",
+		"set=example.com/s:3",
+		"ten=example.com/t:1.1",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%v\nwant\n%v", got, want)

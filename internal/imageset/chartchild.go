@@ -227,7 +227,7 @@ func diagnose(req chartRequest, lim ChartLimits, w io.Writer) {
 		fmt.Fprintf(w, "%s%s\n", diagnosePrefix, t.name)
 		// No time limit of its own: the parent's ends the process
 		// while it is still in the template that hit it.
-		_, _, _ = template(onlyTemplate(chrt, t.f), vals, lim)
+		_, _, _ = template(onlyTemplate(chrt, t.f), vals, req.Opts, lim)
 	}
 }
 

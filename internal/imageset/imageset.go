@@ -42,6 +42,46 @@ type Image struct {
 	// ByNodeLabel is set for an image a node label's value chooses
 	// (FromChartByNodeLabel); nil otherwise.
 	ByNodeLabel *NodeLabelChoice
+	// From says where a chart names the image (FromChart): the rendered
+	// object and field ("Deployment ml-operator
+	// spec.template.spec.containers[0].image"), or the values path and the
+	// object that carries the map on; empty for a list. Written as
+	// comments beside the entry.
+	From []string
+	// Heuristic is set for an image only the value-map heuristic found
+	// (ValueImages): no rendered container names it.
+	Heuristic bool
+	// Note is a caveat written beside the entry ("" for none), such as a
+	// tag an operator completes at run time.
+	Note string
+	// OSSuffix is set for an image whose tag an operator completes at run
+	// time with the node's operating system ("-ubuntu22.04"):
+	// FromChartByNodeLabel appends each label value to it.
+	OSSuffix bool
+}
+
+// maxFromLines bounds the From lines written beside one entry.
+const maxFromLines = 4
+
+// comments are the comment lines (without the comment marker) written
+// before im's entry: where it came from, whether a heuristic found it, and
+// its note.
+func (im Image) comments() []string {
+	var out []string
+	for i, f := range im.From {
+		if i == maxFromLines {
+			out = append(out, fmt.Sprintf("and %d more", len(im.From)-maxFromLines))
+			break
+		}
+		out = append(out, "from "+oneLine(f))
+	}
+	if im.Heuristic {
+		out = append(out, "found only by the value-map heuristic (no rendered container names it): check it is deployed")
+	}
+	if im.Note != "" {
+		out = append(out, "note: "+oneLine(im.Note))
+	}
+	return out
 }
 
 // Set is an image set, sorted by Name, names unique.
@@ -233,7 +273,11 @@ func encodeYAML(set Set, kind, field, source string) ([]byte, error) {
 			entry.Content = []*yaml.Node{str("byNodeLabel"), {Kind: yaml.MappingNode, Content: []*yaml.Node{
 				str("label"), str(c.Label), str("references"), refs}}}
 		}
-		images.Content = append(images.Content, str(im.Name), entry)
+		key := str(im.Name)
+		if cs := im.comments(); len(cs) > 0 {
+			key.HeadComment = "# " + strings.Join(cs, "\n# ")
+		}
+		images.Content = append(images.Content, key, entry)
 	}
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: headComment(source, kind), Content: []*yaml.Node{{
 		Kind: yaml.MappingNode, Content: []*yaml.Node{str(kind), images},
@@ -264,11 +308,21 @@ func encodeCUE(set Set, kind, field, source string) ([]byte, error) {
 		}
 		fields = append(fields, ast.NewStringLabel(im.Name), entry)
 	}
+	st := ast.NewStruct(fields...)
+	for i, im := range set {
+		if cs := im.comments(); len(cs) > 0 {
+			var list []*ast.Comment
+			for _, c := range cs {
+				list = append(list, &ast.Comment{Text: "// " + c})
+			}
+			ast.AddComment(st.Elts[i], &ast.CommentGroup{Doc: true, List: list})
+		}
+	}
 	pkg := &ast.Package{Name: ast.NewIdent("stowage")}
 	ast.AddComment(pkg, &ast.CommentGroup{Doc: true, List: commentLines(source, kind)})
 	f := &ast.File{Decls: []ast.Decl{
 		pkg,
-		&ast.Field{Label: ast.NewIdent(kind), Value: ast.NewStruct(fields...)},
+		&ast.Field{Label: ast.NewIdent(kind), Value: st},
 	}}
 	b, err := format.Node(f)
 	if err != nil {

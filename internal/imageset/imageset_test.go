@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestNamesStableUnderOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a, b) {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("reversed list gives another set:\n%v\n%v", a, b)
 	}
 }
@@ -94,7 +95,7 @@ registry.example:5000/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcde
 		{Name: "registry-k8s-io-pause-3-8", Reference: "registry.k8s.io/pause:3.8"},
 		{Name: "registry-k8s-io-pause-3-9", Reference: "registry.k8s.io/pause:3.9"},
 	}
-	if !slices.Equal(set, want) {
+	if !reflect.DeepEqual(set, want) {
 		t.Errorf("got\n%v\nwant\n%v", set, want)
 	}
 }

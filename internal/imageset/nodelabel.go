@@ -58,7 +58,11 @@ func ParseNodeValue(arg string) (label string, v NodeValue, err error) {
 // values (the GPU Operator's driver, tagged per kernel) becomes a
 // NodeLabelChoice of the values whose render names it; a repository one
 // render names with several references keeps each as an image. Names are
-// Build's over one reference per repository. At least one and at most
+// Build's over one reference per repository. An image whose tag the
+// operator completes at run time with the node's OS (Image.OSSuffix) gets
+// "-VALUE" appended in each value's render, so that a label whose values
+// are the OS suffixes ("ubuntu22.04", "rhel9.4") writes one reference per
+// OS. At least one and at most
 // MaxNodeValues values, none twice.
 func FromChartByNodeLabel(path string, o ChartOptions, label string, values []NodeValue) (Set, string, error) {
 	if len(values) == 0 || len(values) > MaxNodeValues {
@@ -83,13 +87,19 @@ func FromChartByNodeLabel(path string, o ChartOptions, label string, values []No
 		source = src
 		inRender := map[string]int{}
 		for _, im := range set {
-			r, err := imageref.Parse(im.Reference)
+			ref := im.Reference
+			if im.OSSuffix {
+				// The operator completes the tag with the node's OS at
+				// run time: the label value is that suffix.
+				ref += "-" + v.Value
+			}
+			r, err := imageref.Parse(ref)
 			if err != nil {
-				return nil, "", err
+				return nil, "", fmt.Errorf("%s=%s: %w", label, v.Value, err)
 			}
 			repo := imageref.RepositoryName(r.Repository)
 			inRender[repo]++
-			byRepo[repo] = append(byRepo[repo], use{v.Value, im.Reference})
+			byRepo[repo] = append(byRepo[repo], use{v.Value, ref})
 		}
 		for repo, n := range inRender {
 			if n > 1 {

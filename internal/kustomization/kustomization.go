@@ -60,8 +60,10 @@ const (
 	MaxBytes = 64 << 20
 )
 
-// input is one file copied for the build: at most 8 MiB.
-var input = confined.Kind{What: "kustomization input", Max: 8 << 20}
+// input is one file copied for the build: at most MaxBytes, the bound of
+// all files together, so that a single large resource file the function
+// accepts (its --max-input-bytes raised) is read by lock and vet too.
+var input = confined.Kind{What: "kustomization input", Max: MaxBytes}
 
 // ErrNoFunction is returned (wrapped) when the kustomization declares no
 // stowage transformer.

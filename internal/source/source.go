@@ -139,7 +139,7 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 		return nil, err
 	}
 	return &Source{Dir: dir, Config: cfg, LockPath: b.LockFile, LockRoot: b.Root, LockRel: b.LockRel, Kustomization: b, Function: c,
-		Workloads: workload.Pinned(b.Items), AllowEnv: allowEnv, MaxInput: maxInput}, nil
+		Workloads: workload.Pinned(b.Items, c.Config.ImagePlaces), AllowEnv: allowEnv, MaxInput: maxInput}, nil
 }
 
 // LoadDir reads dir as a config directory (schema.Load with o.Schema and

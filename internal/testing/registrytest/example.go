@@ -62,7 +62,7 @@ func LoadExampleRoot(dir, root string) (*Example, error) {
 	if filepath.Dir(b.LockFile) != filepath.Clean(dir) {
 		return nil, fmt.Errorf("%s: the lock %s is not in the kustomization's directory", dir, b.LockFile)
 	}
-	ex.Config, ex.Workloads, ex.Lock = c.Config, workload.Pinned(b.Items), filepath.Base(b.LockFile)
+	ex.Config, ex.Workloads, ex.Lock = c.Config, workload.Pinned(b.Items, c.Config.ImagePlaces), filepath.Base(b.LockFile)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
