@@ -57,6 +57,18 @@ func operatorBytes(getenv func(string) (string, bool), name string, def int64) (
 	return n, nil
 }
 
+// OperatorMaxInput is the operator's cap on the ResourceList, in bytes:
+// MaxInputVariable read through getenv (os.LookupEnv when nil), or
+// DefaultMaxInput when it is unset. An exec declaration's
+// --max-input-bytes may lower it, never raise it. The error names the
+// variable when its value is not a positive integer.
+func OperatorMaxInput(getenv func(string) (string, bool)) (int64, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	return operatorBytes(getenv, MaxInputVariable, DefaultMaxInput)
+}
+
 // cappedReader fails a read past max bytes with a message naming the
 // limit, the program (prog: "stowage fn") and the flag that raises it.
 type cappedReader struct {
@@ -239,7 +251,7 @@ func NewCommand(opts ...CommandOption) *cobra.Command {
 		defer stop()
 		limit := min(maxInput, capInput)
 		var in bytes.Buffer
-		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: limit, max: limit, prog: prog, operator: capInput < maxInput}, &in))
+		cmd.SetIn(io.TeeReader(&cappedReader{r: cmd.InOrStdin(), left: limit, max: limit, prog: prog, operator: capInput <= maxInput}, &in))
 		p.Stderr = cmd.ErrOrStderr()
 		var co []schema.Option
 		if cfg.limits != nil {

@@ -99,6 +99,6 @@ func warnFunctionInput(w io.Writer, src *source.Source) {
 	if err != nil || size <= src.MaxInput {
 		return
 	}
-	fmt.Fprintf(w, "stowage: warning: kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization\n",
-		escape.Text(b.Dir), size, src.MaxInput, escape.Text(b.FunctionFile))
+	fmt.Fprintf(w, "stowage: warning: kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads, so kustomize build would fail: %s, or split the kustomization\n",
+		escape.Text(b.Dir), size, src.MaxInput, escape.Text(src.InputBound()))
 }

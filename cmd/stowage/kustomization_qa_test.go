@@ -387,7 +387,7 @@ func TestVetKustomizationInputBound(t *testing.T) {
 		t.Fatalf("fnInputSize = %d, want about 12 KB", size)
 	}
 	over := func(size, limit int64) string {
-		return fmt.Sprintf("the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s", size, limit, filepath.Join(dir, "stowage.yaml"))
+		return fmt.Sprintf("the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads, so kustomize build would fail: raise --max-input-bytes in the exec declaration's args in %s", size, limit, filepath.Join(dir, "stowage.yaml"))
 	}
 	for _, limit := range []int64{size, size - 1} {
 		writeTree(t, dir, sizedKustomization(args(limit), pad))
@@ -417,7 +417,7 @@ func TestVetKustomizationInputBound(t *testing.T) {
 	big := t.TempDir()
 	writeTree(t, big, sizedKustomization("[fn]", DefaultMaxFnInput))
 	out, stderr, code := runCLI(t, nil, "vet", big)
-	if code != 1 || !strings.Contains(stderr, "more than the 4194304 the function reads (--max-input-bytes)") {
+	if code != 1 || !strings.Contains(stderr, "more than the 4194304 the function reads, so kustomize build would fail: the operator raises STOWAGE_MAX_INPUT_BYTES") {
 		t.Errorf("vet over 4 MiB: exit %d\n%s%s", code, out, stderr)
 	}
 }

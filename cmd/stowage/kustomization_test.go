@@ -392,7 +392,7 @@ func TestLockLargeResourceFile(t *testing.T) {
 	if code != 0 || !strings.Contains(string(stdout), "1 added") {
 		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
 	}
-	const over = "more than the 4194304 the function reads (--max-input-bytes); kustomize build would fail"
+	const over = "more than the 4194304 the function reads, so kustomize build would fail: the operator raises STOWAGE_MAX_INPUT_BYTES"
 	if !strings.Contains(stderr, "stowage: warning: kustomization "+dir+": the ResourceList kustomize would pass to the function holds ") || !strings.Contains(stderr, over) {
 		t.Errorf("lock does not warn of the function's bound:\n%s", stderr)
 	}

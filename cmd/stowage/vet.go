@@ -339,8 +339,8 @@ func runFunction(ctx context.Context, stderr io.Writer, src *source.Source, gete
 		return 0, nil, err
 	}
 	if size > src.MaxInput {
-		return 0, nil, fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads (--max-input-bytes); kustomize build would fail: raise it with --max-input-bytes in the exec declaration's args in %s, or split the kustomization",
-			b.Dir, size, src.MaxInput, b.FunctionFile)
+		return 0, nil, fmt.Errorf("kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads, so kustomize build would fail: %s, or split the kustomization",
+			b.Dir, size, src.MaxInput, src.InputBound())
 	}
 	rl := &framework.ResourceList{FunctionConfig: b.FunctionConfig.Copy()}
 	for _, it := range b.Items {

@@ -60,10 +60,26 @@ type Source struct {
 	// kustomization only; ExecDeclaration).
 	AllowEnv []string
 	MaxInput int64
+	// MaxInputOperator is set when MaxInput is the operator's cap
+	// (fn.MaxInputVariable, or its default) rather than the declaration's
+	// lower --max-input-bytes: the repository cannot raise it.
+	MaxInputOperator bool
+}
+
+// InputBound says how MaxInput is raised, by whoever sets it, for a
+// message about a ResourceList over it.
+func (s *Source) InputBound() string {
+	if s.MaxInputOperator {
+		return fmt.Sprintf("the operator raises %s in the environment kustomize runs in (an exec declaration's --max-input-bytes may only lower it)", fn.MaxInputVariable)
+	}
+	return "raise --max-input-bytes in the exec declaration's args in " + s.Kustomization.FunctionFile
 }
 
 // LoadOptions say how Load reads a DIR.
 type LoadOptions struct {
+	// Getenv reads the operator's environment (fn.OperatorMaxInput's cap
+	// on the function's input); nil is os.LookupEnv.
+	Getenv func(string) (string, bool)
 	// AllowLiteralPasswords accepts auth.password values that are not
 	// env: or file: sources (a config directory only).
 	AllowLiteralPasswords bool
@@ -122,6 +138,12 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	capInput, err := fn.OperatorMaxInput(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	operatorCap := capInput <= maxInput
+	maxInput = min(maxInput, capInput)
 	p := &fn.Processor{Dir: dir, ConfigOptions: o.Schema}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	if o.Warnings != nil {
@@ -139,7 +161,7 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 		return nil, err
 	}
 	return &Source{Dir: dir, Config: cfg, LockPath: b.LockFile, LockRoot: b.Root, LockRel: b.LockRel, Kustomization: b, Function: c,
-		Workloads: workload.Pinned(b.Items, c.Config.ImagePlaces), AllowEnv: allowEnv, MaxInput: maxInput}, nil
+		Workloads: workload.Pinned(b.Items, c.Config.ImagePlaces), AllowEnv: allowEnv, MaxInput: maxInput, MaxInputOperator: operatorCap}, nil
 }
 
 // LoadDir reads dir as a config directory (schema.Load with o.Schema and
