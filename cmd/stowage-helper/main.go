@@ -74,11 +74,19 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "stowage-helper: startup: %v\n", err)
 			return 2
 		}
-		if err := c.run(ctx); err != nil {
+		// The stop signal is caught from the start, not only once the
+		// gate is open: a pod stopped while it waits, or right after it
+		// opened the gate, exits 0 as "wait" does.
+		sctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		if err := c.run(sctx); err != nil {
+			if sctx.Err() != nil && ctx.Err() == nil {
+				return 0
+			}
 			fmt.Fprintf(stderr, "stowage-helper: startup: %v\n", err)
 			return 1
 		}
-		wait(ctx)
+		<-sctx.Done()
 		return 0
 	case cmd == "install" || cmd == "pulled" || cmd == "wait":
 		fmt.Fprintln(stderr, usage)
