@@ -820,30 +820,45 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 				}
 			}
 		}
-		fields := map[string][]string{"crds": k.Crds, "configurations": k.Configurations, "openapi.path": {k.OpenAPI["path"]}}
+		// Every field a builtin reads a file from: a URL there is fetched
+		// by kustomize. Each is located at the item (or key) of its
+		// top-level field.
+		type fileField struct {
+			top  string // the kustomization's field
+			i    int    // its item, -1 for the key itself
+			vals []string
+		}
+		fields := map[string]fileField{"openapi.path": {"openapi", -1, []string{k.OpenAPI["path"]}}}
+		for i, v := range k.Crds {
+			fields[fmt.Sprintf("crds[%d]", i)] = fileField{"crds", i, []string{v}}
+		}
+		for i, v := range k.Configurations {
+			fields[fmt.Sprintf("configurations[%d]", i)] = fileField{"configurations", i, []string{v}}
+		}
 		for i, ps := range k.Patches {
-			fields[fmt.Sprintf("patches[%d].path", i)] = []string{ps.Path}
+			fields[fmt.Sprintf("patches[%d].path", i)] = fileField{"patches", i, []string{ps.Path}}
 		}
 		for i, ps := range k.PatchesJson6902 {
-			fields[fmt.Sprintf("patchesJson6902[%d].path", i)] = []string{ps.Path}
+			fields[fmt.Sprintf("patchesJson6902[%d].path", i)] = fileField{"patchesJson6902", i, []string{ps.Path}}
 		}
 		for i, ps := range k.PatchesStrategicMerge {
-			fields[fmt.Sprintf("patchesStrategicMerge[%d]", i)] = []string{string(ps)}
+			fields[fmt.Sprintf("patchesStrategicMerge[%d]", i)] = fileField{"patchesStrategicMerge", i, []string{string(ps)}}
 		}
 		for i, r := range k.Replacements {
-			fields[fmt.Sprintf("replacements[%d].path", i)] = []string{r.Path}
+			fields[fmt.Sprintf("replacements[%d].path", i)] = fileField{"replacements", i, []string{r.Path}}
 		}
 		for i, g := range k.ConfigMapGenerator {
-			fields[fmt.Sprintf("configMapGenerator[%d]", i)] = append(slices.Clone(g.FileSources), g.EnvSources...)
+			fields[fmt.Sprintf("configMapGenerator[%d]", i)] = fileField{"configMapGenerator", i, append(slices.Clone(g.FileSources), g.EnvSources...)}
 		}
 		for i, g := range k.SecretGenerator {
-			fields[fmt.Sprintf("secretGenerator[%d]", i)] = append(slices.Clone(g.FileSources), g.EnvSources...)
+			fields[fmt.Sprintf("secretGenerator[%d]", i)] = fileField{"secretGenerator", i, append(slices.Clone(g.FileSources), g.EnvSources...)}
 		}
 		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			for _, v := range fields[f] {
+			ff := fields[f]
+			for _, v := range ff.vals {
 				_, after, ok := strings.Cut(v, "=") // a file source may be written key=path
 				if isURL(v) || ok && isURL(after) {
-					errs = append(errs, fmt.Errorf("%s: %s: %q is a URL: stowage reads no remote file", file, f, v))
+					errs = append(errs, fmt.Errorf("%s:%d: %s: %q is a URL: stowage reads no remote file", file, lines.at(ff.top, ff.i), f, v))
 				}
 			}
 		}

@@ -149,7 +149,15 @@ func TestLoadRefuses(t *testing.T) {
 		},
 		"remote patch": {
 			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\npatches:\n- path: https://example.invalid/p.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
-			want:  `patches[0].path: "https://example.invalid/p.yaml" is a URL: stowage reads no remote file`,
+			want:  `kustomization.yaml:3: patches[0].path: "https://example.invalid/p.yaml" is a URL: stowage reads no remote file`,
+		},
+		"remote generator file": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\nconfigMapGenerator:\n- name: a\n  files: [a.txt]\n- name: b\n  files:\n  - k=http://127.0.0.1:1/x\ncrds:\n- https://example.invalid/crd.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web, "k/a.txt": "a"},
+			want:  `kustomization.yaml:5: configMapGenerator[1]: "k=http://127.0.0.1:1/x" is a URL: stowage reads no remote file`,
+		},
+		"remote crd": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\ncrds:\n- local.yaml\n- https://example.invalid/crd.yaml\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web, "k/local.yaml": "{}"},
+			want:  `kustomization.yaml:4: crds[1]: "https://example.invalid/crd.yaml" is a URL: stowage reads no remote file`,
 		},
 		"helm": {
 			files: map[string]string{"k/kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.invalid\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
