@@ -308,6 +308,11 @@ func mirrorInputs(ctx context.Context, stderr io.Writer, dir string, o mirrorOpt
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
 		if err == nil {
+			// Where each image goes is the lock's, with or without a
+			// site trust, --no-verify included.
+			err = mirror.BindBundle(strings.TrimPrefix(o.from, ociPrefix), in.images, in.lock)
+		}
+		if err == nil {
 			in.sp, in.trustUsed, err = bundlePolicies(stderr, strings.TrimPrefix(o.from, ociPrefix), in.images, in.lock, o)
 		}
 	} else {

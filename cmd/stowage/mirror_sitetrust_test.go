@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,29 @@ func trustedRootDigest(doc map[string]any) string {
 	return ""
 }
 
+// setAnn sets (or, with value "", deletes) annotation key on the image
+// descriptor (not an attachment) of the bundle at dir whose lock key is
+// image (and digest, when given).
+func setAnn(t *testing.T, dir, image, digest, key, value string) {
+	t.Helper()
+	editIndex(t, dir, func(ix *v1.IndexManifest) {
+		for i, d := range ix.Manifests {
+			a := d.Annotations
+			if a[mirror.AnnotationRefName] != image || a[mirror.AnnotationAttachment] != "" || (digest != "" && d.Digest.String() != digest) {
+				continue
+			}
+			if value == "" {
+				delete(a, key)
+			} else {
+				a[key] = value
+			}
+			ix.Manifests[i].Annotations = a
+			return
+		}
+		t.Fatalf("no descriptor of %s", image)
+	})
+}
+
 // TestMirrorFromBundleHoldsSiteTrust: a bundle made hostile after it was
 // written (trust material removed, weakened to optional, its trusted root
 // swapped for another sigstore's, one image removed from the trust map,
@@ -251,6 +275,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 			t.Errorf("%s: the bundle's image a is at the site: something was pushed", what)
 		}
 	}
+	// outside is an image the bundle does not carry.
+	outside := registrytest.PushRandom(t, s.siteRepo["b"].Tag("db")).Digest
+	srcHost, _, _ := strings.Cut(s.names["a"], "/")
 	type hostile struct {
 		name   string
 		edit   func(dir string)
@@ -288,6 +315,66 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 				delete(doc["images"].(map[string]any), s.names["a"])
 			})
 		}, []string{"image " + s.names["a"] + ": the bundle's trust material has no verify policy for it"}, true, true},
+		// Where an image goes is the lock's, not index.json's.
+		{"image sent to another repository", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationSite, s.site.Host+"/prod/critical")
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationSite + " \"" + s.site.Host + "/prod/critical\" is not where the site rule puts its lock reference", "nothing pushed"}, true, true},
+		{"image retagged", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationTag, "latest")
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationTag + " \"latest\": its lock reference's tag is \"a\"", "nothing pushed"}, true, true},
+		{"image renamed to a key the lock lacks", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationReference, "")
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationRefName, srcHost+"/lib/critical:a")
+		}, []string{"image " + srcHost + "/lib/critical:a: index.json's " + mirror.AnnotationRefName + " names no entry of the bundle's lock", "nothing pushed"}, true, true},
+		{"image's bytes sent under another locked name", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				var keep []v1.Descriptor
+				for _, d := range ix.Manifests {
+					a := d.Annotations
+					switch {
+					case a[mirror.AnnotationAttachment] != "":
+					case a[mirror.AnnotationRefName] == s.names["helper"]:
+						continue
+					case a[mirror.AnnotationRefName] == s.names["a"]:
+						a[mirror.AnnotationRefName], a[mirror.AnnotationTag] = s.names["helper"], "helper"
+						delete(a, mirror.AnnotationReference)
+					}
+					keep = append(keep, d)
+				}
+				ix.Manifests = keep
+			})
+		}, []string{"image " + s.names["helper"] + ": index.json points at " + s.digests["a"].String() + ", the bundle's lock pins " + s.digests["helper"].String(), "nothing pushed"}, true, true},
+		{"reference annotation naming another image", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationReference, s.names["b"])
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationReference + " \"" + s.names["b"] + "\" is not a reference to it"}, true, true},
+		{"attachment bound to an image outside the bundle", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				for _, d := range ix.Manifests {
+					if d.Annotations[mirror.AnnotationSubject] == s.digests["a"].String() {
+						d.Annotations = maps.Clone(d.Annotations)
+						d.Annotations[mirror.AnnotationSubject] = outside.String()
+						ix.Manifests = append(ix.Manifests, d)
+						return
+					}
+				}
+				t.Fatal("no attachment of a")
+			})
+		}, []string{"of image " + s.names["a"] + ": index.json's " + mirror.AnnotationSubject + " " + outside.String() + " is neither the digest the bundle's lock pins", "nothing pushed"}, true, true},
+		{"attachment sent to another repository", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				for i, d := range ix.Manifests {
+					if d.Annotations[mirror.AnnotationSubject] == s.digests["a"].String() {
+						ix.Manifests[i].Annotations[mirror.AnnotationRefName] = srcHost + "/prod/db:v1"
+						ix.Manifests[i].Annotations[mirror.AnnotationReference] = ""
+					}
+				}
+			})
+		}, []string{"of image " + srcHost + "/prod/db:v1: index.json's " + mirror.AnnotationRefName + " names no entry of the bundle's lock", "nothing pushed"}, true, true},
+		{"lock removed", func(dir string) {
+			if err := os.Remove(filepath.Join(dir, mirror.BundleLock)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"the bundle holds no " + mirror.BundleLock + "; stowage writes one into every bundle", "nothing pushed"}, true, true},
 		{"descriptor pointed at another signed image", func(dir string) {
 			editIndex(t, dir, func(ix *v1.IndexManifest) {
 				var b v1.Descriptor
@@ -343,7 +430,10 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		c.edit(dir)
 		// --dry-run at the site: checked, nothing pushed.
 		_, stderr, code := push(dir, "--trust", s.trustFile, "--dry-run")
-		if code != 1 || !strings.Contains(stderr, s.names["a"]) || (c.before && !strings.Contains(stderr, c.want[0])) {
+		// Each names image a, or what it refuses instead (the lock,
+		// another image's name).
+		named := func(stderr string) bool { return strings.Contains(stderr, s.names["a"]) || strings.Contains(stderr, c.want[0]) }
+		if code != 1 || !named(stderr) || (c.before && !strings.Contains(stderr, c.want[0])) {
 			t.Errorf("%s: --dry-run --trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 		}
 		unchanged(c.name+" (--dry-run)", !c.before)
@@ -362,7 +452,7 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		unchanged(c.name, !c.before)
 		if c.bundleTrust {
 			_, stderr, code := push(dir)
-			if code != 1 || !strings.Contains(stderr, s.names["a"]) {
+			if code != 1 || !named(stderr) {
 				t.Errorf("%s, no site trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 			}
 			unchanged(c.name+" (no site trust)", true)
