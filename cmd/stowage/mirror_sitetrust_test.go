@@ -432,7 +432,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		_, stderr, code := push(dir, "--trust", s.trustFile, "--dry-run")
 		// Each names image a, or what it refuses instead (the lock,
 		// another image's name).
-		named := func(stderr string) bool { return strings.Contains(stderr, s.names["a"]) || strings.Contains(stderr, c.want[0]) }
+		named := func(stderr string) bool {
+			return strings.Contains(stderr, s.names["a"]) || strings.Contains(stderr, c.want[0])
+		}
 		if code != 1 || !named(stderr) || (c.before && !strings.Contains(stderr, c.want[0])) {
 			t.Errorf("%s: --dry-run --trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 		}
