@@ -153,11 +153,13 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
 				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
 			}
-			if o.trust == "" {
-				o.trust, _ = getenv(mirror.SiteTrustEnv)
-			}
 			if o.trust != "" && o.from == "" {
-				return usageError{errors.New("--trust (or " + mirror.SiteTrustEnv + ") is the site's trust for a push from a bundle: give it with --from oci:PATH")}
+				return usageError{errors.New("--trust is the site's trust for a push from a bundle: give it with --from oci:PATH")}
+			}
+			// The variable is the site's environment: it applies to a
+			// push from a bundle and leaves every other mirror alone.
+			if o.trust == "" && o.from != "" {
+				o.trust, _ = getenv(mirror.SiteTrustEnv)
 			}
 			if o.trust != "" && o.noVerify {
 				return usageError{errors.New("--no-verify and a site trust (--trust or " + mirror.SiteTrustEnv + ") contradict each other")}

@@ -24,8 +24,10 @@ import (
 // holds an older image under one of its tags.
 type siteTrustSetup struct {
 	bundle, trustFile string
-	site              *registrytest.Distribution
-	insecure          []string
+	// dir is the config directory the bundle was written from.
+	dir      string
+	site     *registrytest.Distribution
+	insecure []string
 	// names are the lock keys; digests the bundle's digest of each;
 	// siteRepo each one's site repository.
 	names    map[string]string
@@ -81,6 +83,7 @@ verify:
 	if _, stderr, code := runCLI(t, nil, append([]string{"lock", dir, "-q"}, s.insecure...)...); code != 0 {
 		t.Fatalf("lock exit %d:\n%s", code, stderr)
 	}
+	s.dir = dir
 	s.bundle = filepath.Join(t.TempDir(), "bundle")
 	if _, stderr, code := runCLI(t, nil, append([]string{"mirror", dir, "--to", "oci:" + s.bundle, "-q"}, s.insecure...)...); code != 0 {
 		t.Fatalf("bundle: exit %d\n%s", code, stderr)
@@ -461,10 +464,47 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		}
 	}
 
+	// An image the site trust accepts unsigned is bound to the lock
+	// all the same: renamed to a key the lock lacks, it is refused.
+	unverified := filepath.Join(filepath.Dir(s.trustFile), "unverified.yaml")
+	trustDoc, err := os.ReadFile(s.trustFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, unverified, fmt.Appendf(trustDoc, "unverified: [%q]\n", srcHost+"/lib/critical:a"))
+	renamed := s.bundleCopy(t)
+	setAnn(t, renamed, s.names["a"], "", mirror.AnnotationReference, "")
+	setAnn(t, renamed, s.names["a"], "", mirror.AnnotationRefName, srcHost+"/lib/critical:a")
+	if _, stderr, code := push(renamed, "--trust", unverified); code != 1 ||
+		!strings.Contains(stderr, "image "+srcHost+"/lib/critical:a: index.json's "+mirror.AnnotationRefName+" names no entry of the bundle's lock") {
+		t.Errorf("an unlisted image the site trust accepts unsigned: exit %d, want 1\n%s", code, stderr)
+	}
+	critical, err := name.NewRepository(s.siteRepo["a"].RegistryStr()+"/site/"+strings.ReplaceAll(srcHost, ":", "_")+"/lib/critical", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tagAt(t, critical.Tag("a")); got != (v1.Hash{}) {
+		t.Errorf("refused, yet %s points at %s", critical.Tag("a"), got)
+	}
+	unchanged("an unlisted image the site trust accepts unsigned", true)
+
+	// STOWAGE_SITE_TRUST is the site's environment: a mirror without
+	// --from ignores it; --trust without --from is a usage error.
+	if _, stderr, code := runCLI(t, map[string]string{mirror.SiteTrustEnv: s.trustFile},
+		append([]string{"mirror", s.dir, "--to", "oci:" + filepath.Join(t.TempDir(), "again"), "-q"}, s.insecure...)...); code != 0 {
+		t.Errorf("a bundle written with %s set: exit %d\n%s", mirror.SiteTrustEnv, code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "mirror", s.dir, "--to", "oci:"+filepath.Join(t.TempDir(), "again"), "--trust", s.trustFile); code != 2 ||
+		!strings.Contains(stderr, "--trust is the site's trust for a push from a bundle") {
+		t.Errorf("--trust without --from: exit %d, want 2\n%s", code, stderr)
+	}
+
 	// The bundle as written: --dry-run pushes nothing; the push with
-	// the site trust tags every image and names the trust.
+	// the site trust tags every image and names the trust, and the
+	// files it verifies with are the site trust's, not the bundle's.
 	if stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "--dry-run"); code != 0 ||
 		!strings.Contains(string(stdout), "signatures in the bundle: 3 of 3 checks verified at the site before the push, offline") ||
+		!strings.Contains(string(stdout), "under their verify policies, offline (root.json sha256:") ||
 		!strings.Contains(string(stdout), "trust: the site trust "+s.trustFile+" (sha256:") {
 		t.Fatalf("--dry-run of the bundle as written: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -476,6 +516,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	}
 	if st := rep.Plan.SiteTrust; st == nil || st.Source != "site" || st.File != s.trustFile || !strings.HasPrefix(st.Digest, "sha256:") || !st.Authenticated {
 		t.Errorf("report's siteTrust %+v, want the site file", st)
+	}
+	if tf := rep.Plan.TrustFiles; len(tf) != 1 || tf[0].Policy != "site trust "+s.trustFile || tf[0].Path != "root.json" || !strings.HasPrefix(tf[0].Digest, "sha256:") {
+		t.Errorf("plan.trustFiles %+v, want the site trust's root.json", tf)
 	}
 	if len(rep.Signatures) != 3 {
 		t.Errorf("%d signature checks, want 3: %+v", len(rep.Signatures), rep.Signatures)
