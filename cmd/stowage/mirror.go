@@ -113,7 +113,12 @@ Without --to, every image goes to the site reference render names for it
 --from oci:PATH pushes a bundle made with --to oci: (its images and lock are
 the bundle's; DIR is not read): each image to the site repository the
 bundle recorded for it when it was written (where render points), so no
---to is needed. Writing into an existing bundle adds to what it holds; an
+--to is needed. Where each image goes is bound to the bundle's lock: an
+image the lock lacks, at another digest, under another tag, or recorded
+for a site repository the site rule does not give its lock reference,
+and an attachment of an image the bundle does not carry, are refused
+before anything is pushed, naming the image; so is a bundle without its
+lock. Writing into an existing bundle adds to what it holds; an
 image it holds at another digest is refused. --have SITE_LOCK leaves out
 the images that lock already pins at the same digest, and of the others the
 blobs the site holds (a delta bundle: index.json lists them, the push
@@ -179,7 +184,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust and its signatures verified, read from the bundle (nothing pushed, exit 1 on any failure)")
-	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+"; without either, the bundle's own, unauthenticated trust is used, with a warning)")
+	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+", read with --from only; without either, the bundle's own, unauthenticated trust is used, with a warning)")
 	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
