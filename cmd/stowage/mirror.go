@@ -468,12 +468,21 @@ func mirrorImages(ctx context.Context, stderr io.Writer, dir string, o mirrorOpt
 		return in, err
 	}
 	in.images, in.roles, in.authImages = sel.Images, sel.Roles, sel.AuthImages
+	var artifacts []mirror.Image
 	for _, a := range o.artifacts {
 		img, err := artifactImage(a, in.site)
 		if err != nil {
 			return in, err
 		}
-		in.images = append(in.images, img)
+		artifacts = append(artifacts, img)
+	}
+	in.images = append(in.images, artifacts...)
+	if strings.HasPrefix(o.to, ociPrefix) {
+		// A bundle's lock pins its artifacts too: a push from it
+		// binds every image to its lock (mirror.BindBundle).
+		if in.lock, err = mirror.LockWithArtifacts(in.lock, artifacts); err != nil {
+			return in, err
+		}
 	}
 	if in.images == nil {
 		return in, nil

@@ -140,3 +140,32 @@ func BindBundle(path string, images []Image, lockBytes []byte) error {
 	}
 	return nil
 }
+
+// LockWithArtifacts is lockBytes with an entry for each of artifacts (OCI
+// artifacts carried with the images, such as the one `stowage push`
+// writes) at its digest, a single manifest: the lock a bundle records, so
+// that BindBundle binds them as it binds the images. An artifact whose key
+// the lock pins at another digest is an error naming both.
+func LockWithArtifacts(lockBytes []byte, artifacts []Image) ([]byte, error) {
+	if len(artifacts) == 0 {
+		return lockBytes, nil
+	}
+	l, err := lock.Parse(lockBytes, "the lock")
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range artifacts {
+		if e, ok := l.Lookup(a.Name); ok {
+			if e.Digest != a.Digest.String() {
+				return nil, fmt.Errorf("artifact %s at %s: the lock pins that reference at %s", a.Name, a.Digest, e.Digest)
+			}
+			continue
+		}
+		written := a.Written
+		if written == "" {
+			written = a.Name
+		}
+		l.Put(lock.Entry{Name: a.Name, Reference: written, Digest: a.Digest.String(), Kind: lock.KindManifest})
+	}
+	return l.Marshal(), nil
+}

@@ -72,6 +72,23 @@ func TestBindBundle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+	// An artifact carried with the images gets its lock entry, and is
+	// then bound like them; one the lock pins elsewhere is refused.
+	art := Image{Name: "ghcr.io/acme/deploy:v1", Source: name.MustParseReference("ghcr.io/acme/deploy").Context(), Digest: hash('f'), Tag: "v1", Site: "site.lan/m/ghcr.io/acme/deploy"}
+	withArt, err := LockWithArtifacts(lockBytes, []Image{art})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := BindBundle("b", []Image{good, db, art}, lockBytes); err == nil || !strings.Contains(err.Error(), "image ghcr.io/acme/deploy:v1: index.json's org.opencontainers.image.ref.name names no entry") {
+		t.Errorf("an artifact the lock lacks: %v", err)
+	}
+	if err := BindBundle("b", []Image{good, db, art}, withArt); err != nil {
+		t.Errorf("an artifact with its lock entry: %v", err)
+	}
+	art.Name, art.Digest = "ghcr.io/acme/app:v1", hash('f')
+	if _, err := LockWithArtifacts(lockBytes, []Image{art}); err == nil || err.Error() != "artifact ghcr.io/acme/app:v1 at "+hash('f').String()+": the lock pins that reference at "+index.String() {
+		t.Errorf("an artifact the lock pins elsewhere: %v", err)
+	}
 	if err := BindBundle("b", []Image{good}, nil); err == nil || err.Error() != fmt.Sprintf("oci:b: the bundle holds no %s; stowage writes one into every bundle, and where each image goes at the site is bound to it: refused, nothing pushed", BundleLock) {
 		t.Errorf("no lock: %v", err)
 	}
