@@ -22,11 +22,12 @@ import (
 // with no tag. An attachment (AnnotationAttachment) must be named by an
 // image of the bundle and hang off that image's digest or one of its
 // index children (AnnotationSubject); its tag is the tag scheme's for
-// that subject (parseBundleIndex). The site repositories (AnnotationSite)
-// are all given or all absent, and each is what the one site rule
-// (site.Mapping.Repository) gives for its lock reference under one
-// prefix per source registry: the lock's repository path kept, the
-// prefix shared by every image of that registry. A bundle without a lock
+// that subject (parseBundleIndex). A site repository (AnnotationSite) is
+// what the one site rule (site.Mapping.Repository) gives for the lock
+// reference under the prefix the bundle was written for: the lock's
+// repository path kept (several configs may write one bundle, each with
+// its own mapping, so the prefix is not checked against the others'); an
+// image without one goes where the operator's --to maps it. A bundle without a lock
 // is refused: stowage writes one into every bundle. Errors name each
 // image and annotation refused; nothing is pushed then.
 func BindBundle(path string, images []Image, lockBytes []byte) error {
@@ -101,38 +102,25 @@ func BindBundle(path string, images []Image, lockBytes []byte) error {
 		}
 		bound[i] = true
 	}
-	// The site repositories: one rule, one prefix per source registry.
-	withSite := slices.ContainsFunc(images, func(img Image) bool { return img.Site != "" })
-	prefixes := map[string]string{}
+	// The site repositories: the site rule's for the lock reference, its
+	// repository path kept under the prefix the bundle was written for.
+	// (Several configs may write one bundle, each with its own site
+	// mapping, so the prefix is not one per bundle.)
 	for i, img := range images {
-		if !bound[i] {
+		if !bound[i] || img.Site == "" {
 			continue
 		}
 		ref := refs[i]
-		if img.Site == "" {
-			if withSite {
-				say(img, "index.json gives it no %s while other images have one; one site mapping applies to a whole bundle", AnnotationSite)
-			}
-			continue
-		}
-		reg := ref.Repository.RegistryStr()
-		prefix, ok := strings.CutSuffix(img.Site, "/"+ref.Repository.RepositoryStr())
-		if p, seen := prefixes[reg]; ok && seen && p != prefix {
-			say(img, "index.json's %s %q puts it under %q, another image of %s under %q; one site mapping applies to a whole bundle", AnnotationSite, img.Site, prefix, reg, p)
-			continue
-		}
 		want := ""
-		if ok {
-			m := site.Mapping{Default: prefix, Registries: map[string]string{reg: prefix}}
+		if prefix, ok := strings.CutSuffix(img.Site, "/"+ref.Repository.RepositoryStr()); ok {
+			m := site.Mapping{Default: prefix, Registries: map[string]string{ref.Repository.RegistryStr(): prefix}}
 			if r, err := m.Repository(ref.Repository); err == nil {
 				want = r.Name()
 			}
 		}
 		if want != img.Site {
 			say(img, "index.json's %s %q is not where the site rule puts its lock reference (its repository path %s under the site's prefix)", AnnotationSite, img.Site, ref.Repository.RepositoryStr())
-			continue
 		}
-		prefixes[reg] = prefix
 	}
 	if len(problems) > 0 {
 		slices.Sort(problems)

@@ -14,9 +14,9 @@ import (
 // TestBindBundle: each image of a bundle goes where its lock says. An
 // index entry's image is bound to the index digest with its reference's
 // tag; a child of that index only untagged; attachments hang off the
-// locked digest or a child of it, named by an image of the bundle; site
-// repositories keep the lock's repository path under one prefix per
-// source registry, all or none given. Each refusal names the image and
+// locked digest or a child of it, named by an image of the bundle; a site
+// repository keeps the lock's repository path under its prefix (two
+// configs' prefixes may share a bundle). Each refusal names the image and
 // the annotation.
 func TestBindBundle(t *testing.T) {
 	hash := func(c byte) v1.Hash {
@@ -53,10 +53,11 @@ func TestBindBundle(t *testing.T) {
 			`image ghcr.io/acme/app:v1: index.json's dev.stowage.tag "latest": its lock reference's tag is "v1"`},
 		{"another repository", []Image{app(index, "v1", "site.lan/prod/critical"), db},
 			`image ghcr.io/acme/app:v1: index.json's dev.stowage.site "site.lan/prod/critical" is not where the site rule puts its lock reference`},
-		{"two prefixes for one registry", []Image{good, app(child, "", "site.lan/other/ghcr.io/acme/app")},
-			`puts it under "site.lan/other/ghcr.io", another image of ghcr.io under "site.lan/m/ghcr.io"`},
-		{"a site left out", []Image{good, app(child, "", "")},
-			"index.json gives it no dev.stowage.site while other images have one"},
+		{"two configs' sites in one bundle", []Image{good, app(index, "v1", "site.lan/other/acme/app"), app(child, "", "")}, ""},
+		{"a repository path changed under the prefix", []Image{app(index, "v1", "site.lan/m/ghcr.io/acme/critical")},
+			`image ghcr.io/acme/app:v1: index.json's dev.stowage.site "site.lan/m/ghcr.io/acme/critical" is not where the site rule puts its lock reference`},
+		{"a prefix that is no registry", []Image{app(index, "v1", "acme/app")},
+			`index.json's dev.stowage.site "acme/app" is not where the site rule puts its lock reference`},
 		{"a signature of an image outside the bundle", []Image{good, db, sig(hash('e'), good)},
 			"sig " + hash('d').String() + " of image ghcr.io/acme/app:v1: index.json's dev.stowage.subject " + hash('e').String() + " is neither the digest"},
 		{"a signature of an image the bundle does not carry", []Image{good, sig(other, db)},
