@@ -113,7 +113,12 @@ Without --to, every image goes to the site reference render names for it
 --from oci:PATH pushes a bundle made with --to oci: (its images and lock are
 the bundle's; DIR is not read): each image to the site repository the
 bundle recorded for it when it was written (where render points), so no
---to is needed. Writing into an existing bundle adds to what it holds; an
+--to is needed. Where each image goes is bound to the bundle's lock: an
+image the lock lacks, at another digest, under another tag, or recorded
+for a site repository the site rule does not give its lock reference,
+and an attachment of an image the bundle does not carry, are refused
+before anything is pushed, naming the image; so is a bundle without its
+lock. Writing into an existing bundle adds to what it holds; an
 image it holds at another digest is refused. --have SITE_LOCK leaves out
 the images that lock already pins at the same digest, and of the others the
 blobs the site holds (a delta bundle: index.json lists them, the push
@@ -153,11 +158,13 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
 				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
 			}
-			if o.trust == "" {
-				o.trust, _ = getenv(mirror.SiteTrustEnv)
-			}
 			if o.trust != "" && o.from == "" {
-				return usageError{errors.New("--trust (or " + mirror.SiteTrustEnv + ") is the site's trust for a push from a bundle: give it with --from oci:PATH")}
+				return usageError{errors.New("--trust is the site's trust for a push from a bundle: give it with --from oci:PATH")}
+			}
+			// The variable is the site's environment: it applies to a
+			// push from a bundle and leaves every other mirror alone.
+			if o.trust == "" && o.from != "" {
+				o.trust, _ = getenv(mirror.SiteTrustEnv)
 			}
 			if o.trust != "" && o.noVerify {
 				return usageError{errors.New("--no-verify and a site trust (--trust or " + mirror.SiteTrustEnv + ") contradict each other")}
@@ -177,7 +184,7 @@ digest in ref.digest (--dry-run lists the destination).` + kustomizationHelp,
 	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds: its images at the same digest are left out")
 	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust and its signatures verified, read from the bundle (nothing pushed, exit 1 on any failure)")
-	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+"; without either, the bundle's own, unauthenticated trust is used, with a warning)")
+	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site; the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+", read with --from only; without either, the bundle's own, unauthenticated trust is used, with a warning)")
 	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
@@ -307,6 +314,11 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 func mirrorInputs(ctx context.Context, stderr io.Writer, dir string, o mirrorOptions) (in mirrorInput, have []mirror.Image, err error) {
 	if o.from != "" {
 		in.images, in.lock, err = mirror.BundleImages(strings.TrimPrefix(o.from, ociPrefix))
+		if err == nil {
+			// Where each image goes is the lock's, with or without a
+			// site trust, --no-verify included.
+			err = mirror.BindBundle(strings.TrimPrefix(o.from, ociPrefix), in.images, in.lock)
+		}
 		if err == nil {
 			in.sp, in.trustUsed, err = bundlePolicies(stderr, strings.TrimPrefix(o.from, ociPrefix), in.images, in.lock, o)
 		}
@@ -456,12 +468,21 @@ func mirrorImages(ctx context.Context, stderr io.Writer, dir string, o mirrorOpt
 		return in, err
 	}
 	in.images, in.roles, in.authImages = sel.Images, sel.Roles, sel.AuthImages
+	var artifacts []mirror.Image
 	for _, a := range o.artifacts {
 		img, err := artifactImage(a, in.site)
 		if err != nil {
 			return in, err
 		}
-		in.images = append(in.images, img)
+		artifacts = append(artifacts, img)
+	}
+	in.images = append(in.images, artifacts...)
+	if strings.HasPrefix(o.to, ociPrefix) {
+		// A bundle's lock pins its artifacts too: a push from it
+		// binds every image to its lock (mirror.BindBundle).
+		if in.lock, err = mirror.LockWithArtifacts(in.lock, artifacts); err != nil {
+			return in, err
+		}
 	}
 	if in.images == nil {
 		return in, nil

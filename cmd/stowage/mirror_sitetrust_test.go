@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +24,10 @@ import (
 // holds an older image under one of its tags.
 type siteTrustSetup struct {
 	bundle, trustFile string
-	site              *registrytest.Distribution
-	insecure          []string
+	// dir is the config directory the bundle was written from.
+	dir      string
+	site     *registrytest.Distribution
+	insecure []string
 	// names are the lock keys; digests the bundle's digest of each;
 	// siteRepo each one's site repository.
 	names    map[string]string
@@ -80,6 +83,7 @@ verify:
 	if _, stderr, code := runCLI(t, nil, append([]string{"lock", dir, "-q"}, s.insecure...)...); code != 0 {
 		t.Fatalf("lock exit %d:\n%s", code, stderr)
 	}
+	s.dir = dir
 	s.bundle = filepath.Join(t.TempDir(), "bundle")
 	if _, stderr, code := runCLI(t, nil, append([]string{"mirror", dir, "--to", "oci:" + s.bundle, "-q"}, s.insecure...)...); code != 0 {
 		t.Fatalf("bundle: exit %d\n%s", code, stderr)
@@ -218,6 +222,29 @@ func trustedRootDigest(doc map[string]any) string {
 	return ""
 }
 
+// setAnn sets (or, with value "", deletes) annotation key on the image
+// descriptor (not an attachment) of the bundle at dir whose lock key is
+// image (and digest, when given).
+func setAnn(t *testing.T, dir, image, digest, key, value string) {
+	t.Helper()
+	editIndex(t, dir, func(ix *v1.IndexManifest) {
+		for i, d := range ix.Manifests {
+			a := d.Annotations
+			if a[mirror.AnnotationRefName] != image || a[mirror.AnnotationAttachment] != "" || (digest != "" && d.Digest.String() != digest) {
+				continue
+			}
+			if value == "" {
+				delete(a, key)
+			} else {
+				a[key] = value
+			}
+			ix.Manifests[i].Annotations = a
+			return
+		}
+		t.Fatalf("no descriptor of %s", image)
+	})
+}
+
 // TestMirrorFromBundleHoldsSiteTrust: a bundle made hostile after it was
 // written (trust material removed, weakened to optional, its trusted root
 // swapped for another sigstore's, one image removed from the trust map,
@@ -251,6 +278,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 			t.Errorf("%s: the bundle's image a is at the site: something was pushed", what)
 		}
 	}
+	// outside is an image the bundle does not carry.
+	outside := registrytest.PushRandom(t, s.siteRepo["b"].Tag("db")).Digest
+	srcHost, _, _ := strings.Cut(s.names["a"], "/")
 	type hostile struct {
 		name   string
 		edit   func(dir string)
@@ -288,6 +318,66 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 				delete(doc["images"].(map[string]any), s.names["a"])
 			})
 		}, []string{"image " + s.names["a"] + ": the bundle's trust material has no verify policy for it"}, true, true},
+		// Where an image goes is the lock's, not index.json's.
+		{"image sent to another repository", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationSite, s.site.Host+"/prod/critical")
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationSite + " \"" + s.site.Host + "/prod/critical\" is not where the site rule puts its lock reference", "nothing pushed"}, true, true},
+		{"image retagged", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationTag, "latest")
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationTag + " \"latest\": its lock reference's tag is \"a\"", "nothing pushed"}, true, true},
+		{"image renamed to a key the lock lacks", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationReference, "")
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationRefName, srcHost+"/lib/critical:a")
+		}, []string{"image " + srcHost + "/lib/critical:a: index.json's " + mirror.AnnotationRefName + " names no entry of the bundle's lock", "nothing pushed"}, true, true},
+		{"image's bytes sent under another locked name", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				var keep []v1.Descriptor
+				for _, d := range ix.Manifests {
+					a := d.Annotations
+					switch {
+					case a[mirror.AnnotationAttachment] != "":
+					case a[mirror.AnnotationRefName] == s.names["helper"]:
+						continue
+					case a[mirror.AnnotationRefName] == s.names["a"]:
+						a[mirror.AnnotationRefName], a[mirror.AnnotationTag] = s.names["helper"], "helper"
+						delete(a, mirror.AnnotationReference)
+					}
+					keep = append(keep, d)
+				}
+				ix.Manifests = keep
+			})
+		}, []string{"image " + s.names["helper"] + ": index.json points at " + s.digests["a"].String() + ", the bundle's lock pins " + s.digests["helper"].String(), "nothing pushed"}, true, true},
+		{"reference annotation naming another image", func(dir string) {
+			setAnn(t, dir, s.names["a"], "", mirror.AnnotationReference, s.names["b"])
+		}, []string{"image " + s.names["a"] + ": index.json's " + mirror.AnnotationReference + " \"" + s.names["b"] + "\" is not a reference to it"}, true, true},
+		{"attachment bound to an image outside the bundle", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				for _, d := range ix.Manifests {
+					if d.Annotations[mirror.AnnotationSubject] == s.digests["a"].String() {
+						d.Annotations = maps.Clone(d.Annotations)
+						d.Annotations[mirror.AnnotationSubject] = outside.String()
+						ix.Manifests = append(ix.Manifests, d)
+						return
+					}
+				}
+				t.Fatal("no attachment of a")
+			})
+		}, []string{"of image " + s.names["a"] + ": index.json's " + mirror.AnnotationSubject + " " + outside.String() + " is neither the digest the bundle's lock pins", "nothing pushed"}, true, true},
+		{"attachment sent to another repository", func(dir string) {
+			editIndex(t, dir, func(ix *v1.IndexManifest) {
+				for i, d := range ix.Manifests {
+					if d.Annotations[mirror.AnnotationSubject] == s.digests["a"].String() {
+						ix.Manifests[i].Annotations[mirror.AnnotationRefName] = srcHost + "/prod/db:v1"
+						ix.Manifests[i].Annotations[mirror.AnnotationReference] = ""
+					}
+				}
+			})
+		}, []string{"of image " + srcHost + "/prod/db:v1: index.json's " + mirror.AnnotationRefName + " names no entry of the bundle's lock", "nothing pushed"}, true, true},
+		{"lock removed", func(dir string) {
+			if err := os.Remove(filepath.Join(dir, mirror.BundleLock)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"the bundle holds no " + mirror.BundleLock + "; stowage writes one into every bundle", "nothing pushed"}, true, true},
 		{"descriptor pointed at another signed image", func(dir string) {
 			editIndex(t, dir, func(ix *v1.IndexManifest) {
 				var b v1.Descriptor
@@ -343,7 +433,12 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		c.edit(dir)
 		// --dry-run at the site: checked, nothing pushed.
 		_, stderr, code := push(dir, "--trust", s.trustFile, "--dry-run")
-		if code != 1 || !strings.Contains(stderr, s.names["a"]) || (c.before && !strings.Contains(stderr, c.want[0])) {
+		// Each names image a, or what it refuses instead (the lock,
+		// another image's name).
+		named := func(stderr string) bool {
+			return strings.Contains(stderr, s.names["a"]) || strings.Contains(stderr, c.want[0])
+		}
+		if code != 1 || !named(stderr) || (c.before && !strings.Contains(stderr, c.want[0])) {
 			t.Errorf("%s: --dry-run --trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 		}
 		unchanged(c.name+" (--dry-run)", !c.before)
@@ -362,17 +457,54 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		unchanged(c.name, !c.before)
 		if c.bundleTrust {
 			_, stderr, code := push(dir)
-			if code != 1 || !strings.Contains(stderr, s.names["a"]) {
+			if code != 1 || !named(stderr) {
 				t.Errorf("%s, no site trust: exit %d, want 1 naming the image:\n%s", c.name, code, stderr)
 			}
 			unchanged(c.name+" (no site trust)", true)
 		}
 	}
 
+	// An image the site trust accepts unsigned is bound to the lock
+	// all the same: renamed to a key the lock lacks, it is refused.
+	unverified := filepath.Join(filepath.Dir(s.trustFile), "unverified.yaml")
+	trustDoc, err := os.ReadFile(s.trustFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, unverified, fmt.Appendf(trustDoc, "unverified: [%q]\n", srcHost+"/lib/critical:a"))
+	renamed := s.bundleCopy(t)
+	setAnn(t, renamed, s.names["a"], "", mirror.AnnotationReference, "")
+	setAnn(t, renamed, s.names["a"], "", mirror.AnnotationRefName, srcHost+"/lib/critical:a")
+	if _, stderr, code := push(renamed, "--trust", unverified); code != 1 ||
+		!strings.Contains(stderr, "image "+srcHost+"/lib/critical:a: index.json's "+mirror.AnnotationRefName+" names no entry of the bundle's lock") {
+		t.Errorf("an unlisted image the site trust accepts unsigned: exit %d, want 1\n%s", code, stderr)
+	}
+	critical, err := name.NewRepository(s.siteRepo["a"].RegistryStr()+"/site/"+strings.ReplaceAll(srcHost, ":", "_")+"/lib/critical", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tagAt(t, critical.Tag("a")); got != (v1.Hash{}) {
+		t.Errorf("refused, yet %s points at %s", critical.Tag("a"), got)
+	}
+	unchanged("an unlisted image the site trust accepts unsigned", true)
+
+	// STOWAGE_SITE_TRUST is the site's environment: a mirror without
+	// --from ignores it; --trust without --from is a usage error.
+	if _, stderr, code := runCLI(t, map[string]string{mirror.SiteTrustEnv: s.trustFile},
+		append([]string{"mirror", s.dir, "--to", "oci:" + filepath.Join(t.TempDir(), "again"), "-q"}, s.insecure...)...); code != 0 {
+		t.Errorf("a bundle written with %s set: exit %d\n%s", mirror.SiteTrustEnv, code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "mirror", s.dir, "--to", "oci:"+filepath.Join(t.TempDir(), "again"), "--trust", s.trustFile); code != 2 ||
+		!strings.Contains(stderr, "--trust is the site's trust for a push from a bundle") {
+		t.Errorf("--trust without --from: exit %d, want 2\n%s", code, stderr)
+	}
+
 	// The bundle as written: --dry-run pushes nothing; the push with
-	// the site trust tags every image and names the trust.
+	// the site trust tags every image and names the trust, and the
+	// files it verifies with are the site trust's, not the bundle's.
 	if stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "--dry-run"); code != 0 ||
 		!strings.Contains(string(stdout), "signatures in the bundle: 3 of 3 checks verified at the site before the push, offline") ||
+		!strings.Contains(string(stdout), "under their verify policies, offline (root.json sha256:") ||
 		!strings.Contains(string(stdout), "trust: the site trust "+s.trustFile+" (sha256:") {
 		t.Fatalf("--dry-run of the bundle as written: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -384,6 +516,9 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	}
 	if st := rep.Plan.SiteTrust; st == nil || st.Source != "site" || st.File != s.trustFile || !strings.HasPrefix(st.Digest, "sha256:") || !st.Authenticated {
 		t.Errorf("report's siteTrust %+v, want the site file", st)
+	}
+	if tf := rep.Plan.TrustFiles; len(tf) != 1 || tf[0].Policy != "site trust "+s.trustFile || tf[0].Path != "root.json" || !strings.HasPrefix(tf[0].Digest, "sha256:") {
+		t.Errorf("plan.trustFiles %+v, want the site trust's root.json", tf)
 	}
 	if len(rep.Signatures) != 3 {
 		t.Errorf("%d signature checks, want 3: %+v", len(rep.Signatures), rep.Signatures)

@@ -83,6 +83,10 @@ func bundlePolicies(stderr io.Writer, path string, images []mirror.Image, lockBy
 	if len(pols) == 0 {
 		pols = nil
 	}
+	if st != nil {
+		// The reports name the files verified with: the site's.
+		t = trustOf(pols)
+	}
 	return sitePolicies{pols: pols, trust: t}, used, nil
 }
 

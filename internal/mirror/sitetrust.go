@@ -37,7 +37,7 @@ type SiteTrust struct {
 // LoadSiteTrust reads the site trust file at path: at most
 // trustfile.SiteTrust bytes, a regular file, strict YAML or JSON of
 // apiVersion stowage.dev/v1alpha1, kind SiteTrust, whose verify policy
-// names keys or identities (identities with a trusted root), its files
+// names keys (each once) or identities (identities with a trusted root), its files
 // read relative to the file's directory, confined to it and bounded as a
 // config's (trustfile). Errors name the file and the field.
 func LoadSiteTrust(path string) (*SiteTrust, error) {
@@ -62,6 +62,14 @@ func LoadSiteTrust(path string) (*SiteTrust, error) {
 		return nil, fail("verify: give keys or identities (with a trustedRoot): a site trust that trusts no signer verifies nothing")
 	case len(v.Identities) > 0 && v.TrustedRoot == "":
 		return nil, fail("verify.identities need verify.trustedRoot")
+	}
+	// Each key once, as the config's schema has it (schema.checkVerify).
+	first := map[string]int{}
+	for i, k := range v.Keys {
+		if j, ok := first[k]; ok {
+			return nil, fail("verify.keys[%d]: key %q is listed twice (keys[%d] too); list each key once", i, k, j)
+		}
+		first[k] = i
 	}
 	pol, err := sigverify.LoadPolicy(filepath.Dir(path), "site trust "+path, &v)
 	if err != nil {

@@ -64,8 +64,8 @@ func TestDirectCopyTagsOnlyVerified(t *testing.T) {
 // policy trusts key B is refused naming the image, the field and the
 // key's digest; one whose policy trusts A is accepted and verified under
 // the site trust's policy; an image the site trust lists as unverified
-// needs none. The site trust file is refused when it trusts no signer, or
-// has an unknown field.
+// needs none. The site trust file is refused when it trusts no signer,
+// has an unknown field, or lists a key twice.
 func TestSitePoliciesCompareKeys(t *testing.T) {
 	f := newFixture(t)
 	a, b := newSigningKey(t), newSigningKey(t)
@@ -123,6 +123,7 @@ func TestSitePoliciesCompareKeys(t *testing.T) {
 		"verify: {keys: [a.pub]}\nextra: true\n":  "unknown field",
 		"verify: {keys: [../outside.pub]}\n":      "outside.pub",
 		"verify: {identities: [{identity: x}]}\n": "verify.identities need verify.trustedRoot",
+		"verify: {keys: [a.pub, a.pub]}\n":        `verify.keys[1]: key "a.pub" is listed twice (keys[0] too); list each key once`,
 	} {
 		if _, err := LoadSiteTrust(writeTrust(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("site trust %q: %v, want %q", body, err, want)
