@@ -16,6 +16,10 @@ import (
 type configRun struct {
 	limits schema.Limits
 	child  string
+	// getenv is the run's environment, the operator's (nil:
+	// os.LookupEnv): the function's input cap a kustomization is sized
+	// against (fn.OperatorMaxInput).
+	getenv env
 }
 
 // configRunKey is the context key of a configRun.

@@ -400,12 +400,19 @@ func TestLockLargeResourceFile(t *testing.T) {
 		t.Errorf("vet: exit %d\n%s", code, stderr)
 	}
 
+	// The declaration raising its own bound is not enough: the operator's
+	// cap binds.
 	write("pin.yaml", pin("[fn, --max-input-bytes, \"20000000\"]"))
-	stdout, stderr, code = runCLI(t, nil, args...)
+	if _, stderr, code := runCLI(t, nil, args...); code != 0 || !strings.Contains(stderr, over) {
+		t.Errorf("lock with the declaration raised, the operator's cap not: exit %d\n%s", code, stderr)
+	}
+	// The operator raises the cap and the declaration its bound: no warning.
+	operator := map[string]string{"STOWAGE_MAX_INPUT_BYTES": "20000000"}
+	stdout, stderr, code = runCLI(t, operator, args...)
 	if code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("lock with the bound raised: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if out, stderr, code := runCLI(t, nil, "vet", dir); code != 0 {
+	if out, stderr, code := runCLI(t, operator, "vet", dir); code != 0 {
 		t.Errorf("vet with the bound raised: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -239,6 +239,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 		// context beside the child process main put there.
 		cr := configRunOf(cmd.Context())
 		cr.limits = lim
+		cr.getenv = getenv
 		cmd.SetContext(withConfigRun(cmd.Context(), cr))
 		if verbose {
 			cmd.SetContext(registry.WithWireLog(cmd.Context(), cmd.ErrOrStderr()))

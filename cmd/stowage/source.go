@@ -56,6 +56,9 @@ func loadSource(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 		Warnings:              stderr,
 		Find:                  func(args []string) (*cobra.Command, []string, error) { return newRoot(nil).Find(args) },
 	}
+	if getenv := configRunOf(ctx).getenv; getenv != nil {
+		lo.Getenv = getenv
+	}
 	if o.deadline != nil {
 		lo.Deadline = *o.deadline
 	}
