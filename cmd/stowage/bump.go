@@ -3,14 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // bumpOptions are the flags of stowage bump.
@@ -40,8 +42,9 @@ failure after writing. Config files are never rewritten.
 
 Prints a pull request title and a markdown body: a table of image, tag, old and
 new digest, kind (with a note when it changed), and the environments and pullers
-affected. -o json prints the same as JSON, with a branch name derived from the
-change set (the same change always gets the same branch). --pr-body writes the
+affected. -o json or -o yaml prints the same as a report,
+` + printer.MustKeys(v1alpha1.BumpReport{}) + `, with a branch name derived
+from the change set (the same change always gets the same branch). --pr-body writes the
 body to a file (not -: the body is on stdout already). With --render OUTDIR the profile (--profile) is rendered again
 into OUTDIR, so the pull request carries the manifests too. --exit-code exits 1
 when something changed, as git diff --exit-code does.` + kustomizationHelp,
@@ -50,7 +53,7 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 	}
 	c.Flags().StringVarP(&b.o.profile, "profile", "p", "", "profile --render renders (optional when the config has one)")
 	c.Flags().StringVar(&b.prBody, "pr-body", "", "also write the pull request body (markdown) to this file")
-	c.Flags().StringVarP(&b.format, "output", "o", "text", "text (title and body) or json (title, branch, body and changes)")
+	c.Flags().StringVarP(&b.format, "output", "o", "text", "text (title and body), json or yaml: "+printer.MustKeys(v1alpha1.BumpReport{}))
 	c.Flags().BoolVar(&b.exitCode, "exit-code", false, "exit 1 when the lock (or the --render output) changed")
 	c.Flags().BoolVar(&b.keepGoing, "keep-going", false, "when images fail, still bump the others (the failed keep their old entries) and exit 1 naming the failures")
 	c.Flags().StringVar(&b.renderOut, "render", "", "also render the profile into this directory with the new digests")
@@ -66,8 +69,8 @@ when something changed, as git diff --exit-code does.` + kustomizationHelp,
 // all) and the pull request title and body printed.
 func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	o, format, prBody, renderOut := b.o, b.format, b.prBody, b.renderOut
-	if err := checkFormat("-o", format, "text", "json"); err != nil {
-		return err
+	if err := printer.Check("-o", format); err != nil {
+		return usageError{err}
 	}
 	if err := refuseStdout("--pr-body", prBody, "stdout carries the title and body already (or, with -o json, the report holding the body); give a file"); err != nil {
 		return err
@@ -104,7 +107,9 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	if err != nil {
 		return err
 	}
-	printWrittenPins(cmd.ErrOrStderr(), images)
+	for _, w := range bump.WrittenPins(images) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s\n", escape.Line(w))
+	}
 	if err := printBump(cmd, b, res.Report, len(res.Changes), src.LockPath, res.Entries); err != nil {
 		return err
 	}
@@ -117,40 +122,20 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	return nil
 }
 
-// printBump prints what bump changed (changes entries): the JSON report,
-// the pull request's title (with --pr-body) or title and body, or on
-// stderr that every digest of the lock at path (entries of them) is
-// current.
-func printBump(cmd *cobra.Command, b *bumpOptions, report bump.Report, changes int, path string, entries int) error {
-	w := cmd.OutOrStdout()
+// printBump prints what bump changed (changes entries): the report as
+// -o asks, the pull request's title alone (text with --pr-body, which holds
+// the body), or on stderr that every digest of the lock at path (entries
+// of them) is current.
+func printBump(cmd *cobra.Command, b *bumpOptions, report v1alpha1.BumpReport, changes int, path string, entries int) error {
 	switch {
-	case b.format == "json":
-		return writeReport(w, report)
+	case b.format != "text":
+		return printer.Print(cmd.OutOrStdout(), b.format, report)
 	case changes == 0:
-		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: every digest in %s is current (%d images)\n", path, entries)
+		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: every digest in %s is current (%s)\n", path, words.Count(entries, "image"))
 	case b.prBody != "":
-		fmt.Fprintln(w, report.Title)
+		fmt.Fprintln(cmd.OutOrStdout(), report.Title)
 	default:
-		fmt.Fprintf(w, "%s\n\n%s", report.Title, report.Body)
+		return printer.Print(cmd.OutOrStdout(), "text", report)
 	}
 	return nil
-}
-
-// printWrittenPins names the images bump does not re-resolve because a
-// digest written in the config pins them, when another spelling of the
-// same image is written with a tag alone: that tag does not follow its
-// registry either (a pin applies to every spelling of the image).
-func printWrittenPins(w io.Writer, images []*plan.Image) {
-	for _, img := range images {
-		if img.Ref.Digest == "" {
-			continue
-		}
-		for _, u := range img.Uses {
-			if u.Ref.Digest == "" {
-				fmt.Fprintf(w, "stowage: %s is not re-resolved: %s pins it by the digest written there, and that pin also holds %s (%s), written without one; remove the digest to let bump follow the tag\n",
-					img.Key, img.Ref.Written, u.Ref.Written, u.UsedBy())
-				break
-			}
-		}
-	}
 }

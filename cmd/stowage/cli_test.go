@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/output"
@@ -326,25 +327,30 @@ func cliSnapshot(t *testing.T, dir string) map[string]string {
 }
 
 // TestVetExamples: vet passes on both examples with the Submarine
-// example's password variable set (vet checks it is set, as render would).
+// example's password variable set (vet checks it is set, as render would),
+// and says so in one line per profile: its pre-pulled images and the pull
+// Secrets to create.
 func TestVetExamples(t *testing.T) {
 	t.Parallel()
-	for _, ex := range []string{"openpai-offline", "submarine-notebooks"} {
+	for ex, want := range map[string]string{
+		"openpai-offline":     "ok: profile offline: 16 images pre-pulled\n",
+		"submarine-notebooks": "ok: profile notebooks: 4 images pre-pulled, 1 pull Secret to create\n",
+	} {
 		stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", ex))
-		if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s), ") {
+		if code != 0 || string(stdout) != want {
 			t.Errorf("vet %s: exit %d, stdout %q, stderr %s", ex, code, stdout, stderr)
 		}
 	}
 }
 
-// TestVetNamesExternalSecrets: vet says which pull Secrets the user must
-// create and where: the Submarine example's existing Secret, in the
+// TestVetNamesExternalSecrets: vet -v says which pull Secrets the user
+// must create and where: the Submarine example's existing Secret, in the
 // puller's namespace and both tenants', for the registry the nodes pull
 // from (the example's site registry, its Harbor).
 func TestVetNamesExternalSecrets(t *testing.T) {
 	t.Parallel()
-	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
-	want := "ok: 1 profile(s), 7 object(s)\n" +
+	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", "-v", filepath.Join(repoRoot, "examples", "submarine-notebooks"))
+	want := "ok: profile notebooks: 4 images pre-pulled, 1 pull Secret to create\n" +
 		"stowage names these pull Secrets but does not render them; create each, a kubernetes.io/dockerconfigjson Secret with the registry's credentials, in every namespace listed (tenants' pods must present the same credentials to the kubelet):\n" +
 		"  profile notebooks: Secret submarine-dockerhub (harbor.submarine.lab.internal:5000; environment \"jupyter-chinese\") in submarine, tenant-a, tenant-b\n"
 	if code != 0 || !strings.HasPrefix(string(stdout), want) {
@@ -361,7 +367,7 @@ func TestVetNamesExternalSecrets(t *testing.T) {
 		}
 	}
 	// Nothing to create: no such lines.
-	if stdout, _, _ := runCLI(t, nil, "vet", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "pull Secrets") || strings.Contains(string(stdout), "equal to Secret") {
+	if stdout, _, _ := runCLI(t, nil, "vet", "-v", filepath.Join(repoRoot, "examples", "openpai-offline")); strings.Contains(string(stdout), "pull Secrets") || strings.Contains(string(stdout), "equal to Secret") {
 		t.Errorf("vet openpai-offline:\n%s", stdout)
 	}
 }
@@ -371,9 +377,9 @@ func TestVetNamesExternalSecrets(t *testing.T) {
 // the same exit codes as the text output.
 func TestVetJSON(t *testing.T) {
 	t.Parallel()
-	decode := func(t *testing.T, stdout []byte) vetReport {
+	decode := func(t *testing.T, stdout []byte) v1alpha1.VetReport {
 		t.Helper()
-		var r vetReport
+		var r v1alpha1.VetReport
 		dec := json.NewDecoder(bytes.NewReader(stdout))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
@@ -383,7 +389,7 @@ func TestVetJSON(t *testing.T) {
 	}
 	stdout, stderr, code := runCLI(t, map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}, "vet", filepath.Join(repoRoot, "examples", "submarine-notebooks"), "-o", "json")
 	r := decode(t, stdout)
-	want := []vetSecret{{Profile: "notebooks", Name: "submarine-dockerhub", Registry: "harbor.submarine.lab.internal:5000",
+	want := []v1alpha1.VetSecret{{Profile: "notebooks", Name: "submarine-dockerhub", Registry: "harbor.submarine.lab.internal:5000",
 		UsedBy: []string{`environment "jupyter-chinese"`}, Namespaces: []string{"submarine", "tenant-a", "tenant-b"}}}
 	if code != 0 || len(stderr) != 0 || !r.OK || !slices.Equal(r.Profiles, []string{"notebooks"}) || r.Objects != 7 ||
 		r.PinnedDigests != nil || len(r.Errors) != 0 || !reflect.DeepEqual(r.ExternalSecrets, want) {
@@ -400,7 +406,7 @@ func TestVetJSON(t *testing.T) {
 	if code != 1 || r.OK || len(r.Errors) == 0 || !strings.Contains(string(stderr), "Tenant_A") {
 		t.Fatalf("exit %d, stderr %s, report %+v", code, stderr, r)
 	}
-	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	i := slices.IndexFunc(r.Errors, func(e v1alpha1.ReportError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
 	if i < 0 {
 		t.Fatalf("no error at the namespace: %+v", r.Errors)
 	}
@@ -413,14 +419,14 @@ func TestVetJSON(t *testing.T) {
 	sub := filepath.Join(repoRoot, "examples", "submarine-notebooks")
 	stdout, stderr, code = runCLI(t, nil, "vet", sub, "-o", "json")
 	r = decode(t, stdout)
-	wantErr := []vetError{{File: filepath.Join(sub, "environments.yaml"), Line: 13, Column: 7, Field: `environments."jupyter-gpu".auth.password`,
+	wantErr := []v1alpha1.ReportError{{File: filepath.Join(sub, "environments.yaml"), Line: 13, Column: 7, Field: `environments."jupyter-gpu".auth.password`,
 		Message: `environment variable SUBMARINE_HARBOR_PASSWORD may not be read (needed by environment "jupyter-gpu"): stowage reads only variables starting with STOWAGE_ and those the operator names in STOWAGE_ALLOW_ENV (set in the CI job's or the repository server's environment, never by the repository)`}}
 	if code != 1 || r.OK || !reflect.DeepEqual(r.Errors, wantErr) || !strings.Contains(stderr, wantErr[0].Message) {
 		t.Errorf("password not allowed: exit %d, errors %+v, want %+v; stderr:\n%s", code, r.Errors, wantErr, stderr)
 	}
 
-	if _, _, code := runCLI(t, nil, "vet", dir, "-o", "yaml"); code != 2 {
-		t.Errorf("vet -o yaml: exit %d, want 2", code)
+	if stdout, _, code := runCLI(t, nil, "vet", dir, "-o", "xml"); code != 2 || len(stdout) != 0 {
+		t.Errorf("vet -o xml: exit %d, stdout %q; want 2 and nothing", code, stdout)
 	}
 }
 
@@ -787,8 +793,8 @@ func TestRenderCheckDiff(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if n := strings.Count(stderr, "\n"); n > checkDiffTotalLines+20 {
-		t.Errorf("%d lines of output, want at most about %d", n, checkDiffTotalLines)
+	if n := strings.Count(stderr, "\n"); n > output.DiffTotalLines+20 {
+		t.Errorf("%d lines of output, want at most about %d", n, output.DiffTotalLines)
 	}
 
 	if err := os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
@@ -991,7 +997,7 @@ func TestRenderCheckJSON(t *testing.T) {
 	bad := cliInvalidDir(t)
 	stdout, stderr, code = runCLI(t, nil, "render", bad, "--output-dir", out, "--check", "-o", "json")
 	r = decode(t, stdout)
-	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	i := slices.IndexFunc(r.Errors, func(e v1alpha1.ReportError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
 	if code != 1 || r.OK || i < 0 || len(r.Changed) != 0 || !strings.Contains(stderr, "Tenant_A") {
 		t.Fatalf("config error: exit %d, report %+v; stderr:\n%s", code, r, stderr)
 	}
@@ -1040,7 +1046,7 @@ func TestWrongDirectoryInJSONReports(t *testing.T) {
 		stdout, stderr, code := runCLI(t, nil, args...)
 		var r struct {
 			OK     bool
-			Errors []vetError
+			Errors []v1alpha1.ReportError
 		}
 		if err := json.Unmarshal(stdout, &r); err != nil {
 			t.Errorf("%v: stdout is no JSON report: %v\n%s", args, err, stdout)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
@@ -229,7 +230,7 @@ func TestDistributionPlainHTTP(t *testing.T) {
 	}
 	// -o json says how many it found on failure too (the README's promise).
 	stdout, _, code = runCLI(t, nil, "vet", dir, "--remote", "--insecure-registry", h, "-o", "json")
-	var rep vetReport
+	var rep v1alpha1.VetReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 1 || rep.OK || rep.PinnedDigests == nil || *rep.PinnedDigests != 5 || len(rep.Errors) == 0 {
 		t.Errorf("vet --remote -o json after a delete: exit %d, %v, pinnedDigests %v, want 5 of 7 found:\n%s", code, err, rep.PinnedDigests, stdout)
 	}

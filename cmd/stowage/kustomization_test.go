@@ -243,7 +243,7 @@ func TestVetListsUnpinnedStrings(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("vet: exit %d\n%s%s", code, out, stderr)
 	}
-	if want := "ok: 0 profile(s), 0 object(s), 9 workload image(s) pinned, 1 string(s) read as image references left unpinned (warnings above)\n"; string(out) != want {
+	if want := "ok: 9 workload images pinned, 1 string read as an image reference left unpinned (warnings above)\n"; string(out) != want {
 		t.Errorf("stdout %q, want %q", out, want)
 	}
 	if !strings.Contains(stderr, `warning: data.extra-image: "quay.io/example-org/undeclared:v9" reads as an image reference and is not pinned`) || strings.Count(stderr, "warning:") != 1 {

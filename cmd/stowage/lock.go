@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
@@ -155,13 +156,14 @@ running it again can resolve them (the network, a timeout, 429 or a 5xx may
 pass by itself; a 401, a 404 or a bad signature needs a change first; render
 refuses an image the lock lacks, by name).
 
-With -o json, stdout holds one JSON object, also when lock fails: {ok, lock,
-written, entries, changes, failures, stale, errors}. changes lists each entry
+With -o json or -o yaml, stdout holds the report, also when lock fails:
+` + printer.MustKeys(v1alpha1.LockReport{}) + `. changes lists each entry
 added, removed or changed as bump -o json does; failures each image that did
-not resolve {image, key, usedBy, registry, operation, message}; stale what
---check found {status: missing|unused|changed|unverified|unrecorded|format, key, reference,
-recorded}; errors every other problem {file, line, column, field, message}.
-Messages still go to stderr.
+not resolve ` + printer.MustKeys(v1alpha1.LockFailure{}) + `; stale what
+--check found ` + printer.MustKeys(v1alpha1.StaleEntry{}) + ` (status
+missing, unused, changed, unverified, unrecorded or format); errors every
+other problem ` + printer.MustKeys(v1alpha1.ReportError{}) + `. Messages
+still go to stderr.
 
 With --check, nothing is resolved or written: exit 1, listing the entries, when
 the lock would change (entries missing, unused or out of date, or without a
@@ -176,7 +178,7 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLock(cmd, args, lo, getenv) },
 	}
 	c.Flags().BoolVar(&lo.check, "check", false, "only report whether the lock would change; exit 1 if so")
-	c.Flags().StringVarP(&lo.format, "output", "o", "text", "text, or json: {ok, lock, written, entries, changes, failures, stale, errors} on stdout, also when lock fails")
+	c.Flags().StringVarP(&lo.format, "output", "o", "text", "text, json or yaml: "+printer.MustKeys(v1alpha1.LockReport{})+" on stdout, also when lock fails")
 	c.Flags().BoolVar(&lo.viaSite, "via-site", false, "read every image at the config's site registry (its site field); the lock keeps the original names")
 	c.Flags().BoolVar(&lo.o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	lo.o.addRootFlag(c.Flags())
@@ -186,16 +188,22 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 
 // runLock is stowage lock on DIR: the images the lock lacks resolved,
 // the file written with what was learned (also when some failed), or
-// with --check only compared. With -o json the report is written on
-// stdout whatever the outcome.
+// with --check only compared (verifypolicy.CheckLock). With -o json or
+// yaml the report is written on stdout whatever the outcome.
 func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (err error) {
-	if lo.format != "text" && lo.format != "json" {
-		return usageError{fmt.Errorf("-o %q: want text or json", lo.format)}
+	if err := printer.Check("-o", lo.format); err != nil {
+		return usageError{err}
 	}
-	dir := dirArg(args)
-	rep := newLockReport()
-	if lo.format == "json" {
-		defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
+	rep := v1alpha1.NewLockReport()
+	if lo.format != "text" {
+		defer func() {
+			if !isUsage(err) {
+				bump.FinishLock(rep, err, errors.Is(err, errCheckFailed))
+				if perr := printer.Print(cmd.OutOrStdout(), lo.format, rep); perr != nil && err == nil {
+					err = perr
+				}
+			}
+		}()
 	}
 	if err := checkDirArg(cmd, args); err != nil {
 		return err
@@ -204,7 +212,7 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if !lo.check {
 		warn = cmd.ErrOrStderr()
 	}
-	src, images, old, data, err := lockInputsRepair(cmd.Context(), cmd.ErrOrStderr(), dir, lo.o, warn)
+	src, images, old, data, err := lockInputsRepair(cmd.Context(), cmd.ErrOrStderr(), dirArg(args), lo.o, warn)
 	if src != nil {
 		// Once the config is read the lock file is known, also when
 		// the config's images or the file itself are refused.
@@ -214,9 +222,17 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 		return err
 	}
 	cfg, path := src.Config, src.LockPath
-	rep.loaded(path, old)
+	rep.Entries = len(old.Entries)
 	if lo.check {
-		return lockCheck(cmd.ErrOrStderr(), cfg, path, old, data, images, rep)
+		if rep.Stale, err = verifypolicy.CheckLock(cfg, old, data, images); err != nil || len(rep.Stale) == 0 {
+			rep.Stale = []v1alpha1.StaleEntry{}
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
+		for _, s := range rep.Stale {
+			fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", escape.Line(s.String()))
+		}
+		return errCheckFailed
 	}
 	if err := src.OwnLock(); err != nil {
 		return err
@@ -240,47 +256,17 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
 		return fmt.Errorf("%s not changed: %w", path, lockErr)
 	}
-	return writeLock(cmd, lo.format, src, old, next, data, images, lockErr, rep)
-}
-
-// writeLock writes next, what lock learned, to src's lock (data its bytes
-// before; nil when it did not exist) as bump.NewUpdate decides, fills rep
-// and prints the summary. lockErr is the run's registry.Errors, if any:
-// the error then says what the file keeps and how many images are
-// missing.
-func writeLock(cmd *cobra.Command, format string, src *source.Source, old, next *lock.Lock, data []byte, images []*plan.Image, lockErr error, rep *lockReport) error {
-	path := src.LockPath
-	var failed registry.Errors
-	errors.As(lockErr, &failed)
 	u := bump.NewUpdate(path, old, next, data, images, lockErr, len(failed))
 	if u.Write {
 		if err := src.WriteLock(cmd.Context(), u.Data); err != nil {
 			return err
 		}
 	}
-	rep.resolved(next, u.Changes, u.Write)
+	bump.RecordLock(rep, next, u.Changes, u.Write)
 	// The summary says what the file now holds: after a failure only
 	// when the run changed it.
-	if format == "text" && (lockErr == nil || u.Write) {
+	if lo.format == "text" && (lockErr == nil || u.Write) {
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(u.Changes, len(next.Entries)))
 	}
 	return u.Err
-}
-
-// lockCheck reports, without the network, whether `stowage lock` would
-// change the file (verifypolicy.CheckLock says how), on stderr and in rep.
-func lockCheck(stderr io.Writer, cfg *v1alpha1.Config, path string, old *lock.Lock, data []byte, images []*plan.Image, rep *lockReport) error {
-	stale, err := verifypolicy.CheckLock(cfg, old, data, images)
-	if err != nil {
-		return err
-	}
-	if len(stale) == 0 {
-		return nil
-	}
-	rep.Stale = stale
-	fmt.Fprintf(stderr, "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
-	for _, s := range stale {
-		fmt.Fprintf(stderr, "  %s\n", escape.Line(fmt.Sprint(s)))
-	}
-	return errCheckFailed
 }

@@ -204,7 +204,7 @@ func TestRegistryFlagsAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"lock", dir, "--jobs", "0"},
 		{"lock", dir, "--mirror", "docker.io"},
-		{"bump", dir, "-o", "yaml"},
+		{"bump", dir, "-o", "xml"},
 		{"lock", dir, "--retries", "-1"},
 		{"vet", dir, "--remote", "--insecure-registry", "http://x"},
 	} {

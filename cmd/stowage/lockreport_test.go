@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
@@ -21,9 +22,9 @@ import (
 
 // decodeLockReport decodes lock -o json's stdout: exactly one object, with
 // no field the report type does not know.
-func decodeLockReport(t *testing.T, stdout []byte) lockReport {
+func decodeLockReport(t *testing.T, stdout []byte) v1alpha1.LockReport {
 	t.Helper()
-	var r lockReport
+	var r v1alpha1.LockReport
 	dec := json.NewDecoder(bytes.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
@@ -153,7 +154,7 @@ func TestLockJSON(t *testing.T) {
 	bad := cliInvalidDir(t)
 	stdout, stderr, code = runCLI(t, nil, "lock", bad, "-o", "json")
 	r = decodeLockReport(t, stdout)
-	i := slices.IndexFunc(r.Errors, func(e vetError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
+	i := slices.IndexFunc(r.Errors, func(e v1alpha1.ReportError) bool { return e.Field == "profiles.notebooks.pullers[0].namespace" })
 	if code != 1 || r.OK || r.Written || i < 0 || !strings.Contains(stderr, "Tenant_A") {
 		t.Fatalf("config error: exit %d, report %+v; stderr:\n%s", code, r, stderr)
 	}
@@ -186,8 +187,8 @@ func TestLockJSON(t *testing.T) {
 		t.Errorf("invalid entry: exit %d, report %+v, want %s:9 spec.images[0].digest; stderr:\n%s", code, r, lock3, stderr)
 	}
 
-	if stdout, _, code := runCLI(t, nil, "lock", dir, "-o", "yaml"); code != 2 || len(stdout) != 0 {
-		t.Errorf("lock -o yaml: exit %d, stdout %q; want 2 and nothing", code, stdout)
+	if stdout, _, code := runCLI(t, nil, "lock", dir, "-o", "xml"); code != 2 || len(stdout) != 0 {
+		t.Errorf("lock -o xml: exit %d, stdout %q; want 2 and nothing", code, stdout)
 	}
 }
 
@@ -206,13 +207,13 @@ func TestVetJSONLockErrors(t *testing.T) {
 	lockPath := filepath.Join(dir, lock.FileName)
 	good := string(readFile(t, lockPath))
 	env := map[string]string{"SUBMARINE_HARBOR_PASSWORD": "x", "STOWAGE_ALLOW_ENV": "SUBMARINE_HARBOR_PASSWORD"}
-	vet := func(t *testing.T, data string) ([]vetError, string) {
+	vet := func(t *testing.T, data string) ([]v1alpha1.ReportError, string) {
 		t.Helper()
 		if err := os.WriteFile(lockPath, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		stdout, stderr, code := runCLI(t, env, "vet", dir, "-o", "json")
-		var r vetReport
+		var r v1alpha1.VetReport
 		dec := json.NewDecoder(bytes.NewReader(stdout))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
@@ -234,7 +235,7 @@ func TestVetJSONLockErrors(t *testing.T) {
 
 	// Line 13 ("    size: 2407") indented one space short.
 	errs, _ := vet(t, strings.Replace(good, "    size: 2407\n", "   size: 2407\n", 1))
-	want := []vetError{{File: lockPath, Line: 13, Message: lockPath + ":13: did not find expected key"}}
+	want := []v1alpha1.ReportError{{File: lockPath, Line: 13, Message: lockPath + ":13: did not find expected key"}}
 	if !reflect.DeepEqual(errs, want) {
 		t.Errorf("syntax error: %+v, want %+v", errs, want)
 	}
@@ -251,7 +252,7 @@ func TestVetJSONLockErrors(t *testing.T) {
 	data := strings.Replace(good, "    size: 2407\n", "    size: 2407\n    extra: 1\n", 1) + "x: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
 	last := strings.Count(data, "\n")
 	errs, _ = vet(t, data)
-	want = []vetError{
+	want = []v1alpha1.ReportError{
 		{File: lockPath, Line: 14, Field: "spec.images[0].extra", Message: lockPath + ":14: spec.images[0] (docker.io/apache/submarine:jupyter-notebook-0.7.0): extra: field not allowed (allowed here: digest, kind, name, platform, platforms, reference, size, verifiedBy)"},
 		{File: lockPath, Line: last, Field: "x", Message: lockPath + ":" + strconv.Itoa(last) + ": x: field not allowed (allowed here: apiVersion, kind, metadata, spec)"},
 	}
@@ -261,7 +262,7 @@ func TestVetJSONLockErrors(t *testing.T) {
 
 	// A value of the wrong type.
 	errs, _ = vet(t, strings.Replace(good, "    size: 2407\n", "    size: [2407]\n", 1))
-	want = []vetError{{File: lockPath, Line: 13, Field: "spec.images[0].size", Message: lockPath + ":13: spec.images[0] (docker.io/apache/submarine:jupyter-notebook-0.7.0): size: a list where an integer is expected"}}
+	want = []v1alpha1.ReportError{{File: lockPath, Line: 13, Field: "spec.images[0].size", Message: lockPath + ":13: spec.images[0] (docker.io/apache/submarine:jupyter-notebook-0.7.0): size: a list where an integer is expected"}}
 	if !reflect.DeepEqual(errs, want) {
 		t.Errorf("wrong type:\n%+v\nwant\n%+v", errs, want)
 	}

@@ -84,7 +84,7 @@ profiles: {
 	helperEntry, _ := l.Lookup(helper)
 	n := 3 + 1 + 1 + len(helperEntry.Platforms)
 	stdout, stderr, code := runCLI(t, nil, "vet", dir, "--site", "--profile", "p", "--insecure-registry", d.Host)
-	if code != 0 || !strings.Contains(string(stdout), "ok: 1 profile(s), ") || !strings.Contains(string(stdout), fmt.Sprintf(", %d manifest(s) on the site registry", n)) {
+	if code != 0 || !strings.HasPrefix(string(stdout), "ok: profile p: ") || !strings.HasSuffix(string(stdout), fmt.Sprintf("\nok: %d manifests on the site registry\n", n)) {
 		t.Fatalf("vet --site on a full site: exit %d\n%s%s", code, stdout, stderr)
 	}
 

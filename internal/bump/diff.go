@@ -18,6 +18,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -136,40 +137,9 @@ func Diff(old, new *lock.Lock, images []*plan.Image) []Change {
 	return out
 }
 
-// StaleEntry is one way a lock file differs from what `stowage lock` would
-// write (StaleEntries). Status is "missing" (the config uses Key, the lock
-// lacks it; Reference is the reference as the config writes it), "unused"
-// (the lock has Key, no profile uses it), "changed" (Recorded is the
-// spelling the lock recorded, Reference the one the config writes now),
-// "unverified" (a required verify policy of the image does not trust the
-// entry's signer, or it has none; the caller adds these), "unrecorded"
-// (the entry's signer is recorded without its format; the caller adds
-// these too) or "format" (only
-// the file's bytes differ; the other fields are empty).
-type StaleEntry struct {
-	Status    string `json:"status"`
-	Key       string `json:"key,omitempty"`
-	Reference string `json:"reference,omitempty"`
-	Recorded  string `json:"recorded,omitempty"`
-}
-
-// String is the entry's line in Stale.
-func (s StaleEntry) String() string {
-	switch s.Status {
-	case "missing":
-		return fmt.Sprintf("missing  %s (%s)", s.Key, s.Reference)
-	case "unused":
-		return fmt.Sprintf("unused   %s", s.Key)
-	case "changed":
-		return fmt.Sprintf("changed  %s (recorded as %s, written as %s)", s.Key, s.Recorded, s.Reference)
-	case "unverified":
-		return fmt.Sprintf("unverified %s (no signer its required verify policy trusts)", s.Key)
-	case "unrecorded":
-		return fmt.Sprintf("unrecorded %s (the lock does not say which format its signature is in; lock verifies it again to record it)", s.Key)
-	default:
-		return "format   the file is not in canonical form"
-	}
-}
+// StaleEntry is one difference `stowage lock` would make to a lock file
+// (v1alpha1.StaleEntry, part of lock -o json).
+type StaleEntry = v1alpha1.StaleEntry
 
 // StaleEntries says what `stowage lock` would change in a lock file,
 // without the network: next and missing are registry.Pending's answer for

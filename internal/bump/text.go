@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -377,45 +378,15 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Report is the JSON form of a bump (`stowage bump -o json`).
-type Report struct {
-	// Changed is true when the lock changed.
-	Changed bool `json:"changed"`
-	// Title, Branch and Body are Title, Branch and Body of the changes.
-	Title  string `json:"title"`
-	Branch string `json:"branch"`
-	Body   string `json:"body"`
-	// Changes lists each changed entry.
-	Changes []ReportChange `json:"changes"`
-	// Failures lists the images that did not resolve under --keep-going
-	// (they keep their old entries); empty otherwise.
-	Failures []ReportFailure `json:"failures"`
-}
+// Report is what bump -o json prints (v1alpha1.BumpReport): the pull
+// request of a set of changes.
+type Report = v1alpha1.BumpReport
 
 // ReportFailure is one image of Report.Failures.
-type ReportFailure struct {
-	Key   string `json:"key"`
-	Image string `json:"image"`
-	Error string `json:"error"`
-}
+type ReportFailure = v1alpha1.BumpFailure
 
-// ReportChange is one change in a Report. Digests and kinds are empty on
-// the side where the entry does not exist.
-type ReportChange struct {
-	Key       string   `json:"key"`
-	Reference string   `json:"reference"`
-	OldDigest string   `json:"oldDigest,omitempty"`
-	NewDigest string   `json:"newDigest,omitempty"`
-	OldKind   string   `json:"oldKind,omitempty"`
-	NewKind   string   `json:"newKind,omitempty"`
-	Used      []string `json:"usedAs"`
-	Pullers   []string `json:"pullers"`
-	// OldSigner and NewSigner are SignerText of each side's verifiedBy,
-	// set when that side records one; SignerChanged is Change.SignerChanged.
-	OldSigner     string `json:"oldSigner,omitempty"`
-	NewSigner     string `json:"newSigner,omitempty"`
-	SignerChanged bool   `json:"signerChanged,omitempty"`
-}
+// ReportChange is one change in a Report.
+type ReportChange = v1alpha1.BumpChange
 
 // NewReport builds the Report of changes, with Body written with o.
 func NewReport(changes []Change, o BodyOptions) Report {

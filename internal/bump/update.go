@@ -72,3 +72,24 @@ func NewUpdate(path string, old, next *lock.Lock, data []byte, images []*plan.Im
 	}
 	return u
 }
+
+// WrittenPins are warnings for the images bump does not re-resolve
+// because a digest written in the config pins them, when another spelling
+// of the same image is written with a tag alone: that tag does not follow
+// its registry either (a pin applies to every spelling of the image).
+func WrittenPins(images []*plan.Image) []string {
+	var out []string
+	for _, img := range images {
+		if img.Ref.Digest == "" {
+			continue
+		}
+		for _, u := range img.Uses {
+			if u.Ref.Digest == "" {
+				out = append(out, fmt.Sprintf("%s is not re-resolved: %s pins it by the digest written there, and that pin also holds %s (%s), written without one; remove the digest to let bump follow the tag",
+					img.Key, img.Ref.Written, u.Ref.Written, u.UsedBy()))
+				break
+			}
+		}
+	}
+	return out
+}

@@ -93,11 +93,8 @@ func PulledWith(secrets []*Credential, ref imageref.Ref) *Credential {
 }
 
 // KubeletRule is the kubelet's rule for using a pre-pulled image offline,
-// in the words vet and status print.
-const KubeletRule = "the kubelet's KubeletEnsureSecretPulledImages (KEP-2535; beta, on by default since Kubernetes 1.35, " +
-	"policy NeverVerifyPreloadedImages): an image it pulled with credentials is reused without the registry only by pods " +
-	"presenting credentials of the same hash (any Secret name, any namespace); one pulled without credentials, or not " +
-	"pulled by the kubelet (preloaded), by any pod; under the AlwaysVerify policy every pod needs the registry"
+// in the words vet and status print (v1alpha1.KubeletRule).
+const KubeletRule = v1alpha1.KubeletRule
 
 // The access types, in api/v1alpha1: part of the `status -o json` and
 // `vet -o json` contracts.

@@ -1,55 +1,24 @@
-package main
+package vet
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/source"
 )
 
-// vetSiteReport is the site check of vet -o json (vet --site): the site
-// registries checked, how many manifests, and each one the site lacks or
-// that could not be checked.
-type vetSiteReport struct {
-	// Registries are the default prefixes of the site registries
-	// checked, sorted.
-	Registries []string `json:"registries"`
-	// Manifests is the number of manifests checked: every pinned digest
-	// the rendered output names and every child of a pinned index.
-	Manifests int `json:"manifests"`
-	// Missing are the manifests not found, sorted by reference.
-	Missing []vetSiteMissing `json:"missing"`
-}
-
-// vetSiteMissing is one manifest the site did not serve.
-type vetSiteMissing struct {
-	// Reference is the pinned site reference the rendered output names.
-	Reference string `json:"reference"`
-	// Digest is the manifest asked for: the pin, or an index child.
-	Digest string `json:"digest"`
-	// Platform is the index child's platform; absent for the pin.
-	Platform string `json:"platform,omitempty"`
-	// Image is the lock key, and UsedBy what in the config uses it.
-	Image  string `json:"image"`
-	UsedBy string `json:"usedBy"`
-	// NotFound is set when the registry answered 404; unset when it
-	// could not be asked or answered otherwise (Message says).
-	NotFound bool   `json:"notFound"`
-	Message  string `json:"message"`
-}
-
 // siteManifests lists what the site registry must hold for the rendered
-// output of profiles, their plans (each checked against its own site, plan.Site's
-// rule) and of the workloads the KRM function pins (against the site
-// the function rewrites them to): plan.Plan.SiteManifests of each,
-// merged. It also returns the plan images (for credentials) and the site
-// prefixes. Errors: a profile or the function names no site registry.
+// output of profiles, their plans (each checked against its own site,
+// plan.Site's rule) and of the workloads the KRM function pins (against
+// the site the function rewrites them to): plan.Plan.SiteManifests of
+// each, merged, one manifest once. It also returns the plan images (for
+// credentials) and the site prefixes, sorted. Errors: a profile or the
+// function names no site registry, or nothing is rendered or pinned.
 func siteManifests(cfg *v1alpha1.Config, profiles []*plan.Plan, l *lock.Lock, workloads []plan.Workload) ([]plan.SiteManifest, []*plan.Image, []string, error) {
 	var (
 		out    []plan.SiteManifest
@@ -112,20 +81,25 @@ func siteManifests(cfg *v1alpha1.Config, profiles []*plan.Plan, l *lock.Lock, wo
 	return out, images, sites, nil
 }
 
-// vetSite checks that the site registry holds every manifest of ms
-// (registry.Resolver.VerifySite), with vet's registry flags, and fills
-// rep.Site. The error names each manifest not found.
-func vetSite(ctx context.Context, stderr io.Writer, ro *registryOptions, pw creds.Rule, getenv env, ms []plan.SiteManifest, images []*plan.Image, sites []string, rep *vetReport) error {
-	r, done, err := ro.resolver(stderr, pw, images, getenv)
+// checkSite checks that the site registry holds every manifest the
+// vetted plans' rendered output and src's workloads need
+// (registry.Resolver.VerifySite), through o.Connect, and fills rep.Site.
+// The error names each manifest not found.
+func checkSite(ctx context.Context, src *source.Source, l *lock.Lock, vetted []*plan.Plan, o Options, rep *v1alpha1.VetReport) error {
+	ms, images, sites, err := siteManifests(src.Config, vetted, l, src.Workloads)
+	if err != nil {
+		return err
+	}
+	r, done, err := o.Connect(images)
 	if err != nil {
 		return err
 	}
 	failed, err := r.VerifySite(ctx, ms)
 	done()
-	sr := &vetSiteReport{Registries: sites, Manifests: len(ms), Missing: []vetSiteMissing{}}
+	sr := &v1alpha1.VetSiteReport{Registries: sites, Manifests: len(ms), Missing: []v1alpha1.VetSiteMissing{}}
 	for _, f := range failed {
 		m := f.Manifest
-		sr.Missing = append(sr.Missing, vetSiteMissing{Reference: m.Reference, Digest: m.Digest, Platform: m.Platform,
+		sr.Missing = append(sr.Missing, v1alpha1.VetSiteMissing{Reference: m.Reference, Digest: m.Digest, Platform: m.Platform,
 			Image: m.Image.Key, UsedBy: m.Image.UsedBy(), NotFound: f.Missing, Message: f.Err.Error()})
 	}
 	rep.Site = sr

@@ -1,0 +1,93 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// Bounds of the diff `render --check` prints (WriteDiff): lines per file
+// and in all, and the largest committed file compared line by line, in
+// bytes.
+const (
+	DiffFileLines  = 60
+	DiffTotalLines = 300
+	diffReadLimit  = 4 << 20
+)
+
+// WriteDiff prints a unified diff (3 lines of context) of each
+// "changed NAME" in diff, the committed file in dir against the rendered
+// one, at most DiffFileLines lines per file and DiffTotalLines in
+// all; what is cut is counted. Files it cannot read are named. The files
+// named in secrets (rendered Secrets) are never shown: their lines hold
+// credentials.
+func WriteDiff(w io.Writer, dir string, diff []string, files map[string][]byte, secrets map[string]bool) {
+	total := 0
+	for _, d := range diff {
+		name, ok := strings.CutPrefix(d, "changed ")
+		if !ok {
+			continue
+		}
+		if secrets[name] {
+			fmt.Fprintf(w, "  (%s is a Secret: its diff is not shown)\n", name)
+			continue
+		}
+		have, err := readDiffSide(filepath.Join(dir, name))
+		if err != nil {
+			fmt.Fprintf(w, "  (%s: %v)\n", name, err)
+			continue
+		}
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A:        difflib.SplitLines(string(have)),
+			B:        difflib.SplitLines(string(files[name])),
+			FromFile: filepath.Join(dir, name) + " (committed)",
+			ToFile:   filepath.Join(dir, name) + " (rendered now)",
+			Context:  3,
+		})
+		if err != nil {
+			fmt.Fprintf(w, "  (%s: %v)\n", name, err)
+			continue
+		}
+		lines := strings.SplitAfter(text, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		limit := min(DiffFileLines, DiffTotalLines-total)
+		if limit <= 0 {
+			fmt.Fprintf(w, "  (diff of %s not shown: %d lines already)\n", name, total)
+			continue
+		}
+		shown := lines[:min(len(lines), limit)]
+		for _, l := range shown {
+			if !strings.HasSuffix(l, "\n") {
+				l += "\n\\ No newline at end of file\n"
+			}
+			io.WriteString(w, l)
+		}
+		total += len(shown)
+		if cut := len(lines) - len(shown); cut > 0 {
+			fmt.Fprintf(w, "  (%d more diff lines of %s not shown)\n", cut, name)
+		}
+	}
+}
+
+// readDiffSide reads a file of at most diffReadLimit bytes.
+func readDiffSide(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, diffReadLimit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > diffReadLimit {
+		return nil, fmt.Errorf("larger than %d bytes, not compared line by line", diffReadLimit)
+	}
+	return b, nil
+}
