@@ -111,7 +111,7 @@ func (r *VetReport) WriteText(w io.Writer) error {
 		checked = append(checked, words.CountAs(n, "string read as an image reference", "strings read as image references")+" left unpinned (warnings above)")
 	}
 	if r.PinnedDigests != nil {
-		checked = append(checked, words.CountAs(*r.PinnedDigests, "pinned digest exists", "pinned digests exist")+" in its registry")
+		checked = append(checked, words.CountAs(*r.PinnedDigests, "pinned digest exists in its registry", "pinned digests exist in their registries"))
 	}
 	if r.Site != nil {
 		checked = append(checked, fmt.Sprintf("%s on the site registry", words.Count(r.Site.Manifests, "manifest")))

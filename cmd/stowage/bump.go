@@ -78,7 +78,7 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 	if err := refuseStdout("--render", renderOut, "--render is the directory the profile is rendered into; give a directory"); err != nil {
 		return err
 	}
-	src, images, old, data, err := lockInputs(cmd.Context(), cmd.ErrOrStderr(), dir, o)
+	src, images, old, data, err := lockInputs(cmd.Context(), cmd.ErrOrStderr(), dir, o, nil)
 	if err != nil {
 		return err
 	}

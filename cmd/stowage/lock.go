@@ -89,45 +89,31 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 	return r, bar.finish, nil
 }
 
-// lockInputs loads what lock and bump start from: the source (a config
-// directory, or a kustomization with the stowage transformer), its images
-// (plan.All, with the workloads the function pins), and the old lock
-// (empty when the file does not exist) with its bytes. Once the source is
-// read it is returned also with an error, so that a report can name the
-// lock file.
-func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
-	return lockInputsRepair(ctx, stderr, dir, o, nil)
-}
-
-// lockInputsRepair is lockInputs that, with warn set (the lock command),
-// drops the lock entries that do not validate, saying so on warn, so that
-// lock resolves them again instead of refusing the file.
-func lockInputsRepair(ctx context.Context, stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
+// lockInputs loads what lock and bump start from (source.LockInputs): the
+// source, its images and the old lock with its bytes. With warn set (the
+// lock command) the lock entries that do not validate are dropped, saying
+// so on warn, so that lock resolves them again instead of refusing the
+// file. Once the source is read it is returned also with an error, so
+// that a report can name the lock file.
+func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions, warn io.Writer) (*source.Source, []*plan.Image, *lock.Lock, []byte, error) {
 	src, err := loadSource(ctx, stderr, dir, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	if warn != nil && src.Kustomization != nil {
-		warnFunctionInput(warn, src)
-	}
-	if err := src.NeedLock(); err != nil {
-		return src, nil, nil, nil, err
-	}
-	all, err := src.Plans(nil).All()
-	if err != nil {
-		return src, nil, nil, nil, err
-	}
 	var repair func(error)
 	if warn != nil {
+		if src.Kustomization != nil {
+			warnFunctionInput(warn, src)
+		}
 		repair = func(d error) {
 			fmt.Fprintf(warn, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
 		}
 	}
-	lf, err := src.ReadLock(repair)
+	images, lf, err := src.LockInputs(repair)
 	if err != nil {
 		return src, nil, nil, nil, err
 	}
-	return src, all.Images, lf.Lock, lf.Data, nil
+	return src, images, lf.Lock, lf.Data, nil
 }
 
 // lockOptions are the flags of stowage lock.
@@ -212,7 +198,7 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if !lo.check {
 		warn = cmd.ErrOrStderr()
 	}
-	src, images, old, data, err := lockInputsRepair(cmd.Context(), cmd.ErrOrStderr(), dirArg(args), lo.o, warn)
+	src, images, old, data, err := lockInputs(cmd.Context(), cmd.ErrOrStderr(), dirArg(args), lo.o, warn)
 	if src != nil {
 		// Once the config is read the lock file is known, also when
 		// the config's images or the file itself are refused.

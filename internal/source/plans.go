@@ -71,3 +71,22 @@ func (ps *Plans) All() (*plan.Plan, error) {
 	b.p, b.err = plan.Union(ps.cfg, ps.lock, plans, ps.workloads...)
 	return b.p, b.err
 }
+
+// LockInputs is what lock and bump start from, once s is loaded: every
+// image of s (Plans(nil).All, with the workloads the function pins) and
+// the lock as ReadLock(repair) reads it (empty when the file does not
+// exist). Errors: NeedLock's, All's and ReadLock's, in that order.
+func (s *Source) LockInputs(repair func(dropped error)) ([]*plan.Image, *LockFile, error) {
+	if err := s.NeedLock(); err != nil {
+		return nil, nil, err
+	}
+	all, err := s.Plans(nil).All()
+	if err != nil {
+		return nil, nil, err
+	}
+	lf, err := s.ReadLock(repair)
+	if err != nil {
+		return nil, nil, err
+	}
+	return all.Images, lf, nil
+}
