@@ -32,19 +32,11 @@ func renderCheck(stderr io.Writer, rep *checkReport, configDir, out string, objs
 	}
 	rep.Changed = diff
 	fmt.Fprintf(stderr, "stowage: %s is stale:\n", out)
-	lines := make([]string, len(diff))
-	for i, d := range diff {
-		lines[i] = d.String()
+	for _, d := range diff {
 		fmt.Fprintf(stderr, "  %s\n", d)
 	}
-	secrets := map[string]bool{}
-	for _, o := range objs {
-		if o.Kind == "Secret" {
-			secrets[o.FileName()] = true
-		}
-	}
 	var text strings.Builder
-	output.WriteDiff(&text, out, lines, files, secrets)
+	output.WriteDiff(&text, out, diff, files, output.SecretFiles(objs))
 	rep.Diff = text.String()
 	io.WriteString(stderr, rep.Diff)
 	// Advice that works: render -o refuses a directory holding files

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/stowage/stowage/internal/render"
 )
 
 // Bounds of the diff `render --check` prints (WriteDiff): lines per file
@@ -20,16 +22,16 @@ const (
 )
 
 // WriteDiff prints a unified diff (3 lines of context) of each
-// "changed NAME" in diff, the committed file in dir against the rendered
+// file diff says "changed", the committed file in dir against the rendered
 // one, at most DiffFileLines lines per file and DiffTotalLines in
 // all; what is cut is counted. Files it cannot read are named. The files
 // named in secrets (rendered Secrets) are never shown: their lines hold
 // credentials.
-func WriteDiff(w io.Writer, dir string, diff []string, files map[string][]byte, secrets map[string]bool) {
+func WriteDiff(w io.Writer, dir string, diff []FileDiff, files map[string][]byte, secrets map[string]bool) {
 	total := 0
 	for _, d := range diff {
-		name, ok := strings.CutPrefix(d, "changed ")
-		if !ok {
+		name := d.File
+		if d.Status != "changed" {
 			continue
 		}
 		if secrets[name] {
@@ -90,4 +92,16 @@ func readDiffSide(path string) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes, not compared line by line", diffReadLimit)
 	}
 	return b, nil
+}
+
+// SecretFiles are the file names (render.Object.FileName) of the Secrets
+// among objs: the files WriteDiff never shows.
+func SecretFiles(objs []render.Object) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		if o.Kind == "Secret" {
+			out[o.FileName()] = true
+		}
+	}
+	return out
 }

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/internal/render"
 )
 
 // TestWriteDiff: a changed file's diff is cut at DiffFileLines lines and
 // the rest counted; a Secret's diff is never shown; a file the check
-// cannot read is named; lines that are not "changed NAME" are skipped.
+// cannot read is named; files not "changed" are skipped.
 func TestWriteDiff(t *testing.T) {
 	dir := t.TempDir()
 	var committed, rendered strings.Builder
@@ -25,7 +27,7 @@ func TestWriteDiff(t *testing.T) {
 	}
 	files := map[string][]byte{"big.yaml": []byte(rendered.String()), "secret.yaml": []byte("password: new\n"), "gone.yaml": []byte("x\n")}
 	var b strings.Builder
-	WriteDiff(&b, dir, []string{"changed big.yaml", "changed secret.yaml", "changed gone.yaml", "missing other.yaml"}, files, map[string]bool{"secret.yaml": true})
+	WriteDiff(&b, dir, []FileDiff{{"big.yaml", "changed"}, {"secret.yaml", "changed"}, {"gone.yaml", "changed"}, {"other.yaml", "missing"}}, files, map[string]bool{"secret.yaml": true})
 	got := b.String()
 	lines := strings.Split(got, "\n")
 	if lines[0] != "--- "+filepath.Join(dir, "big.yaml")+" (committed)" {
@@ -43,5 +45,13 @@ func TestWriteDiff(t *testing.T) {
 	}
 	if strings.Contains(got, "password") || strings.Contains(got, "other.yaml") || strings.Count(got, "\n") != DiffFileLines+3 {
 		t.Errorf("diff shows a Secret or a missing file, or not %d lines:\n%s", DiffFileLines+3, got)
+	}
+}
+
+// TestSecretFiles: the file names of the Secrets, and only theirs.
+func TestSecretFiles(t *testing.T) {
+	got := SecretFiles([]render.Object{{Kind: "Secret", Namespace: "ns", Name: "pull"}, {Kind: "ConfigMap", Namespace: "ns", Name: "pull"}})
+	if len(got) != 1 || !got["secret-ns-pull.yaml"] {
+		t.Errorf("SecretFiles = %v, want only secret-ns-pull.yaml", got)
 	}
 }
