@@ -17,6 +17,7 @@ import (
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/linediff"
 	"github.com/stowage/stowage/internal/testing/registrytest"
+	"github.com/stowage/stowage/internal/words"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -234,9 +235,15 @@ spec:
 	if code != 0 || !strings.Contains(string(stdout), "1 images: 1 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/site/ghcr.io/example-org/web:1") {
 		t.Errorf("mirror --dry-run without --to: exit %d\n%s%s", code, stdout, stderr)
 	}
-	// vet --site checks the pinned workload at the same site.
+	// vet --site checks the pinned workload at the same site: its pin,
+	// and each child when the stand-in is an index.
+	l, err := lock.Read(filepath.Join(root, lock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, _ := l.Lookup("ghcr.io/example-org/web:1")
 	stdout, stderr, code = runCLI(t, nil, "vet", root, "--site", "--insecure-registry", d.Host)
-	if code != 0 || string(stdout) != "ok: 1 workload image pinned, 1 manifest on the site registry\n" {
+	if want := "ok: 1 workload image pinned, " + words.Count(1+len(web.Platforms), "manifest") + " on the site registry\n"; code != 0 || string(stdout) != want {
 		t.Errorf("vet --site: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Without the site field, vet --site has no site to check.
