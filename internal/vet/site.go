@@ -10,6 +10,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // siteManifests lists what the site registry must hold for the rendered
@@ -104,8 +105,8 @@ func checkSite(ctx context.Context, src *source.Source, l *lock.Lock, vetted []*
 	}
 	rep.Site = sr
 	if err != nil {
-		return fmt.Errorf("the site registry (%s) lacks or could not confirm %d of %d manifests the rendered output needs: %w",
-			strings.Join(sites, ", "), len(failed), len(ms), err)
+		return fmt.Errorf("the site registry (%s) lacks or could not confirm %d of %s the rendered output needs: %w",
+			strings.Join(sites, ", "), len(failed), words.Count(len(ms), "manifest"), err)
 	}
 	return nil
 }
