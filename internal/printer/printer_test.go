@@ -23,7 +23,6 @@ type report struct {
 	Skipped string            `json:"-"`
 }
 
-
 func TestWriteYAMLSameAsJSON(t *testing.T) {
 	r := report{OK: true, Name: "evil\x1b[31m\u202e\U000E0001 name", Size: 1.5, Errors: []inner{{File: "a.cue", Line: 3}, {File: "multi\nline"}},
 		Labels: map[string]string{"z": "1", "a": "yes"}}
