@@ -22,6 +22,9 @@ const (
 // pullers). `stowage vet -o json` lists one per pool under diskBudget,
 // `stowage status -o json` under diskBudget too, with the nodes.
 type DiskPool struct {
+	// Profile is the profile the pool is of, in vet's report (which
+	// covers several); empty in status's, which is of one profile.
+	Profile string `json:"profile,omitempty"`
 	// Name is the pool's node selector as "key=value,…", sorted by key;
 	// every pool selects kubernetes.io/os=linux, as render's DaemonSets do.
 	Name string `json:"name"`

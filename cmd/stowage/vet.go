@@ -17,6 +17,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/diskbudget"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
@@ -65,7 +66,7 @@ implies the other; give both where both are reachable.` + kustomizationHelp,
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %q: want text or json", format)}
 			}
-			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Images: []vetImage{}, Unpinned: []vetUnpinned{}, Errors: []vetError{}}
+			rep := &vetReport{Profiles: []string{}, ExternalSecrets: []vetSecret{}, Images: []vetImage{}, Unpinned: []vetUnpinned{}, Errors: []vetError{}, DiskBudget: []v1alpha1.DiskPool{}}
 			if format == "json" {
 				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
 			}
@@ -154,6 +155,7 @@ func vetConfigDir(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		// Who may use each image offline, from the DaemonSets just
 		// rendered: the profile is rendered once.
 		offlineUse(p, daemonSets(objs), v.rep)
+		v.diskBudget(cmd, name, p, l)
 	}
 	v.rep.Objects = n
 	if err := vetVerified(cfg, l, vetted); err != nil {
@@ -283,6 +285,7 @@ func vetKustomization(cmd *cobra.Command, src *source.Source, v vetRun) error {
 		vetted = append(vetted, p)
 		external = externalSecrets(p, external, v.rep)
 		offlineUse(p, rendered[prof], v.rep)
+		v.diskBudget(cmd, prof, p, l)
 	}
 	pinned := ""
 	if n := len(src.Workloads); n > 0 {
@@ -485,6 +488,22 @@ type vetReport struct {
 	// site would pull them by tag. Each is a warning too.
 	Unpinned []vetUnpinned `json:"unpinned"`
 	Errors   []vetError    `json:"errors"`
+	// DiskBudget is every node pool's disk budget, per profile
+	// (internal/diskbudget).
+	DiskBudget []v1alpha1.DiskPool `json:"diskBudget"`
+}
+
+// diskBudget adds profile's node pools to the report and writes their
+// lines to stderr: warnings when a declared disk cannot hold them, every
+// pool with -v.
+func (v vetRun) diskBudget(cmd *cobra.Command, profile string, p *plan.Plan, l *lock.Lock) {
+	pools := diskbudget.Vet(p, l)
+	for i := range pools {
+		pools[i].Profile = profile
+	}
+	v.rep.DiskBudget = append(v.rep.DiskBudget, pools...)
+	verbose := cmd.Flag("verbose") != nil && cmd.Flag("verbose").Value.String() == "true"
+	diskbudget.WriteVet(cmd.ErrOrStderr(), profile, pools, verbose && v.text)
 }
 
 // vetUnpinned is one string of an item left reading as an image reference

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/lock"
+)
+
+// diskConfig writes a config directory whose profile pre-pulls a 30 GB
+// notebook image (and a 20 MB helper) onto nodes declared with disk, and
+// its lock.
+func diskConfig(t *testing.T, disk string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := `helper:
+  image: reg.example/helper:1
+images:
+  notebook:
+    reference: reg.example/notebook:1
+profiles:
+  lab:
+    pullers:
+      - name: notebooks
+        namespace: prepull
+        images: [notebook]
+        nodeSelector: {pool: gpu}
+` + disk
+	l := &lock.Lock{}
+	l.Put(lock.Entry{Name: "reg.example/helper:1", Reference: "reg.example/helper:1", Digest: "sha256:" + strings.Repeat("1", 64), Kind: lock.KindManifest, Size: 20_000_000})
+	l.Put(lock.Entry{Name: "reg.example/notebook:1", Reference: "reg.example/notebook:1", Digest: "sha256:" + strings.Repeat("2", 64), Kind: lock.KindManifest, Size: 30_000_000_000})
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, v1alpha1.ImageLockFile), l.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestVetDiskBudget: vet warns, on stderr and exit 0, when a node pool's
+// declared disk cannot hold its images below the kubelet's image GC high
+// threshold (30.02 GB compressed, about 90.06 GB on disk, against 100Gi ×
+// 85%); says nothing of a pool that fits unless -v; and reports every
+// pool in -o json.
+func TestVetDiskBudget(t *testing.T) {
+	t.Parallel()
+	small := diskConfig(t, "        nodeDisk: {size: 100Gi}\n")
+	stdout, stderr, code := runCLI(t, nil, "vet", small)
+	want := "stowage: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 90.06GB on disk; 100Gi disk × 85% = 91.27GB: fits"
+	// 90.06 GB fits below 91.27 GB: no warning.
+	if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s)") || stderr != "" {
+		t.Errorf("100Gi: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	_, stderr, code = runCLI(t, nil, "vet", "-v", small)
+	if code != 0 || stderr != want+"\n" {
+		t.Errorf("-v: exit %d, stderr\n%q\nwant\n%q", code, stderr, want+"\n")
+	}
+
+	tight := diskConfig(t, "        nodeDisk: {size: 100Gi, imageGCHighThresholdPercent: 80}\n")
+	stdout, stderr, code = runCLI(t, nil, "vet", tight)
+	want = "stowage: warning: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 90.06GB on disk; 100Gi disk × 80% = 85.90GB: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images\n"
+	if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s)") || stderr != want {
+		t.Errorf("80%%: exit %d, stdout %q, stderr\n%q\nwant\n%q", code, stdout, stderr, want)
+	}
+
+	stdout, _, code = runCLI(t, nil, "vet", tight, "-o", "json")
+	var rep struct {
+		DiskBudget []v1alpha1.DiskPool `json:"diskBudget"`
+	}
+	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
+	}
+	if len(rep.DiskBudget) != 1 {
+		t.Fatalf("diskBudget %+v, want one pool", rep.DiskBudget)
+	}
+	p := rep.DiskBudget[0]
+	v := p.Variants[0]
+	if p.Profile != "lab" || p.Verdict != v1alpha1.DiskDoesNotFit || p.Disk.ImageGCHighThresholdPercent != 80 ||
+		v.CompressedBytes != 30_020_000_000 || v.OnDiskBytes != 90_060_000_000 || v.LimitBytes != 85_899_345_920 {
+		t.Errorf("pool %+v", p)
+	}
+}
