@@ -33,11 +33,11 @@ type DiskPool struct {
 	// Pullers are the pullers ("namespace/name") whose DaemonSets run on
 	// the pool's nodes: those whose nodeSelector the pool's includes.
 	Pullers []string `json:"pullers"`
-	// Variants are the node kinds of the pool the budget tells apart: one
+	// Variants (vet only) are the node kinds of the pool the budget tells apart: one
 	// per combination of byNodeLabel values, each at its worst case over
 	// the other labels the pullers' images select on; one with no
 	// NodeLabels when no byNodeLabel applies.
-	Variants []DiskVariant `json:"variants"`
+	Variants []DiskVariant `json:"variants,omitempty"`
 	// Disk is the declared disk (vet: the config's nodeDisk); nil when
 	// the config declares none, and in status, which reads the nodes'.
 	Disk *NodeDisk `json:"disk,omitempty"`

@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +87,70 @@ func TestVetDiskBudget(t *testing.T) {
 	if p.Profile != "lab" || p.Verdict != v1alpha1.DiskDoesNotFit || p.Disk.ImageGCHighThresholdPercent != 80 ||
 		v.CompressedBytes != 30_020_000_000 || v.OnDiskBytes != 90_060_000_000 || v.LimitBytes != 85_899_345_920 {
 		t.Errorf("pool %+v", p)
+	}
+}
+
+// TestStatusDiskBudgetHostile: status against an API server on loopback
+// that sends node capacities no real one would (10^30 bytes, a negative
+// one, none) and kubelet configurations a real kubelet would not (a
+// threshold beyond int64, one of 0, a body that is not JSON) beside a
+// believable one: the report holds each node's capacity saturated or
+// zero, believes only the 1..100 threshold and assumes 85% elsewhere,
+// without a panic or a wrapped number.
+func TestStatusDiskBudgetHostile(t *testing.T) {
+	t.Parallel()
+	dir := cliValidDir(t)
+	nodes := `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[` +
+		`{"metadata":{"name":"huge","labels":{"kubernetes.io/os":"linux"}},"status":{"capacity":{"ephemeral-storage":"1e30"},"allocatable":{"ephemeral-storage":"99999999999999999999Ei"}}},` +
+		`{"metadata":{"name":"negative","labels":{"kubernetes.io/os":"linux"}},"status":{"capacity":{"ephemeral-storage":"-5Gi"}}},` +
+		`{"metadata":{"name":"none","labels":{"kubernetes.io/os":"linux"}}},` +
+		`{"metadata":{"name":"sane","labels":{"kubernetes.io/os":"linux"}},"status":{"capacity":{"ephemeral-storage":"100Gi"}}}]}`
+	configz := map[string]string{
+		"huge":     `{"kubeletconfig":{"imageGCHighThresholdPercent":99999999999999999999999}}`,
+		"negative": `{"kubeletconfig":{"imageGCHighThresholdPercent":0}}`,
+		"none":     `not json`,
+		"sane":     `{"kubeletconfig":{"imageGCHighThresholdPercent":70}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/nodes" {
+			fmt.Fprint(w, nodes)
+			return
+		}
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/proxy/configz"); ok && configz[name] != "" {
+			fmt.Fprint(w, configz[name])
+			return
+		}
+		emptyCluster(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	stdout, stderr, code := runBinary(t, nil, "status", dir, "--kubeconfig", apiKubeconfig(t, srv), "-o", "json")
+	var rep v1alpha1.StatusReport
+	if err := json.Unmarshal(stdout, &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d (want 1: the DaemonSets are absent), %v\n%s%s", code, err, stdout, stderr)
+	}
+	if len(rep.DiskBudget) != 1 || len(rep.DiskBudget[0].Nodes) != 4 {
+		t.Fatalf("disk budget %+v", rep.DiskBudget)
+	}
+	type facts struct {
+		capacity, allocatable int64
+		percent               int
+		read                  bool
+		verdict               string
+	}
+	want := map[string]facts{
+		"huge":     {math.MaxInt64, math.MaxInt64, 85, false, v1alpha1.DiskFits},
+		"negative": {0, 0, 85, false, v1alpha1.DiskNoDisk},
+		"none":     {0, 0, 85, false, v1alpha1.DiskNoDisk},
+		"sane":     {107_374_182_400, 0, 70, true, v1alpha1.DiskFits},
+	}
+	for _, n := range rep.DiskBudget[0].Nodes {
+		got := facts{n.CapacityBytes, n.AllocatableBytes, n.HighThresholdPercent, n.ThresholdRead, n.Verdict}
+		if got != want[n.Node] || n.Images == 0 {
+			t.Errorf("node %s: %+v with %d images, want %+v", n.Node, got, n.Images, want[n.Node])
+		}
+	}
+	if n := rep.DiskBudget[0].Nodes[3]; n.LimitBytes != 75_161_927_680 {
+		t.Errorf("sane node's limit %d, want 70%% of 100Gi", n.LimitBytes)
 	}
 }
