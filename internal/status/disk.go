@@ -91,7 +91,7 @@ func diskBudget(exp *Expected, g *grid, nodes []corev1.Node, c *Cluster) []DiskP
 			items = append(items, diskbudget.Item{Reference: img.Reference, Digest: img.Digest, Bytes: b, Known: known})
 		}
 		dn := DiskNode{Node: n.Name, CapacityBytes: quantityBytes(n.Status.Capacity[corev1.ResourceEphemeralStorage]),
-			AllocatableBytes: quantityBytes(n.Status.Allocatable[corev1.ResourceEphemeralStorage]),
+			AllocatableBytes:     quantityBytes(n.Status.Allocatable[corev1.ResourceEphemeralStorage]),
 			HighThresholdPercent: v1alpha1.DefaultImageGCHighThresholdPercent}
 		if pct, ok := c.ImageGCHighThreshold[n.Name]; ok && pct >= 1 && pct <= 100 {
 			dn.HighThresholdPercent, dn.ThresholdRead = pct, true
