@@ -29,7 +29,7 @@ import (
 // amd64 nodes hold the helper (2395), the notebook (2407) and the Chinese
 // notebook (2415); the arm64 GPU node the helper (2410), both notebooks
 // (2407, 2430) and the GPU notebook (2436). Both runs assume the kubelet's
-// 85% and say so; the 20k node cannot hold its 21651 bytes on disk.
+// 85% and say so; the 20k node cannot hold its 28868 bytes on disk.
 func TestStatusDiskBudget(t *testing.T) {
 	c := startAPIServer(t)
 	bin := buildStowage(t)
@@ -105,9 +105,9 @@ func TestStatusDiskBudget(t *testing.T) {
 		verdict               string
 	}
 	want := map[string]facts{
-		"cpu-1":  {3, 7217, 21651, 107_374_182_400, 96_636_764_160, 91_268_055_040, 85, false, v1alpha1.DiskFits},
-		"gpu-1":  {4, 9683, 29049, math.MaxInt64, math.MaxInt64, 7_839_866_231_326_559_435, 85, false, v1alpha1.DiskFits},
-		"tiny-1": {3, 7217, 21651, 20_000, 20_000, 17_000, 85, false, v1alpha1.DiskDoesNotFit},
+		"cpu-1":  {3, 7217, 28868, 107_374_182_400, 96_636_764_160, 91_268_055_040, 85, false, v1alpha1.DiskFits},
+		"gpu-1":  {4, 9683, 38732, math.MaxInt64, math.MaxInt64, 7_839_866_231_326_559_435, 85, false, v1alpha1.DiskFits},
+		"tiny-1": {3, 7217, 28868, 20_000, 20_000, 17_000, 85, false, v1alpha1.DiskDoesNotFit},
 	}
 	for _, run := range []struct {
 		name string
@@ -135,8 +135,8 @@ func TestStatusDiskBudget(t *testing.T) {
 
 		stdout, _, _ = runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig)
 		for _, line := range []string{
-			"kubernetes.io/os=linux  3      29.05kB       17.00kB         does not fit",
-			"disk: node tiny-1 (pool kubernetes.io/os=linux): 3 images, about 21.65kB on disk (7.22kB compressed); capacity 20.00kB × 85% (kubelet default assumed) = 17.00kB: does not fit",
+			"kubernetes.io/os=linux  3      38.73kB       17.00kB         does not fit",
+			"disk: node tiny-1 (pool kubernetes.io/os=linux): 3 images, about 28.87kB on disk (7.22kB compressed); capacity 20.00kB × 85% (kubelet default assumed) = 17.00kB: does not fit",
 			"disk: image GC thresholds unknown on 3 nodes",
 		} {
 			if !strings.Contains(stdout, line) {

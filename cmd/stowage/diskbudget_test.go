@@ -48,15 +48,15 @@ profiles:
 
 // TestVetDiskBudget: vet warns, on stderr and exit 0, when a node pool's
 // declared disk cannot hold its images below the kubelet's image GC high
-// threshold (30.02 GB compressed, about 90.06 GB on disk, against 100Gi ×
-// 85%); says nothing of a pool that fits unless -v; and reports every
-// pool in -o json.
+// threshold (30.02 GB compressed, about 120.08 GB on disk, against 150Gi ×
+// 70%); says nothing of a pool that fits (150Gi × 85%) unless -v; and
+// reports every pool in -o json.
 func TestVetDiskBudget(t *testing.T) {
 	t.Parallel()
-	small := diskConfig(t, "        nodeDisk: {size: 100Gi}\n")
+	small := diskConfig(t, "        nodeDisk: {size: 150Gi}\n")
 	stdout, stderr, code := runCLI(t, nil, "vet", small)
-	want := "stowage: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 90.06GB on disk; 100Gi disk × 85% = 91.27GB: fits"
-	// 90.06 GB fits below 91.27 GB: no warning.
+	want := "stowage: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 120.08GB on disk; 150Gi disk × 85% = 136.90GB: fits"
+	// 120.08 GB fits below 136.90 GB: no warning.
 	if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s)") || stderr != "" {
 		t.Errorf("100Gi: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -65,11 +65,11 @@ func TestVetDiskBudget(t *testing.T) {
 		t.Errorf("-v: exit %d, stderr\n%q\nwant\n%q", code, stderr, want+"\n")
 	}
 
-	tight := diskConfig(t, "        nodeDisk: {size: 100Gi, imageGCHighThresholdPercent: 80}\n")
+	tight := diskConfig(t, "        nodeDisk: {size: 150Gi, imageGCHighThresholdPercent: 70}\n")
 	stdout, stderr, code = runCLI(t, nil, "vet", tight)
-	want = "stowage: warning: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 90.06GB on disk; 100Gi disk × 80% = 85.90GB: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images\n"
+	want = "stowage: warning: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 120.08GB on disk; 150Gi disk × 70% = 112.74GB: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images\n"
 	if code != 0 || !strings.HasPrefix(string(stdout), "ok: 1 profile(s)") || stderr != want {
-		t.Errorf("80%%: exit %d, stdout %q, stderr\n%q\nwant\n%q", code, stdout, stderr, want)
+		t.Errorf("70%%: exit %d, stdout %q, stderr\n%q\nwant\n%q", code, stdout, stderr, want)
 	}
 
 	stdout, _, code = runCLI(t, nil, "vet", tight, "-o", "json")
@@ -84,8 +84,8 @@ func TestVetDiskBudget(t *testing.T) {
 	}
 	p := rep.DiskBudget[0]
 	v := p.Variants[0]
-	if p.Profile != "lab" || p.Verdict != v1alpha1.DiskDoesNotFit || p.Disk.ImageGCHighThresholdPercent != 80 ||
-		v.CompressedBytes != 30_020_000_000 || v.OnDiskBytes != 90_060_000_000 || v.LimitBytes != 85_899_345_920 {
+	if p.Profile != "lab" || p.Verdict != v1alpha1.DiskDoesNotFit || p.Disk.ImageGCHighThresholdPercent != 70 ||
+		v.CompressedBytes != 30_020_000_000 || v.OnDiskBytes != 120_080_000_000 || v.LimitBytes != 112_742_891_520 {
 		t.Errorf("pool %+v", p)
 	}
 }

@@ -229,7 +229,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	var verbose bool
-	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr, and vet each node pool's disk budget")
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
 	var lim schema.Limits
 	limitflags.Add(root.PersistentFlags(), &lim)
 	limits := newLimitsTopic(root.PersistentFlags())

@@ -60,7 +60,14 @@ site registry is contacted with the credentials the rendered pull Secrets
 carry to it, else the Docker config. --remote and --site are separate
 questions asked on the two sides of an air gap (the source registries are
 out of reach on the site, the site from the connected side), so neither
-implies the other; give both where both are reachable.` + kustomizationHelp,
+implies the other; give both where both are reachable.
+
+Each profile's disk budget: per node pool (the nodes a nodeSelector of its
+pullers picks), the bytes its images take by the lock's sizes, against the
+pool's nodeDisk when the config declares one. A warning on stderr says when
+they do not fit below the kubelet's image GC high threshold (or may not:
+the lock has no size for some); -v prints every pool, -o json lists them
+all (diskBudget). docs/new-nodes.md, "Will it fit?".` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if format != "text" && format != "json" {

@@ -81,8 +81,8 @@ profiles: p: pullers: [{name: "gpu", namespace: "n", environments: ["driver"], i
 		t.Errorf("pool %q pullers %v disk %v verdict %q", got.Name, got.Pullers, got.Disk, got.Verdict)
 	}
 	want := []v1alpha1.DiskVariant{
-		{NodeLabels: map[string]string{"kernel": "5.15"}, Images: 3, CompressedBytes: 360_000_000, OnDiskBytes: 1_080_000_000, Verdict: v1alpha1.DiskNoDisk},
-		{NodeLabels: map[string]string{"kernel": "6.8"}, Images: 3, CompressedBytes: 460_000_000, OnDiskBytes: 1_380_000_000, Verdict: v1alpha1.DiskNoDisk},
+		{NodeLabels: map[string]string{"kernel": "5.15"}, Images: 3, CompressedBytes: 360_000_000, OnDiskBytes: 1_440_000_000, Verdict: v1alpha1.DiskNoDisk},
+		{NodeLabels: map[string]string{"kernel": "6.8"}, Images: 3, CompressedBytes: 460_000_000, OnDiskBytes: 1_840_000_000, Verdict: v1alpha1.DiskNoDisk},
 	}
 	if !reflect.DeepEqual(got.Variants, want) {
 		t.Errorf("variants\n got %+v\nwant %+v", got.Variants, want)
@@ -118,16 +118,16 @@ profiles: p: {
 	if all.Name != "kubernetes.io/os=linux" || !reflect.DeepEqual(all.Pullers, []string{"n/all"}) {
 		t.Errorf("first pool %q %v", all.Name, all.Pullers)
 	}
-	wantAll := v1alpha1.DiskVariant{Images: 2, CompressedBytes: 101_000_000, OnDiskBytes: 303_000_000, LimitBytes: 9126805504, Verdict: v1alpha1.DiskFits}
+	wantAll := v1alpha1.DiskVariant{Images: 2, CompressedBytes: 101_000_000, OnDiskBytes: 404_000_000, LimitBytes: 9126805504, Verdict: v1alpha1.DiskFits}
 	if all.Disk == nil || all.Disk.Size != "10Gi" || !reflect.DeepEqual(all.Variants, []v1alpha1.DiskVariant{wantAll}) {
 		t.Errorf("first pool disk %v variants %+v, want %+v", all.Disk, all.Variants, wantAll)
 	}
 	if gpu.Name != "kubernetes.io/os=linux,pool=gpu" || !reflect.DeepEqual(gpu.Pullers, []string{"n/all", "n/gpu-a", "n/gpu-b"}) {
 		t.Errorf("gpu pool %q %v", gpu.Name, gpu.Pullers)
 	}
-	// helper + base + cuda (twice, once) + torch = 15.101 GB, 45.303 GB on
-	// disk: more than 80% of 100 GB.
-	wantGPU := v1alpha1.DiskVariant{Images: 4, CompressedBytes: 15_101_000_000, OnDiskBytes: 45_303_000_000, LimitBytes: 80_000_000_000, Verdict: v1alpha1.DiskFits}
+	// helper + base + cuda (twice, once) + torch = 15.101 GB, 60.404 GB on
+	// disk: below 80% of 100 GB.
+	wantGPU := v1alpha1.DiskVariant{Images: 4, CompressedBytes: 15_101_000_000, OnDiskBytes: 60_404_000_000, LimitBytes: 80_000_000_000, Verdict: v1alpha1.DiskFits}
 	if gpu.Disk == nil || gpu.Disk.Size != "100G" || !reflect.DeepEqual(gpu.Variants, []v1alpha1.DiskVariant{wantGPU}) || gpu.Verdict != v1alpha1.DiskFits {
 		t.Errorf("gpu pool disk %v variants %+v verdict %s, want %+v", gpu.Disk, gpu.Variants, gpu.Verdict, wantGPU)
 	}
@@ -149,17 +149,17 @@ profiles: p: {
 }
 `
 	sizes := map[string]any{"reg.example/helper:1": 100, "reg.example/a:1": 200, "reg.example/b:1": 0}
-	for _, c := range []struct{ size, verdict string }{{"2000", v1alpha1.DiskUnknown}, {"1000", v1alpha1.DiskDoesNotFit}} {
+	for _, c := range []struct{ size, verdict string }{{"3000", v1alpha1.DiskUnknown}, {"2000", v1alpha1.DiskDoesNotFit}} {
 		pools := budget(t, strings.Replace(src, "%s", c.size, 1), sizes)
 		v := pools[0].Variants[0]
-		if v.Images != 3 || v.CompressedBytes != 300 || v.OnDiskBytes != 900 || !reflect.DeepEqual(v.Unknown, []string{"reg.example/b:1@" + digest('b')}) || v.Verdict != c.verdict {
-			t.Errorf("size %s: %+v, want 3 images, 300 bytes, 900 on disk, b unknown, %s", c.size, v, c.verdict)
+		if v.Images != 3 || v.CompressedBytes != 300 || v.OnDiskBytes != 1200 || !reflect.DeepEqual(v.Unknown, []string{"reg.example/b:1@" + digest('b')}) || v.Verdict != c.verdict {
+			t.Errorf("size %s: %+v, want 3 images, 300 bytes, 1200 on disk, b unknown, %s", c.size, v, c.verdict)
 		}
 	}
 }
 
 // TestVetThresholdEdge: exactly the limit fits, one compressed byte more
-// (three on disk) does not.
+// (four on disk) does not.
 func TestVetThresholdEdge(t *testing.T) {
 	t.Parallel()
 	src := helper + `
@@ -173,7 +173,7 @@ profiles: p: {
 		a       int
 		onDisk  int64
 		verdict string
-	}{{200, 900, v1alpha1.DiskFits}, {201, 903, v1alpha1.DiskDoesNotFit}} {
+	}{{125, 900, v1alpha1.DiskFits}, {126, 904, v1alpha1.DiskDoesNotFit}} {
 		v := budget(t, src, map[string]any{"reg.example/helper:1": 100, "reg.example/a:1": c.a})[0].Variants[0]
 		if v.OnDiskBytes != c.onDisk || v.LimitBytes != 900 || v.Verdict != c.verdict {
 			t.Errorf("a %d bytes: on disk %d, limit %d, %s; want %d, 900, %s", c.a, v.OnDiskBytes, v.LimitBytes, v.Verdict, c.onDisk, c.verdict)

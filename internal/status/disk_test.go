@@ -49,11 +49,11 @@ func TestDiskBudget(t *testing.T) {
 	if p.Name != "kubernetes.io/os=linux" || p.Verdict != v1alpha1.DiskDoesNotFit || len(p.Pullers) != 1 || p.Pullers[0] != "submarine/jupyter-image-puller" {
 		t.Errorf("pool %s verdict %s pullers %v", p.Name, p.Verdict, p.Pullers)
 	}
-	amd := v1alpha1.DiskVariant{Images: 3, CompressedBytes: 2395 + 2407 + 2415, OnDiskBytes: 3 * 7217}
+	amd := v1alpha1.DiskVariant{Images: 3, CompressedBytes: 2395 + 2407 + 2415, OnDiskBytes: 4 * 7217}
 	want := []DiskNode{
 		{Node: "cpu-1", DiskVariant: withLimit(amd, 96_636_764_160, v1alpha1.DiskFits), CapacityBytes: 107_374_182_400, AllocatableBytes: 107_374_182_400, HighThresholdPercent: 90, ThresholdRead: true},
 		// gpu-1's limit is MaxInt64 × 85 / 100 rounded down, exactly.
-		{Node: "gpu-1", DiskVariant: v1alpha1.DiskVariant{Images: 4, CompressedBytes: 2410 + 2407 + 2430 + 2436, OnDiskBytes: 3 * 9683,
+		{Node: "gpu-1", DiskVariant: v1alpha1.DiskVariant{Images: 4, CompressedBytes: 2410 + 2407 + 2430 + 2436, OnDiskBytes: 4 * 9683,
 			LimitBytes: 7_839_866_231_326_559_435, Verdict: v1alpha1.DiskFits}, CapacityBytes: math.MaxInt64, AllocatableBytes: math.MaxInt64, HighThresholdPercent: 85},
 		{Node: "odd-1", DiskVariant: withLimit(amd, 0, v1alpha1.DiskNoDisk), HighThresholdPercent: 85},
 		{Node: "tiny-1", DiskVariant: withLimit(amd, 17_000, v1alpha1.DiskDoesNotFit), CapacityBytes: 20_000, AllocatableBytes: 20_000, HighThresholdPercent: 85},
@@ -73,9 +73,9 @@ func TestDiskBudget(t *testing.T) {
 	}
 	for _, line := range []string{
 		"NODE POOL               NODES  MOST ON DISK  SMALLEST LIMIT  VERDICT\n",
-		"kubernetes.io/os=linux  4      29.05kB       17.00kB         does not fit\n",
-		"disk: node odd-1 (pool kubernetes.io/os=linux): 3 images, about 21.65kB on disk (7.22kB compressed); the node reports no ephemeral-storage capacity\n",
-		"disk: node tiny-1 (pool kubernetes.io/os=linux): 3 images, about 21.65kB on disk (7.22kB compressed); capacity 20.00kB × 85% (kubelet default assumed) = 17.00kB: does not fit, the kubelet's image GC would remove pre-pulled images\n",
+		"kubernetes.io/os=linux  4      38.73kB       17.00kB         does not fit\n",
+		"disk: node odd-1 (pool kubernetes.io/os=linux): 3 images, about 28.87kB on disk (7.22kB compressed); the node reports no ephemeral-storage capacity\n",
+		"disk: node tiny-1 (pool kubernetes.io/os=linux): 3 images, about 28.87kB on disk (7.22kB compressed); capacity 20.00kB × 85% (kubelet default assumed) = 17.00kB: does not fit, the kubelet's image GC would remove pre-pulled images\n",
 		"disk: image GC thresholds unknown on 3 nodes (the kubelet's configz, read through nodes/proxy, refused or absent): kubelet default 85% assumed\n",
 	} {
 		if !strings.Contains(out.String(), line) {
