@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -215,5 +218,95 @@ func TestLimitNoOverflow(t *testing.T) {
 	v := Sum([]Item{{Digest: "a", Bytes: math.MaxInt64, Known: true}, {Digest: "b", Bytes: math.MaxInt64, Known: true}}, math.MaxInt64, 100)
 	if v.CompressedBytes != math.MaxInt64 || v.OnDiskBytes != math.MaxInt64 || v.Verdict != v1alpha1.DiskFits {
 		t.Errorf("saturated sum %+v", v)
+	}
+}
+
+// TestVetWorstCase: per-image selectors other than byNodeLabel's are
+// taken at their worst case: two environments for two GPU products never
+// meet on one node, so the pool's line holds the larger (8 GB) beside the
+// helper, not both; an environment selecting on another label (a region)
+// adds to it, since a node may carry both labels.
+func TestVetWorstCase(t *testing.T) {
+	t.Parallel()
+	pools := budget(t, helper+`
+environments: {
+	t4: {image: "reg.example/t4:1", nodeSelector: "nvidia.com/gpu.product": "Tesla-T4"}
+	a100: {image: "reg.example/a100:1", nodeSelector: "nvidia.com/gpu.product": "A100"}
+	eu: {image: "reg.example/eu:1", nodeSelector: "topology.kubernetes.io/region": "eu"}
+}
+profiles: p: pullers: [{name: "gpu", namespace: "n", environments: ["t4", "a100", "eu"]}]
+`, map[string]any{"reg.example/helper:1": 1_000, "reg.example/t4:1": 5_000_000_000, "reg.example/a100:1": 8_000_000_000, "reg.example/eu:1": 2_000_000_000})
+	want := []v1alpha1.DiskVariant{{Images: 3, CompressedBytes: 10_000_001_000, OnDiskBytes: 40_000_004_000, Verdict: v1alpha1.DiskNoDisk}}
+	if len(pools) != 1 || !reflect.DeepEqual(pools[0].Variants, want) {
+		t.Errorf("variants %+v, want %+v", pools, want)
+	}
+}
+
+// TestPlacementAgreesWithRender: the selector the budget gives each use
+// (the puller's, then plan.Use.Placement) is the nodeSelector of the
+// DaemonSet render puts it in, for byNodeLabel choices, environments'
+// selectors and single platforms.
+func TestPlacementAgreesWithRender(t *testing.T) {
+	t.Parallel()
+	cfg, err := schema.LoadFiles("cfg", []schema.File{{Name: "cfg/c.cue", Data: []byte(helper + `
+environments: {
+	driver: {nodeSelector: gpu: "yes", byNodeLabel: {label: "kernel", references: {"5.15": "reg.example/driver:5.15", "6.8": "reg.example/driver:6.8"}}}
+	lab: {image: "reg.example/lab:1", nodeSelector: zone: "a"}
+}
+images: {
+	arm: {reference: "reg.example/arm:1", platforms: ["linux/arm64"]}
+	tool: reference: "reg.example/tool:1"
+}
+profiles: p: pullers: [{name: "x", namespace: "n", nodeSelector: pool: "gpu", environments: ["driver", "lab"], images: ["arm", "tool"]}]
+`)}}, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lock.Lock{}
+	c := byte('a')
+	for _, ref := range []string{"reg.example/helper:1", "reg.example/driver:5.15", "reg.example/driver:6.8", "reg.example/lab:1", "reg.example/tool:1"} {
+		r, _ := imageref.Parse(ref)
+		l.Put(lock.Entry{Name: r.Key(), Reference: ref, Digest: digest(c), Kind: lock.KindManifest, Size: 1})
+		c++
+	}
+	l.Put(lock.Entry{Name: "reg.example/arm:1", Reference: "reg.example/arm:1", Digest: digest('x'), Kind: lock.KindIndex,
+		Platforms: []lock.Platform{{Platform: "linux/amd64", Digest: digest('y'), Size: 1}, {Platform: "linux/arm64", Digest: digest('z'), Size: 1}}})
+	p, err := plan.Build(cfg, "", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.FromPlan(p, cfg, l, render.Options{Dir: "cfg", NoPasswords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each pinned image to the selector of the DaemonSet pulling it.
+	rendered := map[string]map[string]string{}
+	for _, o := range objs {
+		ds, ok := o.Object.(*appsv1.DaemonSet)
+		if !ok {
+			continue
+		}
+		for _, ct := range ds.Spec.Template.Spec.InitContainers {
+			rendered[ct.Image] = ds.Spec.Template.Spec.NodeSelector
+		}
+	}
+	pool := Pools(p)[0]
+	checked := 0
+	for _, pu := range placements(pool) {
+		if pu.use.Kind == plan.KindHelper {
+			continue // in every DaemonSet
+		}
+		got, ok := rendered[pu.use.Pinned()]
+		if !ok {
+			t.Errorf("%s: no DaemonSet pulls %s", pu.use.Item(), pu.use.Pinned())
+			continue
+		}
+		checked++
+		if !maps.Equal(got, pu.sel) {
+			t.Errorf("%s: budget's selector %v, render's %v", pu.use.Item(), pu.sel, got)
+		}
+	}
+	if checked != 5 {
+		t.Errorf("%d uses checked, want 5 (two drivers, lab, arm, tool)", checked)
 	}
 }
