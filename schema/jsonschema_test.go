@@ -112,6 +112,8 @@ func TestJSONSchemaPatterns(t *testing.T) {
 		"reference with a sha512 digest":                     setRef("busybox@sha512:" + strings.Repeat("f", 128)),
 		"puller name of 50 characters":                       setPuller("name", strings.Repeat("a", 50)),
 		"subdomain of one label":                             setPuller("priorityClassName", "high"),
+		"node disk in binary units":                          setPuller("nodeDisk", map[string]any{"size": "200Gi", "imageGCHighThresholdPercent": 100}),
+		"node disk with an exponent":                         setPuller("nodeDisk", map[string]any{"size": "1.5e12"}),
 		"image name with spaces and unicode": func(m map[string]any) {
 			m["images"].(map[string]any)["my app é"] = map[string]any{"reference": "busybox:1"}
 		},
@@ -151,6 +153,9 @@ func TestJSONSchemaPatterns(t *testing.T) {
 		{"tenant not a label", setPuller("tenants", []any{"Team_A"}), "/profiles/p/pullers/0/tenants/0"},
 		{"priorityClassName with '_'", setPuller("priorityClassName", "high_priority"), "/profiles/p/pullers/0/priorityClassName"},
 		{"recordsName starting with '-'", setPuller("recordsName", "-records"), "/profiles/p/pullers/0/recordsName"},
+		{"node disk size with a space", setPuller("nodeDisk", map[string]any{"size": "200 Gi"}), "/profiles/p/pullers/0/nodeDisk/size"},
+		{"node disk size negative", setPuller("nodeDisk", map[string]any{"size": "-5Gi"}), "/profiles/p/pullers/0/nodeDisk/size"},
+		{"node disk size in lower-case binary units", setPuller("nodeDisk", map[string]any{"size": "5gi"}), "/profiles/p/pullers/0/nodeDisk/size"},
 		{"profile namespace in upper case", func(m map[string]any) { m["profiles"].(map[string]any)["p"].(map[string]any)["namespace"] = "Prepull" }, "/profiles/p/namespace"},
 		{"auth secret with '_'", func(m map[string]any) {
 			m["images"].(map[string]any)["app"].(map[string]any)["auth"] = map[string]any{"secret": "hub_pull"}

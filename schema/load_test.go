@@ -66,6 +66,16 @@ func TestLoadRejects(t *testing.T) {
 			{"config.yaml", 13, "profiles.lab.pullers[0].lanes", []string{"invalid value 0 (out of bound >=1)"}},
 			{"config.yaml", 17, "profiles.lab.pullers[1].lanes", []string{"lanes 3 is more than the puller's 2 images"}},
 		}},
+		// A node pool's disk: not a quantity, zero, too large, a percent
+		// out of 1..100, and two pullers of one nodeSelector that differ.
+		{dir: "nodedisk-bad", want: []wantErr{
+			{"config.yaml", 8, "profiles.lab.nodeDisk.size", []string{`"200 Gi" is not a Kubernetes quantity of bytes`}},
+			{"config.yaml", 14, "profiles.lab.pullers[0].nodeDisk.size", []string{`"0" is not a disk size: it must be more than zero bytes`}},
+			{"config.yaml", 15, "profiles.lab.pullers[0].nodeDisk.imageGCHighThresholdPercent", []string{"invalid value 0 (out of bound >=1)"}},
+			{"config.yaml", 20, "profiles.lab.pullers[1].nodeDisk.size", []string{`"2Ei" is more than 1Ei`}},
+			{"config.yaml", 21, "profiles.lab.pullers[1].nodeDisk.imageGCHighThresholdPercent", []string{"invalid value 101 (out of bound <=100)"}},
+			{"config.yaml", 31, "profiles.lab.pullers[3].nodeDisk", []string{"nodeDisk differs from pullers[2]'s, which has the same nodeSelector"}},
+		}},
 		{dir: "startup-pause", want: []wantErr{
 			{"config.yaml", 13, "profiles.lab.pullers[0].startup", []string{`puller "tools" has a startup gate, but the profile's helper.pause`}},
 		}},

@@ -32,6 +32,11 @@ const (
 		`(@(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128}))?$`
 )
 
+// PatternDiskSize is a nodeDisk size: a Kubernetes quantity
+// (resource.ParseQuantity's grammar) without a minus sign. Load also
+// refuses zero and more than MaxDiskBytes, which a pattern does not say.
+const PatternDiskSize = `^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$`
+
 // stringRule is a pattern and a length bound for the string at a property
 // of a $defs definition ("Puller", "name"); property "" is the
 // definition itself (a string definition such as Reference), and
@@ -54,6 +59,7 @@ var patterns = []stringRule{
 	{def: "Puller", prop: "tenants", pattern: PatternDNSLabel, maxLength: 63, items: true},
 	{def: "Puller", prop: "priorityClassName", pattern: PatternDNSSubdomain, maxLength: 253},
 	{def: "Puller", prop: "recordsName", pattern: PatternDNSSubdomain, maxLength: 253},
+	{def: "NodeDisk", prop: "size", pattern: PatternDiskSize},
 	{def: "Profile", prop: "namespace", pattern: PatternDNSLabel, maxLength: 63},
 	{def: "Auth", prop: "secret", pattern: PatternDNSSubdomain, maxLength: 253},
 	{def: "AdmissionPolicy", prop: "name", pattern: PatternDNSLabel, maxLength: 40},

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -169,6 +170,7 @@ func validateProfile(c *v1alpha1.Config, pn string, loc *locator) Errors {
 	checkRequestsWithinLimits(add, pp, nil, prof.Resources, nil)
 	checkVerify(add, extend(pp, "verify"), prof.Verify)
 	checkAdmission(add, extend(pp, "policy"), prof.Policy)
+	checkNodeDisk(add, extend(pp, "nodeDisk"), prof.NodeDisk)
 
 	pc := &profileCheck{add: add, c: c, pn: pn, prof: &prof, pp: pp, seen: map[string]int{}, records: map[string]int{}}
 	for i, pl := range prof.Pullers {
@@ -199,6 +201,9 @@ type profileCheck struct {
 	// startupKeys and startupConds map a startup taint key and a
 	// startup node condition type to the first puller gating on it.
 	startupKeys, startupConds map[string]int
+	// disks maps a nodeSelector (as JSON) to the first puller with it
+	// that declares a nodeDisk.
+	disks map[string]int
 }
 
 // puller checks pullers[i] (pl) of the profile: its name and namespace,
@@ -281,6 +286,66 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 	}
 	if pl.Lanes < 0 {
 		add(extend(p, "lanes"), "lanes %d must be at least 1", pl.Lanes)
+	}
+	pc.nodeDisk(i, p, pl)
+}
+
+// nodeDisk checks pullers[i]'s nodeDisk (checkNodeDisk) and that no
+// earlier puller with the same nodeSelector, the same node pool
+// (internal/diskbudget), declares a different one.
+func (pc *profileCheck) nodeDisk(i int, p cue.Path, pl v1alpha1.Puller) {
+	if pl.NodeDisk == nil {
+		return
+	}
+	at := extend(p, "nodeDisk")
+	checkNodeDisk(pc.add, at, pl.NodeDisk)
+	if pc.disks == nil {
+		pc.disks = map[string]int{}
+	}
+	sel, _ := json.Marshal(pl.NodeSelector) // sorted keys: one spelling per selector
+	if j, ok := pc.disks[string(sel)]; ok {
+		if d := pc.prof.Pullers[j].NodeDisk; *d != *pl.NodeDisk {
+			pc.add(at, "nodeDisk differs from pullers[%d]'s, which has the same nodeSelector: the pullers of one node pool share its disk", j)
+		}
+		return
+	}
+	pc.disks[string(sel)] = i
+}
+
+// MaxDiskBytes is the largest nodeDisk.size Load accepts: 1 EiB, so that
+// the budget's sums and products of bytes stay within int64.
+const MaxDiskBytes = 1 << 60
+
+// DiskSize returns the bytes of a nodeDisk size: a Kubernetes quantity
+// (resource.ParseQuantity), rounded up to a whole byte. Errors: not a
+// quantity, zero or negative, or more than MaxDiskBytes.
+func DiskSize(q v1alpha1.Quantity) (int64, error) {
+	v, err := resource.ParseQuantity(string(q))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a Kubernetes quantity of bytes (for example 200Gi or 500G)", string(q))
+	}
+	if v.Sign() <= 0 {
+		return 0, fmt.Errorf("%q is not a disk size: it must be more than zero bytes", string(q))
+	}
+	// Quantity.Value wraps past int64; compare first.
+	if v.Cmp(*resource.NewQuantity(MaxDiskBytes, resource.BinarySI)) > 0 {
+		return 0, fmt.Errorf("%q is more than 1Ei, the largest disk size stowage accepts", string(q))
+	}
+	return v.Value(), nil
+}
+
+// checkNodeDisk checks a nodeDisk at p: its size (DiskSize) and its
+// threshold percent, 1 to 100 (CUE bounds it when written; a Config built
+// in Go is checked here too).
+func checkNodeDisk(add adder, p cue.Path, d *v1alpha1.NodeDisk) {
+	if d == nil {
+		return
+	}
+	if _, err := DiskSize(d.Size); err != nil {
+		add(extend(p, "size"), "%v", err)
+	}
+	if n := d.ImageGCHighThresholdPercent; n < 0 || n > 100 {
+		add(extend(p, "imageGCHighThresholdPercent"), "%d is not a percent from 1 to 100", n)
 	}
 }
 

@@ -340,6 +340,40 @@ type Puller struct {
 	// pod's init container images one after another). 0 and 1 mean one
 	// lane.
 	Lanes int `json:"lanes,omitempty"`
+	// NodeDisk is the disk of the nodes this puller's nodeSelector picks,
+	// for the disk budget `stowage vet` reports (internal/diskbudget);
+	// nil leaves it to the profile's NodeDisk. Pullers with the same
+	// nodeSelector are one node pool and must not declare different disks.
+	NodeDisk *NodeDisk `json:"nodeDisk,omitempty"`
+}
+
+// DefaultImageGCHighThresholdPercent is the kubelet's default
+// imageGCHighThresholdPercent (KubeletConfiguration, kubelet.config.k8s.io/v1beta1):
+// above this share of its image filesystem in use the kubelet removes
+// unused images.
+const DefaultImageGCHighThresholdPercent = 85
+
+// NodeDisk declares the disk of a node pool's nodes, for the disk budget
+// `stowage vet` computes without a cluster (`stowage status` reads the
+// nodes' own).
+type NodeDisk struct {
+	// Size is the node's image filesystem (usually its root disk, what the
+	// node reports as ephemeral-storage capacity): a Kubernetes quantity
+	// of bytes, greater than zero ("200Gi").
+	Size Quantity `json:"size"`
+	// ImageGCHighThresholdPercent is the kubelet's
+	// imageGCHighThresholdPercent on those nodes, 1 to 100; 0 means the
+	// kubelet's default, DefaultImageGCHighThresholdPercent.
+	ImageGCHighThresholdPercent int `json:"imageGCHighThresholdPercent,omitempty"`
+}
+
+// HighThresholdPercent is d's ImageGCHighThresholdPercent, or the
+// kubelet's default when unset.
+func (d *NodeDisk) HighThresholdPercent() int {
+	if d.ImageGCHighThresholdPercent == 0 {
+		return DefaultImageGCHighThresholdPercent
+	}
+	return d.ImageGCHighThresholdPercent
 }
 
 // The ways a Startup gate opens (Startup.Via).
@@ -469,6 +503,9 @@ type Profile struct {
 	// Policy asks render for the site's admission policies of the
 	// profile's images (internal/admission); nil renders none.
 	Policy *AdmissionPolicy `json:"policy,omitempty"`
+	// NodeDisk is the disk of every node pool of the profile whose
+	// pullers declare none (Puller.NodeDisk); nil for none.
+	NodeDisk *NodeDisk `json:"nodeDisk,omitempty"`
 }
 
 // The kinds and modes of an AdmissionPolicy.

@@ -62,6 +62,10 @@ type VetReport struct {
 	Unpinned []VetUnpinned `json:"unpinned"`
 	// Errors are the problems that failed vet, each with its place.
 	Errors []ReportError `json:"errors"`
+	// DiskBudget is each vetted profile's node pools with the bytes their
+	// images take on a node, against the pool's declared nodeDisk
+	// (internal/diskbudget); every pool, those that fit too.
+	DiskBudget []DiskPool `json:"diskBudget"`
 
 	// Workloads is the number of workload images a kustomization's
 	// function pins; text output only.
@@ -74,7 +78,7 @@ type VetReport struct {
 // NewVetReport is the report of a vet run before anything is known:
 // every list present and empty.
 func NewVetReport() *VetReport {
-	return &VetReport{Profiles: []string{}, ExternalSecrets: []VetSecret{}, Images: []VetImage{}, Unpinned: []VetUnpinned{}, Errors: []ReportError{}}
+	return &VetReport{Profiles: []string{}, ExternalSecrets: []VetSecret{}, Images: []VetImage{}, Unpinned: []VetUnpinned{}, Errors: []ReportError{}, DiskBudget: []DiskPool{}}
 }
 
 // WriteText writes vet's verdict on success: one line per profile

@@ -52,6 +52,12 @@ type StatusReport struct {
 	Nodes []string `json:"nodes"`
 	// Sources says whether the report's sources were complete.
 	Sources Sources `json:"sources"`
+	// DiskBudget is, per node pool of the profile (internal/diskbudget),
+	// each node's bytes of the images its DaemonSets pull against its
+	// ephemeral-storage capacity times its kubelet's image GC high
+	// threshold, sorted by pool name. It does not change Ready: a set
+	// that cannot fit is reported, not failed.
+	DiskBudget []DiskPool `json:"diskBudget"`
 }
 
 // ImageStatus is one image's summary, in the Submarine design's shape

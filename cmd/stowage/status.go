@@ -41,7 +41,11 @@ node: a container's imageID or the node's status.images), pulling, failed
 (with the kubelet's reason and message) or not scheduled (nodeSelector,
 affinity or an untolerated taint keep the DaemonSet off the node), then
 each DaemonSet's rollout and a summary per image (state success, failure or
-pulling; message; digest; nodes), and notes when a source is incomplete.
+pulling; message; digest; nodes), the disk budget per node pool (each
+node's bytes of the images its DaemonSets pull, by the lock's sizes, against
+its ephemeral-storage capacity times its kubelet's image GC high threshold,
+read through nodes/proxy where allowed, else the default 85% assumed), and
+notes when a source is incomplete.
 
 A DaemonSet whose generation the DaemonSet controller has not observed yet
 (status.observedGeneration behind metadata.generation, as right after an

@@ -48,7 +48,16 @@ implies the other; give both where both are reachable.
 On success vet prints one line per profile (its pre-pulled images and the
 pull Secrets the user must create) and one for the checks across profiles;
 with -v also the Secrets to create and who may use each pre-pulled image
-offline under the kubelet's rule. -o json or -o yaml prints the report, on
+offline under the kubelet's rule.
+
+Each profile's disk budget: per node pool (the nodes a nodeSelector of its
+pullers picks), the bytes its images take by the lock's sizes, against the
+pool's nodeDisk when the config declares one. A warning on stderr says when
+they do not fit below the kubelet's image GC high threshold (or may not:
+the lock has no size for some); -v prints every pool, -o json lists them
+all (diskBudget). docs/new-nodes.md, "Will it fit?".
+
+-o json or -o yaml prints the report, on
 stdout also when vet fails: ` + printer.MustKeys(v1alpha1.VetReport{}) + `.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -74,7 +83,7 @@ stdout also when vet fails: ` + printer.MustKeys(v1alpha1.VetReport{}) + `.` + k
 			}
 			exe, _ := os.Executable()
 			return vet.Run(cmd.Context(), src, vet.Options{Profile: o.profile, Remote: remote, Site: onSite, Getenv: getenv,
-				Executable: exe, Schema: schemaOptions(cmd.Context()), InputSize: fnInputSize, Warnings: cmd.ErrOrStderr(),
+				Executable: exe, Schema: schemaOptions(cmd.Context()), InputSize: fnInputSize, Warnings: cmd.ErrOrStderr(), EveryPool: rep.Verbose && format == "text",
 				Connect: func(images []*plan.Image) (*registry.Resolver, func(), error) {
 					return ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
 				}}, rep)

@@ -1,6 +1,7 @@
 // Package cluster reads from a Kubernetes API server what stowage status
 // compares with a rendered profile: every node, the profile's DaemonSets,
-// the pods they select and the pod events of their namespaces. Config
+// the pods they select, the pod events of their namespaces and, where the
+// credentials may, the kubelets' image GC thresholds. Config
 // loads the client configuration (kubeconfig, context, the pod's
 // ServiceAccount); Check reads, evaluates and, with a wait, reads again
 // until the profile is ready.
@@ -103,6 +104,7 @@ func Read(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *s
 		}
 		c.Notes = appendNote(c.Notes, note)
 	}
+	c.ImageGCHighThreshold = readImageGC(ctx, kc, exp, c.Nodes)
 	c.Now = time.Now()
 	return c, nil
 }

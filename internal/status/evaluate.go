@@ -75,6 +75,11 @@ type Cluster struct {
 	// Notes are the reader's own remarks on incomplete sources (a list
 	// cut at its limit, events not readable).
 	Notes []string
+	// ImageGCHighThreshold is the imageGCHighThresholdPercent of the
+	// kubelets whose configuration was read (nodes/NAME/proxy/configz),
+	// keyed by node name; a node without an entry (refused, absent, or a
+	// value outside 1..100) gets the kubelet's default in the disk budget.
+	ImageGCHighThreshold map[string]int
 }
 
 // imagesHashAnnotation is render.AnnotationImagesHash (not imported: status
@@ -134,6 +139,7 @@ func Evaluate(exp *Expected, c *Cluster) *Report {
 			rep.Ready = false
 		}
 	}
+	rep.DiskBudget = diskBudget(exp, g, nodes, c)
 	rep.Sources.Notes = append(rep.Sources.Notes, c.Notes...)
 	for _, n := range slices.Sorted(maps.Keys(g.notes)) {
 		rep.Sources.Notes = append(rep.Sources.Notes, n)
@@ -845,6 +851,13 @@ func Scrub(r *Report, scrub func(string) string) {
 		d := &r.DaemonSets[i]
 		for _, s := range []*string{&d.Namespace, &d.Name, &d.Message} {
 			*s = scrub(*s)
+		}
+	}
+	for i := range r.DiskBudget {
+		for j := range r.DiskBudget[i].Nodes {
+			n := &r.DiskBudget[i].Nodes[j]
+			n.Node = scrub(n.Node)
+			all(n.Unknown)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stowage/stowage/internal/diskbudget"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
@@ -52,6 +53,9 @@ type Image struct {
 	// NodeGroups are the node label values that choose this image
 	// (plan.Use.NodeLabel, NodeLabelValue), sorted; nil for none.
 	NodeGroups []LabelValue
+	// Sizes are the bytes the lock records for Digest, for the disk
+	// budget (diskbudget.SizesOf); zero when it records none.
+	Sizes diskbudget.Sizes
 }
 
 // LabelValue is one value of a node label: a node group.
@@ -66,6 +70,10 @@ type Expected struct {
 	Images []Image
 	// DaemonSets are the rendered DaemonSets, sorted by namespace and name.
 	DaemonSets []*appsv1.DaemonSet
+	// Pools are the profile's node pools (diskbudget.Pools), sorted by
+	// name: the disk budget reports each node under the most specific
+	// pool its labels select.
+	Pools []*diskbudget.Pool
 }
 
 // image returns the expected image with pinned reference ref, or nil.
@@ -113,7 +121,7 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 			}
 		}
 	}
-	exp := &Expected{Profile: p.Profiles[0], DaemonSets: slices.Clone(daemonSets)}
+	exp := &Expected{Profile: p.Profiles[0], DaemonSets: slices.Clone(daemonSets), Pools: diskbudget.Pools(p)}
 	slices.SortFunc(exp.DaemonSets, func(a, b *appsv1.DaemonSet) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
@@ -148,6 +156,7 @@ func Expect(p *plan.Plan, daemonSets []*appsv1.DaemonSet) (*Expected, error) {
 					im.Accept = append(im.Accept, pl.Digest)
 				}
 			}
+			im.Sizes = diskbudget.SizesOf(pn.img.Entry, ref.Digest)
 			slices.Sort(im.Accept)
 			im.Accept = slices.Compact(im.Accept)
 			exp.Images = append(exp.Images, im)

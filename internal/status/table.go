@@ -16,7 +16,9 @@ import (
 // WriteTable writes rep for a terminal: the DaemonSets' rollout, one line
 // per image (state, nodes holding it of those targeted, nodes not
 // scheduled, digest), one line per image and node that failed or is
-// pulling, and the notes on incomplete sources. Digests are
+// pulling, the disk budget per node pool (and each node that cannot hold
+// its images below its kubelet's image GC high threshold), and the notes
+// on incomplete sources. Digests are
 // shortened to 12 hex digits. What comes from the cluster (node names,
 // kubelet reasons and messages, DaemonSet messages) is written through
 // escape.Line: no control character reaches the terminal.
@@ -95,8 +97,23 @@ func WriteTable(w io.Writer, rep *Report) error {
 			fmt.Fprintf(tw, "%s\t%s\n", escape.Line(im.Name), escape.Line(im.OfflineUse.Summary))
 		}
 	}
+	rows, nodes, assumed := diskLines(rep.DiskBudget)
+	if len(rows) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "NODE POOL\tNODES\tMOST ON DISK\tSMALLEST LIMIT\tVERDICT")
+		for _, r := range rows {
+			fmt.Fprintln(tw, r)
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, n := range nodes {
+		fmt.Fprintf(w, "disk: %s\n", n)
+	}
+	if assumed > 0 {
+		fmt.Fprintf(w, "disk: image GC thresholds unknown on %s (the kubelet's configz, read through nodes/proxy, refused or absent): kubelet default %d%% assumed\n",
+			words.Count(assumed, "node"), v1alpha1.DefaultImageGCHighThresholdPercent)
 	}
 	fmt.Fprintf(w, "\noffline use: %s\n", plan.KubeletRule)
 	if len(rep.Sources.Notes) > 0 {

@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/diskbudget"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/lock"
@@ -55,8 +56,12 @@ type Options struct {
 	// --remote and --site only.
 	Connect func(images []*plan.Image) (*registry.Resolver, func(), error)
 	// Warnings receives the function's warnings about a kustomization's
-	// items, one "stowage: file:line: warning: …" line each.
+	// items, one "stowage: file:line: warning: …" line each, and the disk
+	// budget's warnings (diskbudget.WriteVet).
 	Warnings io.Writer
+	// EveryPool writes every node pool's disk budget line to Warnings,
+	// not only the pools that do not fit (vet -v with the text report).
+	EveryPool bool
 }
 
 // Run vets src with o and fills rep (Profiles, Objects, ExternalSecrets,
@@ -123,6 +128,14 @@ func Run(ctx context.Context, src *source.Source, o Options, rep *v1alpha1.VetRe
 		// The per-profile checks.
 		externalSecrets(p, rep)
 		offlineUse(p, dss[name], rep)
+		pools := diskbudget.Vet(p, l)
+		for i := range pools {
+			pools[i].Profile = name
+		}
+		rep.DiskBudget = append(rep.DiskBudget, pools...)
+		if o.Warnings != nil {
+			diskbudget.WriteVet(o.Warnings, name, pools, o.EveryPool)
+		}
 	}
 	if err := verified(cfg, l, vetted); err != nil {
 		return err
