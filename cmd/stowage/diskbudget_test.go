@@ -57,7 +57,7 @@ func TestVetDiskBudget(t *testing.T) {
 	stdout, stderr, code := runCLI(t, nil, "vet", small)
 	want := "stowage: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 120.08GB on disk; 150Gi disk × 85% = 136.90GB: fits"
 	// 120.08 GB fits below 136.90 GB: no warning.
-	if code != 0 || !string(stdout) != "ok: profile lab: 2 images pre-pulled\n" || stderr != "" {
+	if code != 0 || string(stdout) != "ok: profile lab: 2 images pre-pulled\n" || stderr != "" {
 		t.Errorf("100Gi: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	_, stderr, code = runCLI(t, nil, "vet", "-v", small)
@@ -68,7 +68,7 @@ func TestVetDiskBudget(t *testing.T) {
 	tight := diskConfig(t, "        nodeDisk: {size: 150Gi, imageGCHighThresholdPercent: 70}\n")
 	stdout, stderr, code = runCLI(t, nil, "vet", tight)
 	want = "stowage: warning: profile lab: node pool kubernetes.io/os=linux,pool=gpu: 2 images, 30.02GB compressed, about 120.08GB on disk; 150Gi disk × 70% = 112.74GB: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images\n"
-	if code != 0 || !string(stdout) != "ok: profile lab: 2 images pre-pulled\n" || stderr != want {
+	if code != 0 || string(stdout) != "ok: profile lab: 2 images pre-pulled\n" || stderr != want {
 		t.Errorf("70%%: exit %d, stdout %q, stderr\n%q\nwant\n%q", code, stdout, stderr, want)
 	}
 
