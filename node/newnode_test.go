@@ -79,15 +79,16 @@ type holdProxy struct {
 	client   *http.Client
 	srv      *http.Server
 
-	mu      sync.Mutex
-	hold    string // "/blobs/<digest>" held, "" for none
-	body    []byte // the held blob, once fetched
-	header  http.Header
-	arrived chan struct{} // closed when the held blob is first asked for
-	release chan struct{} // closed by the test
-	served  chan struct{} // closed when a held answer was written in full
-	once    sync.Once
-	sent    sync.Once
+	mu       sync.Mutex
+	inFlight int    // requests being passed through now
+	hold     string // "/blobs/<digest>" held, "" for none
+	body     []byte // the held blob, once fetched
+	header   http.Header
+	arrived  chan struct{} // closed when the held blob is first asked for
+	release  chan struct{} // closed by the test
+	served   chan struct{} // closed when a held answer was written in full
+	once     sync.Once
+	sent     sync.Once
 }
 
 // startHoldProxy listens on host inside the namespace and forwards to the
@@ -113,6 +114,14 @@ func startHoldProxy(t *testing.T, ns *namespace, host, upstream string) *holdPro
 		held := p.hold != "" && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, p.hold)
 		p.mu.Unlock()
 		if !held {
+			p.mu.Lock()
+			p.inFlight++
+			p.mu.Unlock()
+			defer func() {
+				p.mu.Lock()
+				p.inFlight--
+				p.mu.Unlock()
+			}()
 			rp.ServeHTTP(w, r)
 			return
 		}
@@ -121,6 +130,14 @@ func startHoldProxy(t *testing.T, ns *namespace, host, upstream string) *holdPro
 	go p.srv.Serve(l)
 	t.Cleanup(func() { p.srv.Close() })
 	return p
+}
+
+// passing returns how many requests the proxy is passing through now
+// (the held one not counted).
+func (p *holdProxy) passing() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inFlight
 }
 
 // holdBlob makes the proxy hold the blob digest (sha256:…) from now on.
@@ -392,7 +409,12 @@ func TestNewNode(t *testing.T) {
 		}
 		record("apply to the held layer asked for", time.Since(start))
 		// The site registry stops: the proxy holds the one blob still
-		// missing, and nothing else answers.
+		// missing, and nothing else answers. (containerd fetches an
+		// image's config beside its layers: let those finish first.)
+		waitFor(t, 30*time.Second, "the proxy's other requests done", func() (bool, string) {
+			n := proxy.passing()
+			return n == 0, fmt.Sprintf("%d requests in flight", n)
+		})
 		stopRegistries(t, ns, site)
 
 		// A user's notebook: a Deployment of the notebook image pinned
