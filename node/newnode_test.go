@@ -449,6 +449,9 @@ func TestNewNode(t *testing.T) {
 		if c.ctrImages(t)[configID(t, imgs[heldRef])] {
 			t.Fatalf("%s is on the node while its layer is held", heldRef)
 		}
+		if puller := c.onePod(t, gateNS, "app.kubernetes.io/instance=notebooks"); puller == nil || puller.Status.Phase != corev1.PodPending || startedMain(puller) {
+			t.Fatalf("while the layer is held the puller's pod is not waiting in its init containers: %s", c.podSummary(t, gateNS))
+		}
 		c.checkFailedScheduling(t, labNS, pending.Name)
 		t.Logf("layer of %s held: the notebook pod is Pending (%s); the puller: %s", heldRef, scheduledCondition(pending), c.podSummary(t, gateNS))
 
@@ -634,6 +637,16 @@ func (c *cluster) onePod(t *testing.T, namespace, selector string) *corev1.Pod {
 	}
 	t.Fatalf("%d pods of %s match %s", len(live), namespace, selector)
 	return nil
+}
+
+// startedMain reports whether a main container of pod has started.
+func startedMain(pod *corev1.Pod) bool {
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.State.Running != nil || st.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // node returns the suite's Node.
