@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node admission kube-node containerd2
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror bench-lanes crane kbld fuzz e2e fluxoci node admission kube-node containerd2
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -142,7 +142,9 @@ fluxoci:
 # Kubernetes binaries it needs. Its image-volume test (TestImageVolume)
 # also needs containerd 2 (`make containerd2`); without it that test alone
 # skips, with one line here (hack/parts.sh image-volume) and its own skip,
-# or fails when STOWAGE_REQUIRE_IMAGE_VOLUME is set.
+# or fails when STOWAGE_REQUIRE_IMAGE_VOLUME is set. TestNewNode (the
+# startup gate and image garbage collection, docs/proof.md) takes about 6.5
+# minutes, most of it waiting for the kubelet's 5-minute collection period.
 node:
 	@bash hack/parts.sh node; rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
@@ -229,6 +231,22 @@ bench: build crane kbld
 	$(GO) run ./hack/bench -stowage bin/stowage -crane bin/crane -kbld bin/kbld -n 1000 $(if $(BENCH_PORTS),-ports $(BENCH_PORTS)) -md bin/bench-registry.md -json bin/bench-registry.json
 	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane $(if $(MIRROR_PORTS),-ports $(MIRROR_PORTS)) -md bin/bench-mirror.md
 	$(GO) run ./hack/perf -stowage bin/stowage -lock-report bin/bench-registry.md -lock-json bin/bench-registry.json -mirror-report bin/bench-mirror.md -out docs/benchmarks.md
+	@bash hack/parts.sh node >/dev/null 2>&1; rc=$$?; \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory bench-lanes; \
+	else echo "bench: the pull-lanes benchmark is left out: it needs the real-node suite's parts (bash hack/parts.sh node says which; as root)"; fi
+
+# The pull-lanes benchmark on a real kubelet (node/ TestLanesBenchmark, as
+# root, with the real-node suite's parts): 6 images of 40–320 MB of
+# incompressible layers (960 MiB) from a docker-registry on the suite's
+# loopback, pulled by one puller rendered with lanes 1, 2 and 4, each on a
+# fresh single-node cluster whose kubelet has serializeImagePulls: false
+# and maxParallelImagePulls: 4; the time from apply until every image is in
+# containerd. About 3 GB of disk at a time (registry, content, snapshots)
+# and 5–10 minutes. The table goes to bin/bench-lanes.md; docs/benchmarks.md
+# ("Pull lanes") quotes it with the machine. Not part of make test.
+bench-lanes:
+	@mkdir -p bin
+	cd node && STOWAGE_BENCH_LANES=$(CURDIR)/bin/bench-lanes.md $(GO) test -vet=off -count=1 -v -timeout 40m -run 'TestLanesBenchmark$$' .
 
 # The mirror measurement alone; its section of docs/benchmarks.md is
 # replaced in place.

@@ -40,6 +40,10 @@ type cluster struct {
 	// startToReady is the time from creating the namespace to the node's
 	// Ready condition.
 	startToReady time.Duration
+	// kubeletStarted is when the kubelet was started: its image garbage
+	// collection runs then and every 5 minutes after (ImageGCPeriod).
+	kubeletStarted time.Time
+	kubelet        *proc
 }
 
 // kubeDir is where hack/kube-apiserver/build.sh --node puts the binaries.
@@ -103,7 +107,23 @@ type clusterOptions struct {
 	containerd2 string
 	// featureGates are set on kube-apiserver and the kubelet.
 	featureGates map[string]bool
+	// kubelet, when set, changes the suite's KubeletConfiguration before
+	// the kubelet starts (registerWithTaints, image garbage collection,
+	// parallel image pulls).
+	kubelet func(*kubeletv1beta1.KubeletConfiguration)
+	// serviceAPI lets pods reach the API server through the kubernetes
+	// Service (KUBERNETES_SERVICE_HOST, the ClusterIP apiServiceIP, port
+	// 443), as kube-proxy lets them in a cluster: the API server listens
+	// on every address of the namespace (loopback and the node's, nothing
+	// outside it) and a DNAT rule in the namespace's own netfilter table
+	// sends apiServiceIP:443 to nodeIP:6443. The suite runs no kube-proxy;
+	// a pod that talks to the API server (the startup helper) needs this.
+	serviceAPI bool
 }
+
+// apiServiceIP is the ClusterIP of the kubernetes Service: the first
+// address of serviceCIDR.
+const apiServiceIP = "10.215.0.1"
 
 // gateFlag is the --feature-gates value of gates, sorted ("" for none).
 func gateFlag(gates map[string]bool) string {
@@ -135,7 +155,7 @@ func startClusterWith(t *testing.T, ns *namespace, sandboxImage string, registri
 		ips      []net.IP
 		dns      []string
 	}{
-		{"apiserver", "kube-apiserver", nil, []net.IP{loopback, net.ParseIP(nodeIP), net.ParseIP("10.215.0.1")},
+		{"apiserver", "kube-apiserver", nil, []net.IP{loopback, net.ParseIP(nodeIP), net.ParseIP(apiServiceIP)},
 			[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 		{"admin", "stowage-node-admin", []string{"system:masters"}, nil, nil},
 		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, nil, nil},
@@ -172,9 +192,15 @@ func startClusterWith(t *testing.T, ns *namespace, sandboxImage string, registri
 	if f := gateFlag(opts.featureGates); f != "" {
 		gates = []string{"--feature-gates", f}
 	}
+	bind := "127.0.0.1"
+	if opts.serviceAPI {
+		bind = "0.0.0.0"
+		ns.run(t, nil, "iptables", "-t", "nat", "-A", "PREROUTING", "-d", apiServiceIP+"/32", "-p", "tcp", "--dport", "443",
+			"-j", "DNAT", "--to-destination", nodeIP+":6443")
+	}
 	apiserver := ns.start(t, "kube-apiserver", append([]string{filepath.Join(c.kube, "kube-apiserver"),
 		"--etcd-servers", "http://127.0.0.1:2379",
-		"--bind-address", "127.0.0.1", "--secure-port", "6443",
+		"--bind-address", bind, "--secure-port", "6443",
 		// A loopback advertise address needs the endpoint reconciler off.
 		"--advertise-address", "127.0.0.1", "--endpoint-reconciler-type", "none",
 		"--tls-cert-file", p.path("apiserver.crt"), "--tls-private-key-file", p.path("apiserver.key"),
@@ -234,7 +260,7 @@ func startClusterWith(t *testing.T, ns *namespace, sandboxImage string, registri
 	} else {
 		c.startContainerd(t, sandboxImage, registries)
 	}
-	c.startKubelet(t, kubeconfigs["kubelet"], opts.featureGates)
+	c.startKubelet(t, kubeconfigs["kubelet"], opts)
 
 	waitFor(t, 3*time.Minute, "node "+nodeName+" Ready", func() (bool, string) {
 		node, err := client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
@@ -417,8 +443,8 @@ func (c *cluster) runtimeFiles(t *testing.T, registries []string) (certsD, cniBi
 // directories of its own under the state folder: cgroup v1 allowed
 // (failCgroupV1: false), cgroupfs with the suite's cgroupRoot, image
 // garbage collection and disk eviction out of the way, so no image the test
-// counts on is removed behind its back.
-func (c *cluster) startKubelet(t *testing.T, kubeconfig string, gates map[string]bool) {
+// counts on is removed behind its back (unless opts.kubelet changes that).
+func (c *cluster) startKubelet(t *testing.T, kubeconfig string, opts clusterOptions) {
 	t.Helper()
 	ns := c.ns
 	root := filepath.Join(ns.state, "kubelet")
@@ -449,7 +475,10 @@ func (c *cluster) startKubelet(t *testing.T, kubeconfig string, gates map[string
 		ImageGCLowThresholdPercent:  &low,
 		EvictionHard:                map[string]string{"memory.available": "50Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
 		RegisterNode:                &tr,
-		FeatureGates:                gates,
+		FeatureGates:                opts.featureGates,
+	}
+	if opts.kubelet != nil {
+		opts.kubelet(&kc)
 	}
 	b, err := yaml.Marshal(kc)
 	if err != nil {
@@ -459,7 +488,8 @@ func (c *cluster) startKubelet(t *testing.T, kubeconfig string, gates map[string
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ns.start(t, "kubelet", filepath.Join(c.kube, "kubelet"),
+	c.kubeletStarted = time.Now()
+	c.kubelet = ns.start(t, "kubelet", filepath.Join(c.kube, "kubelet"),
 		"--config", path, "--kubeconfig", kubeconfig,
 		"--root-dir", root, "--cert-dir", filepath.Join(ns.state, "kubelet-pki"),
 		"--hostname-override", nodeName, "--node-ip", nodeIP)

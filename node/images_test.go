@@ -160,11 +160,23 @@ func startRegistry(t *testing.T, ns *namespace, host, password string) *registry
 // its log file when accessLog is set: see registry.requests.
 func startRegistryLog(t *testing.T, ns *namespace, host, password string, accessLog bool) *registry {
 	t.Helper()
+	return startRegistryData(t, ns, host, password, accessLog, "")
+}
+
+// startRegistryData is startRegistryLog with the registry's storage in the
+// folder data (one that outlives the namespace, so that the next
+// namespace's registry serves the same images without a push), or under
+// the state folder when data is "".
+func startRegistryData(t *testing.T, ns *namespace, host, password string, accessLog bool, data string) *registry {
+	t.Helper()
 	dir := filepath.Join(ns.state, "registry-"+strings.ReplaceAll(host, ":", "-"))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: %v\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", !accessLog, filepath.Join(dir, "data"), host)
+	if data == "" {
+		data = filepath.Join(dir, "data")
+	}
+	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: %v\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", !accessLog, data, host)
 	if password != "" {
 		htpasswd := filepath.Join(dir, "htpasswd")
 		cmd := exec.Command("htpasswd", "-B", "-c", "-i", htpasswd, privateUser)

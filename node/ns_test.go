@@ -363,6 +363,47 @@ func (n *namespace) dial(ctx context.Context, network, addr string) (net.Conn, e
 	return r.c, r.err
 }
 
+// listen opens a TCP listener on addr inside the namespace's network
+// namespace (as dial makes its sockets there), for a server the test
+// process runs in the namespace (holdProxy). The caller closes it.
+func (n *namespace) listen(addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		host, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: err}
+			return
+		}
+		defer unix.Close(host)
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/net", n.pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: err}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: fmt.Errorf("setns into the suite's network namespace: %w", err)}
+			return
+		}
+		l, err := net.Listen("tcp", addr)
+		if unix.Setns(host, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	return r.l, r.err
+}
+
 // teardown stops every process the suite started, by PID: the daemons in
 // reverse start order (SIGTERM to each process group, SIGKILL after a
 // grace), then whatever is left in the suite's cgroups (containerd's shims,
