@@ -174,3 +174,22 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestExpanded: a bomb of 10^10 nodes is counted only past the bound, in
+// milliseconds; plain YAML is not parsed.
+func TestExpanded(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	if n, ok := Expanded([]byte(aliasBomb(9)), 1_000_000); ok || n <= 1_000_000 {
+		t.Errorf("bomb: %d, %v", n, ok)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if n, ok := Expanded([]byte(aliasBomb(2)), 1_000_000); !ok || n < 100 {
+		t.Errorf("small: %d, %v", n, ok)
+	}
+	if n, ok := Expanded([]byte("a: [b, c]\n"), 1); !ok || n != 0 {
+		t.Errorf("no aliases: %d, %v", n, ok)
+	}
+}
