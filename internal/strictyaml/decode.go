@@ -21,6 +21,12 @@ type Options struct {
 	File string
 	// Limits bound the walk.
 	Limits Limits
+	// Label writes a mapping key in a path (the config's CUE quoting, say);
+	// nil writes it as it is.
+	Label func(key string) string
+	// Merge lets Check leave merge keys (<<) to the decoder that reads the
+	// tree after it (CUE's, for the config); Decode refuses them always.
+	Merge bool
 }
 
 // Decode decodes the tree n (a document, as Parse returns it, or any node
@@ -45,7 +51,7 @@ func Decode(n *yaml.Node, out any, opts Options) error {
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return fmt.Errorf("strictyaml: Decode needs a non-nil pointer, not %T", out)
 	}
-	d := &decoder{file: opts.File, lim: opts.Limits.withDefaults()}
+	d := &decoder{file: opts.File, lim: opts.Limits.withDefaults(), label: opts.Label}
 	d.value(n, v.Elem(), "", 0, false)
 	if len(d.errs) == 0 {
 		return nil
@@ -56,6 +62,8 @@ func Decode(n *yaml.Node, out any, opts Options) error {
 // decoder is one Decode in progress.
 type decoder struct {
 	file    string
+	label   func(string) string
+	merge   bool
 	lim     Limits
 	errs    Errors
 	nodes   int  // nodes decoded
@@ -84,21 +92,7 @@ func (e limitError) Is(target error) bool { return target == ErrLimit }
 // value decodes n into v (settable) at path; depth is the nesting of n,
 // aliased whether n is reached through an alias.
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int, aliased bool) {
-	if d.stopped || n == nil {
-		return
-	}
-	if d.nodes++; d.nodes > d.lim.Nodes {
-		d.stop(n, path, "the document holds more than %d nodes, the limit", d.lim.Nodes)
-		return
-	}
-	if aliased {
-		if d.aliased++; d.aliased > d.lim.Aliases {
-			d.stop(n, path, "aliases expand to more than %d nodes, the limit", d.lim.Aliases)
-			return
-		}
-	}
-	if depth > d.lim.Depth {
-		d.stop(n, path, "nested more than %d deep, the limit", d.lim.Depth)
+	if !d.count(n, path, depth, aliased) {
 		return
 	}
 	switch n.Kind {
@@ -156,6 +150,62 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int, a
 	default:
 		d.scalar(n, v, path)
 	}
+}
+
+// Check is Decode without a Go type, for a document another decoder
+// reads (the config, CUE's): a mapping key given twice, a key that is not
+// a scalar and the bounds of opts.Limits, over the whole tree n, aliases
+// followed. It returns nil or Errors.
+func Check(n *yaml.Node, opts Options) error {
+	d := &decoder{file: opts.File, lim: opts.Limits.withDefaults(), label: opts.Label, merge: opts.Merge}
+	d.check(n, "", 0, false)
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs
+}
+
+// check is Check's walk of n at path.
+func (d *decoder) check(n *yaml.Node, path string, depth int, aliased bool) {
+	if !d.count(n, path, depth, aliased) {
+		return
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			d.check(c, path, depth, aliased)
+		}
+	case yaml.AliasNode:
+		d.check(n.Alias, path, depth+1, true)
+	case yaml.MappingNode:
+		d.pairs(n, path, func(_, val *yaml.Node, at string) { d.check(val, at, depth+1, aliased) })
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			d.check(c, path+"["+strconv.Itoa(i)+"]", depth+1, aliased)
+		}
+	}
+}
+
+// count counts n against the bounds; false when the walk stops.
+func (d *decoder) count(n *yaml.Node, path string, depth int, aliased bool) bool {
+	if d.stopped || n == nil {
+		return false
+	}
+	if d.nodes++; d.nodes > d.lim.Nodes {
+		d.stop(n, path, "the document holds more than %d nodes, the limit", d.lim.Nodes)
+		return false
+	}
+	if aliased {
+		if d.aliased++; d.aliased > d.lim.Aliases {
+			d.stop(n, path, "aliases expand to more than %d nodes, the limit", d.lim.Aliases)
+			return false
+		}
+	}
+	if depth > d.lim.Depth {
+		d.stop(n, path, "nested more than %d deep, the limit", d.lim.Depth)
+		return false
+	}
+	return true
 }
 
 // structure decodes the mapping n into the struct v.
@@ -233,12 +283,18 @@ func (d *decoder) pairs(n *yaml.Node, path string, f func(k, v *yaml.Node, at st
 			k = k.Alias
 		}
 		at := k.Value
+		if d.label != nil {
+			at = d.label(k.Value)
+		}
 		if path != "" {
-			at = path + "." + k.Value
+			at = path + "." + at
 		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
 			d.fail(k, path, fmt.Errorf("%s as a key; a key here is a string", kindOf(k)))
+			continue
+		case k.ShortTag() == "!!merge" && d.merge:
+			f(k, val, path)
 			continue
 		case k.ShortTag() == "!!merge":
 			// At the mapping: the fields it would merge are not known.
