@@ -120,7 +120,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errors are the problems of one document, in document order.
 type Errors []*Error
 
-// Error is the problems one a line.
+// Error is the problems, one to a line.
 func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
