@@ -109,12 +109,11 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int, a
 		v.SetZero()
 		return
 	}
-	if v.Kind() == reflect.Pointer {
+	for v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		d.value(n, v.Elem(), path, depth, aliased)
-		return
+		v = v.Elem()
 	}
 	if n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.ShortTag(), "!!") {
 		d.fail(n, path, fmt.Errorf("a value with a custom tag where %s is expected", expected(v.Type())))
