@@ -284,7 +284,7 @@ func (p *parser) index() {
 		return
 	}
 	p.lines, p.strs = map[string]int{}, map[string]string{}
-	p.walk(p.doc, "")
+	p.walk(p.doc, "", 0)
 }
 
 // mapLine is the reported line of the node line n.
@@ -296,13 +296,17 @@ func (p *parser) mapLine(n int) int {
 }
 
 // walk records the line of every key and list item under n, and the
-// string values.
-func (p *parser) walk(n *yaml.Node, path string) {
+// string values, down to walkDepth: deeper lies outside the lock's types,
+// whose problems are reported at their own lines.
+func (p *parser) walk(n *yaml.Node, path string, depth int) {
+	if depth > walkDepth {
+		return
+	}
 	p.mark(n, path)
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			p.walk(c, path)
+			p.walk(c, path, depth)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -312,11 +316,11 @@ func (p *parser) walk(n *yaml.Node, path string) {
 				child = path + "." + child
 			}
 			p.mark(k, child)
-			p.walk(n.Content[i+1], child)
+			p.walk(n.Content[i+1], child, depth+1)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			p.walk(c, fmt.Sprintf("%s[%d]", path, i))
+			p.walk(c, fmt.Sprintf("%s[%d]", path, i), depth+1)
 		}
 	case yaml.ScalarNode:
 		if _, ok := p.strs[path]; !ok && n.ShortTag() == "!!str" {
@@ -324,6 +328,10 @@ func (p *parser) walk(n *yaml.Node, path string) {
 		}
 	}
 }
+
+// walkDepth is the deepest walk goes: the lock's deepest field,
+// spec.images[i].platforms[j].digest, is at 6.
+const walkDepth = 8
 
 // mark records the line of the node at path.
 func (p *parser) mark(n *yaml.Node, path string) {
