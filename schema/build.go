@@ -18,6 +18,7 @@ import (
 	cueyaml "cuelang.org/go/encoding/yaml"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/strictyaml"
 )
 
 // panicError is a panic of CUE's decoders or evaluator, as an error.
@@ -35,6 +36,48 @@ func extractYAML(file string, data []byte) (f *ast.File, err error) {
 		}
 	}()
 	return cueyaml.Extract(file, data)
+}
+
+// checkYAML reads a YAML config file with internal/strictyaml before
+// CUE's decoder builds anything from it: a syntax error at the token at
+// fault (CUE's decoder, yaml.v3, names the line where the enclosing block
+// starts) and a control character at its line and column; a key a
+// mapping gives twice, at the repeat, naming both lines (CUE's decoder
+// keeps every copy and the evaluator unifies them, so two different
+// copies read as a conflict of values and two equal ones passed without a
+// word); nesting past 100 and aliases past 50,000 nodes, refused before
+// they are expanded. Paths are written as CUE writes them. A file of no
+// document or of several is left to CUE's decoder and notConfig, which
+// say what it is. Merge keys are left to CUE's decoder.
+func checkYAML(file string, data []byte) Errors {
+	doc, err := strictyaml.Parse(data, file)
+	switch {
+	case errors.Is(err, strictyaml.ErrEmpty), errors.Is(err, strictyaml.ErrDocuments):
+		return nil
+	case err == nil:
+		err = strictyaml.Check(doc, strictyaml.Options{File: file, Merge: true, Label: func(k string) string { return cue.Str(k).String() }})
+	}
+	var errs Errors
+	var se *strictyaml.Error
+	for _, e := range flattenErrors(err) {
+		if errors.As(e, &se) {
+			errs = append(errs, &Error{File: se.File, Line: se.Line, Column: se.Column, Path: se.Path, Msg: se.Err.Error()})
+		} else {
+			errs = append(errs, &Error{File: file, Msg: e.Error()})
+		}
+	}
+	return errs
+}
+
+// flattenErrors is err's joined errors, or err alone; none for nil.
+func flattenErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // decodeErrors locates a decoder's error in file.
@@ -129,9 +172,13 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 				continue
 			}
 		case ".yaml", ".yml":
+			if es := checkYAML(f.Name, f.Data); len(es) > 0 {
+				errs = append(errs, es...)
+				continue
+			}
 			af, err = extractYAML(f.Name, f.Data)
 			if err != nil {
-				errs = append(errs, yamlProblem(decodeErrors(err, f.Name), f.Data)...)
+				errs = append(errs, decodeErrors(err, f.Name)...)
 				continue
 			}
 		case ".json":
@@ -157,9 +204,11 @@ func buildUser(ctx *cue.Context, files []File, maxNodes int) (cue.Value, Errors)
 				errs = append(errs, e)
 				continue
 			}
-			if es := duplicateKeys(af, f.Name); len(es) > 0 {
-				errs = append(errs, es...)
-				continue
+			if ext == ".json" {
+				if es := duplicateKeys(af, f.Name); len(es) > 0 {
+					errs = append(errs, es...)
+					continue
+				}
 			}
 		}
 		nodes += countNodes(af)

@@ -8,12 +8,13 @@ import (
 	"cuelang.org/go/cue/token"
 )
 
-// duplicateKeys is an error for each key a YAML or JSON mapping of f has
-// more than once, at the repeat, naming both lines. CUE's decoders keep
+// duplicateKeys is an error for each key a JSON object of f has more
+// than once, at the repeat, naming both lines, in the words strictyaml
+// uses for a YAML file's (checkYAML). CUE's decoders keep
 // every copy and the evaluator unifies them, so `kinds: [kyverno]` then
 // `kinds: [crio]` was reported as a conflict of values (with a phantom
 // third value from the schema's disjunction), and two equal copies were
-// accepted without a word; YAML allows a key once in a mapping, and JSON
+// accepted without a word; a key appears once in a mapping, and JSON
 // readers disagree on which copy counts. The walk is bounded by the
 // file's node count, which buildUser limits.
 func duplicateKeys(f *ast.File, file string) Errors {

@@ -135,12 +135,12 @@ func LoadEmbedded(dir, file string, data []byte, field string, drop []string, op
 func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *v1alpha1.Config, err error) {
 	defer func() { err = redactErrors(err, []File{{Name: file, Data: data}}) }()
 	defer recoverCUE(file, &cfg, &err)
+	if es := checkYAML(file, data); len(es) > 0 {
+		return nil, es.sorted()
+	}
 	f, err := extractYAML(file, data)
 	if err != nil {
-		return nil, yamlProblem(decodeErrors(err, file), data).sorted()
-	}
-	if es := duplicateKeys(f, file); len(es) > 0 {
-		return nil, es.sorted()
+		return nil, decodeErrors(err, file).sorted()
 	}
 	var body *ast.StructLit
 	for _, d := range f.Decls {

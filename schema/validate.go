@@ -885,14 +885,10 @@ func registryOf(ref string) string {
 	return host
 }
 
-// suggest returns `; did you mean "x"?` for the closest of names, or "".
+// suggest returns `; did you mean "x"?` for the closest of names
+// (spelling.Nearest), or "".
 func suggest(s string, names []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, n := range names {
-		if d := spelling.Distance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
+	best := spelling.Nearest(s, names)
 	if best == "" {
 		return ""
 	}

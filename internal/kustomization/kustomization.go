@@ -41,10 +41,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	yamlv3 "go.yaml.in/yaml/v3"
-
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/lock"
+	"github.com/stowage/stowage/internal/strictyaml"
 )
 
 // Bounds of the copy of the root directory the build reads.
@@ -241,10 +240,9 @@ func open(dir, root string, maxEntries int, isFunction func(*yaml.RNode) bool) (
 	if err != nil {
 		return nil, l.c.explain(err)
 	}
-	if err := l.k.Unmarshal(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.b.File, err)
+	if l.k, err = parseKustomization(data, l.b.File); err != nil {
+		return nil, err
 	}
-	l.k.FixKustomization()
 	return l, nil
 }
 
@@ -494,6 +492,32 @@ func originFile(dir string, o *resource.Origin) string {
 	return filepath.Join(dir, filepath.FromSlash(o.Path))
 }
 
+// parseKustomization decodes the kustomization file data (named file in
+// errors) strictly, with internal/strictyaml, into kustomize's own type,
+// and applies kustomize's fixes of legacy fields (FixKustomization). A
+// field kustomize does not know, a key given twice, a value of the wrong
+// type are errors at their line and column, each naming its field (an
+// unknown one with the nearest known name), all of them at once; nesting
+// and aliases are bounded. kustomize's own reader says none of this by
+// line, takes the last of repeated keys, and matches field names in any
+// case; stowage refuses what it would read differently. A file holding
+// no document is an empty kustomization, as it is to kustomize.
+func parseKustomization(data []byte, file string) (types.Kustomization, error) {
+	var k types.Kustomization
+	doc, err := strictyaml.Parse(data, file)
+	if errors.Is(err, strictyaml.ErrEmpty) {
+		return k, nil
+	}
+	if err == nil {
+		err = strictyaml.Decode(doc, &k, strictyaml.Options{File: file})
+	}
+	if err != nil {
+		return k, err
+	}
+	k.FixKustomization()
+	return k, nil
+}
+
 // transformerObjects returns the objects of one transformers entry: inline
 // YAML, or the file it names (relative to the kustomization's directory
 // top in mem, returned as file). A directory entry holds no functionConfig
@@ -551,7 +575,7 @@ type copied struct {
 	entries, maxEntries int
 	bytes               int64
 	// aliasNodes sums the nodes the copied YAML files with aliases
-	// expand to (aliasNodes), at most MaxAliasNodes.
+	// expand to (strictyaml.Expanded), at most MaxAliasNodes.
 	aliasNodes int
 }
 
@@ -645,7 +669,7 @@ func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) er
 		if c.bytes += int64(len(data)); c.bytes > MaxBytes {
 			return fmt.Errorf("%s holds more than %d bytes of files; give a smaller --root", root, MaxBytes)
 		}
-		n, ok := aliasNodes(data)
+		n, ok := strictyaml.Expanded(data, MaxAliasNodes)
 		if !ok {
 			c.skipped[dst] = fmt.Sprintf("a YAML file whose aliases expand to more than %d nodes (%d counted)", MaxAliasNodes, n)
 			continue
@@ -661,48 +685,6 @@ func (c *copied) walk(root, real, at string, seen map[string]bool, depth int) er
 		}
 	}
 	return nil
-}
-
-// aliasNodes counts the nodes data expands to when it is YAML with
-// aliases, stopping past MaxAliasNodes (ok false). Data without both an
-// anchor and an alias character, or that is not YAML, is ok.
-func aliasNodes(data []byte) (int, bool) {
-	if !bytes.Contains(data, []byte("&")) || !bytes.Contains(data, []byte("*")) {
-		return 0, true
-	}
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	total := 0
-	memo := map[*yamlv3.Node]int{}
-	var count func(n *yamlv3.Node, depth int) int
-	count = func(n *yamlv3.Node, depth int) int {
-		if n == nil || depth > 10000 {
-			return 1
-		}
-		if v, ok := memo[n]; ok {
-			return v
-		}
-		memo[n] = 1 // a cycle counts once
-		sum := 1
-		if n.Kind == yamlv3.AliasNode {
-			sum += count(n.Alias, depth+1)
-		}
-		for _, ch := range n.Content {
-			if sum += count(ch, depth+1); sum > MaxAliasNodes {
-				break
-			}
-		}
-		memo[n] = sum
-		return sum
-	}
-	for {
-		var doc yamlv3.Node
-		if err := dec.Decode(&doc); err != nil {
-			return total, true // the end, or not YAML: not this check's to judge
-		}
-		if total += count(&doc, 0); total > MaxAliasNodes {
-			return total, false
-		}
-	}
 }
 
 // explain appends to err the reason of each file the copy left out that
@@ -782,12 +764,11 @@ func (c *copied) checkReachable(top, shownRoot string, isFunction func(*yaml.RNo
 			errs = append(errs, err)
 			return
 		}
-		var k types.Kustomization
-		if err := k.Unmarshal(data); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", file, err))
+		k, err := parseKustomization(data, file)
+		if err != nil {
+			errs = append(errs, err)
 			return
 		}
-		k.FixKustomization()
 		lines := entryLines(data)
 		for _, f := range []struct {
 			name string

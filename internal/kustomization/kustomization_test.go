@@ -235,7 +235,25 @@ func TestLoadRefuses(t *testing.T) {
 		},
 		"unknown field": {
 			files: map[string]string{"k/kustomization.yaml": "resourcez: [web.yaml]\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig},
-			want:  `unknown field "resourcez"`,
+			want:  `k/kustomization.yaml:1:1: resourcez: field not allowed; did you mean "resources"? (allowed here: apiVersion, bases, `,
+		},
+		// The kustomization file is decoded by internal/strictyaml: each
+		// problem at its line and column, with its field.
+		"duplicate key": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\ntransformers: [s.yaml]\nresources: [other.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
+			want:  `k/kustomization.yaml:3:1: resources: duplicate key "resources": this mapping gives it at line 1 and again at line 3; a key appears once in a mapping (keep one)`,
+		},
+		"wrong type": {
+			files: map[string]string{"k/kustomization.yaml": "resources: [web.yaml]\nimages:\n- name: nginx\n  newTag: 1.28\ntransformers: [s.yaml]\n", "k/s.yaml": fnConfig, "k/web.yaml": web},
+			want:  `k/kustomization.yaml:4:11: images[0].newTag: a number where a string is expected (write it in quotes to make it a string)`,
+		},
+		"alias bomb in the kustomization": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml]\nhelmCharts:\n- name: c\n  valuesInline:\n" + indent(aliasBombOf("b", 5), "    "), "k/s.yaml": fnConfig},
+			want:  `aliases expand to more than 50000 nodes, the limit`,
+		},
+		"deep nesting in the kustomization": {
+			files: map[string]string{"k/kustomization.yaml": "transformers: [s.yaml]\nhelmCharts:\n- name: c\n  valuesInline:\n    a: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n", "k/s.yaml": fnConfig},
+			want:  `k/kustomization.yaml:5:`,
 		},
 	}
 	for name, c := range cases {
@@ -441,4 +459,9 @@ func TestLoadIndexesEachFileOnce(t *testing.T) {
 	if x.parses != 1 {
 		t.Errorf("many.yaml parsed %d times for 600 objects, want once", x.parses)
 	}
+}
+
+// indent puts prefix before every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+prefix) + "\n"
 }

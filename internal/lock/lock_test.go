@@ -264,7 +264,7 @@ func TestParseErrors(t *testing.T) {
 			data: header + busybox + "    tag: latest\n",
 		},
 		{
-			name: "repeated entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: `mapping key "digest" already defined at line 11`,
+			name: "repeated entry field", index: 0, image: "docker.io/library/busybox:1.31.1", field: "digest", line: 13, msg: `digest: duplicate key "digest": this mapping gives it at line 11 and again at line 13; a key appears once in a mapping (keep one)`,
 			data: header + busybox + "    digest: sha256:" + hexB + "\n",
 		},
 		{

@@ -23,3 +23,16 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest is the name of names nearest to s by Distance, when it is
+// within len(s)/2+1 edits (the first of equals, in the order given); ""
+// when none is that near.
+func Nearest(s string, names []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, n := range names {
+		if d := Distance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}

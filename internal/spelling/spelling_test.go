@@ -16,3 +16,15 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	t.Parallel()
+	names := []string{"digest", "kind", "name", "platforms"}
+	for _, tc := range []struct{ s, want string }{
+		{"digests", "digest"}, {"platfroms", "platforms"}, {"colour", ""}, {"nme", "name"}, {"", ""},
+	} {
+		if got := Nearest(tc.s, names); got != tc.want {
+			t.Errorf("Nearest(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

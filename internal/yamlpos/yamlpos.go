@@ -1,5 +1,5 @@
 // Package yamlpos names the line of a YAML syntax error at the token at
-// fault. yaml.v3 (behind CUE's YAML decoder and stowage's lock parser)
+// fault. yaml.v3 (behind internal/strictyaml and CUE's YAML decoder)
 // names the line where the enclosing block starts when it knows one: a
 // field indented one space short on line 11, in a list that starts on line
 // 7, is reported at line 6. yaml.v2, the same libyaml port before that
