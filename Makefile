@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror crane kbld fuzz e2e fluxoci node admission kube-node containerd2
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-startup bench-mirror crane kbld fuzz e2e fluxoci node admission kube-node containerd2
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -229,6 +229,13 @@ bench: build crane kbld
 	$(GO) run ./hack/bench -stowage bin/stowage -crane bin/crane -kbld bin/kbld -n 1000 $(if $(BENCH_PORTS),-ports $(BENCH_PORTS)) -md bin/bench-registry.md -json bin/bench-registry.json
 	$(GO) run ./hack/mirrorbench -stowage bin/stowage -crane bin/crane $(if $(MIRROR_PORTS),-ports $(MIRROR_PORTS)) -md bin/bench-mirror.md
 	$(GO) run ./hack/perf -stowage bin/stowage -lock-report bin/bench-registry.md -lock-json bin/bench-registry.json -mirror-report bin/bench-mirror.md -out docs/benchmarks.md
+
+# The start-up goals alone (a minute or two): render of each example
+# against `cue export` + schema, `stowage version` against `cue version`,
+# and the function's share of `kustomize build` over a kyaml no-op, printed
+# to stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
+bench-startup: build
+	$(GO) run ./hack/perf -startup -stowage bin/stowage
 
 # The mirror measurement alone; its section of docs/benchmarks.md is
 # replaced in place.
