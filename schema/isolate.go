@@ -270,7 +270,8 @@ func notData(n ast.Node, depth int) (ast.Node, string) {
 			default:
 				return e, "an embedding, comprehension, let or ellipsis"
 			}
-			if bad, what := notData(e, depth+1); bad != nil {
+			// The field counts the level: a: {b: 1} is two deep.
+			if bad, what := notData(e, depth); bad != nil {
 				return bad, what
 			}
 		}

@@ -139,6 +139,8 @@ func TestComputes(t *testing.T) {
 		{"pattern", "cfg/a.cue", "package stowage\n[string]: 1\n", "cfg/a.cue:2:1: a computed label"},
 		{"ellipsis", "cfg/a.cue", "package stowage\na: [1, ...]\n", "cfg/a.cue:2:8: an expression"},
 		{"cue deep", "cfg/a.cue", "package stowage\na: " + deep + "\n", "nested more than 100 levels deep"},
+		{"cue structs at the bound", "cfg/a.cue", "package stowage\n" + strings.Repeat("a: {", MaxDataDepth-1) + "b: 1" + strings.Repeat("}", MaxDataDepth-1) + "\n", ""},
+		{"cue structs past the bound", "cfg/a.cue", "package stowage\n" + strings.Repeat("a: {", MaxDataDepth+1) + "b: 1" + strings.Repeat("}", MaxDataDepth+1) + "\n", "nested more than 100 levels deep"},
 		{"json deep", "cfg/a.json", `{"a": ` + deep + `}`, "nested more than 100 levels deep"},
 	} {
 		got := Computes([]File{{Name: "cfg/0.yaml", Data: []byte("a: 1\n")}, {Name: tc.file, Data: []byte(tc.data)}})
