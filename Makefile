@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-mirror bench-lanes crane kbld fuzz e2e fluxoci node admission kube-node containerd2
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-startup bench-mirror bench-lanes crane kbld fuzz e2e fluxoci node admission kube-node containerd2
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -247,6 +247,13 @@ bench: build crane kbld
 bench-lanes:
 	@mkdir -p bin
 	cd node && STOWAGE_BENCH_LANES=$(CURDIR)/bin/bench-lanes.md $(GO) test -vet=off -count=1 -v -timeout 40m -run 'TestLanesBenchmark$$' .
+
+# The start-up goals alone (a minute or two): render of each example
+# against `cue export` + schema, `stowage version` against `cue version`,
+# and the function's share of `kustomize build` over a kyaml no-op, printed
+# to stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
+bench-startup: build
+	$(GO) run ./hack/perf -startup -stowage bin/stowage
 
 # The mirror measurement alone; its section of docs/benchmarks.md is
 # replaced in place.

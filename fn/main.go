@@ -36,10 +36,11 @@ const (
 //
 // When os.Args is exactly [prog, schema.ChildArg] the process is the
 // child a config is evaluated in and Main serves it (schema.ServeChild);
-// otherwise the command of NewCommand(opts...) runs with configs
-// evaluated in a child process of os.Executable() (schema.WithChild), so
-// that the memory and time limits kill a hostile config instead of this
-// process (in this process when os.Executable fails). Besides
+// otherwise the command of NewCommand(opts...) runs with configs that
+// compute evaluated in a child process of os.Executable()
+// (schema.WithChild), so that the memory and time limits kill a hostile
+// config instead of this process (in this process when os.Executable
+// fails; a functionConfig is YAML, data, always in this process). Besides
 // NewCommand's flags it takes stowage's config-limit flags
 // (--max-config-bytes, --max-config-nodes, --config-timeout,
 // --max-config-memory), and it accepts one positional argument "fn",

@@ -114,9 +114,10 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRunChild: run evaluates the functionConfig in a child process of
-// the executable it is given (Main: its own), which the test binary
-// serves (TestMain), here through a script that notes each run.
+// TestRunChild: run is given an executable to evaluate configs in (Main:
+// its own), here a script that notes each run, and the functionConfig,
+// YAML and so data (schema.Computes), is evaluated in this process: the
+// function is one process, the child's start-up saved.
 func TestRunChild(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -132,12 +133,8 @@ func TestRunChild(t *testing.T) {
 	if code := run("myfn", script, []string{"fn"}, strings.NewReader(runInput), &stdout, &stderr, nil); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr.String())
 	}
-	got, err := os.ReadFile(marker)
-	if err != nil {
-		t.Fatalf("the config was not evaluated in the child: %v", err)
-	}
-	if string(got) != "__stowage-evaluate-config\n" {
-		t.Errorf("child runs: %q, want one with the argument __stowage-evaluate-config", got)
+	if got, err := os.ReadFile(marker); !os.IsNotExist(err) {
+		t.Errorf("the functionConfig was evaluated in a child: runs %q (%v)", got, err)
 	}
 	if !strings.Contains(stdout.String(), "kind: DaemonSet") {
 		t.Errorf("no DaemonSet in the output:\n%s", stdout.String())

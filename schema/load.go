@@ -93,8 +93,9 @@ func Load(dir string, opts ...Option) (*v1alpha1.Config, error) {
 // LoadFiles is Load over files already in memory; dir resolves "file:"
 // password sources and is recorded in Config.Dir. The files are taken in
 // name order whatever order they come in, so the result and the errors do
-// not depend on it. The evaluation runs in a child process with WithChild,
-// else in this process under the watch of timed.
+// not depend on it. The evaluation runs in a child process with WithChild
+// when the config computes (Computes), else in this process under the
+// watch of timed.
 func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, err error) {
 	set := newSettings(opts)
 	if len(files) == 0 {
@@ -102,7 +103,7 @@ func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, 
 	}
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	defer func() { err = redactErrors(err, files) }()
-	if set.child != "" {
+	if set.child != "" && Computes(files) != "" {
 		return runChild(set.child, childRequest{Limits: set.Limits, Dir: dir, Files: files, Opts: set.Options})
 	}
 	return timed(files[0].Name, set.Limits, func() (*v1alpha1.Config, error) {
@@ -122,13 +123,10 @@ func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, 
 // the document, not the config, e.g. "profile"). Positions name file and
 // the document's own lines; paths are relative to field.
 //
-// The evaluation has the same limits as LoadFiles, in a child process
-// with WithChild.
+// The evaluation has the same limits as LoadFiles, in this process even
+// with WithChild: the document is YAML, which is data (Computes).
 func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts ...Option) (*v1alpha1.Config, error) {
 	set := newSettings(opts)
-	if set.child != "" {
-		return runChild(set.child, childRequest{Limits: set.Limits, Dir: dir, Files: []File{{Name: file, Data: data}}, Embedded: &embeddedRequest{Field: field, Drop: drop}, Opts: set.Options})
-	}
 	return timed(file, set.Limits, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, set.Options) })
 }
 

@@ -26,8 +26,10 @@ func newLimitsTopic(fs *pflag.FlagSet) *cobra.Command {
 	return &cobra.Command{
 		Use:   "limits",
 		Short: "The flags that bound a config's evaluation (size, syntax nodes, time, memory)",
-		Long: `A config is evaluated in a child process that these limits bound; a config over
-one is refused with an error naming the limit. Every command takes them, they
+		Long: `These limits bound a config's evaluation: in this process for a config of data
+(YAML, JSON, CUE fields and literals), in a child process the limits can kill
+for CUE that computes (references, expressions, comprehensions, imports). A
+config over one is refused with an error naming the limit. Every command takes them, they
 come from the command line only (a config cannot raise them), and the defaults
 suit configs of thousands of images:
 

@@ -117,8 +117,9 @@ func (l labelledLog) Write(p []byte) (int, error) {
 const interruptGrace = 2 * time.Second
 
 func main() {
-	// A config is evaluated in a child process of this binary, which
-	// the limits of --config-timeout and --max-config-memory can kill
+	// A config whose CUE computes is evaluated in a child process of
+	// this binary, which the limits of --config-timeout and
+	// --max-config-memory can kill; a config of data in this process
 	// (schema.WithChild says why).
 	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
 		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))

@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&o.mirrorReport, "mirror-report", "", "markdown section on stowage mirror to include (hack/mirrorbench -md)")
 	fnInput := flag.String("fn-input", "", "only write the ResourceList of the fn measurement (-fn-n Deployments) to this file")
 	flag.IntVar(&o.fnN, "fn-n", 20000, "Deployments in the fn pinning measurement")
+	flag.BoolVar(&o.startup, "startup", false, "measure only the start-up goals (render of each example against cue export, stowage version against cue version, the function's share of kustomize build) and print their sections and goals to stdout; the report is not written")
 	flag.Parse()
 	if *fnInput != "" {
 		if err := writeFnInput(*fnInput, o.fnN); err != nil {
@@ -67,6 +68,7 @@ func main() {
 }
 
 type options struct {
+	startup                                          bool
 	runs, fnN                                        int
 	out, stowage, lockReport, lockJSON, mirrorReport string
 }
@@ -170,6 +172,27 @@ func perf(o options) error {
 		return err
 	}
 	goals = append(goals, gs...)
+	if o.startup {
+		if err := run(root, nil, "go", "build", "-o", filepath.Join(bin, "kyamlnoop"), "./hack/perf/kyamlnoop"); err != nil {
+			return err
+		}
+		k, err := exec.LookPath("kustomize")
+		if err != nil {
+			return err
+		}
+		b.WriteString("## The KRM function in `kustomize build`\n\n")
+		g, err := krm(b, o.runs, root, tmp, bin, k)
+		if err != nil {
+			return err
+		}
+		goals = append(goals, g)
+		fmt.Printf("Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n", loadStart, loadavg())
+		for _, g := range goals {
+			fmt.Printf("| %s | %s | %s |\n", g.goal, g.measured, verdict(g.met))
+		}
+		fmt.Printf("\n%s", body.String())
+		return nil
+	}
 
 	// 2. Scale series, with cue export of the same files beside it.
 	gs, err = m.scale(b, cueVersion)
@@ -186,7 +209,7 @@ func perf(o options) error {
 	b.WriteString("## The KRM function in `kustomize build`\n\n")
 	if k, err := exec.LookPath("kustomize"); err != nil {
 		b.WriteString("kustomize is not installed here; `go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2` and run again.\n\n")
-		goals = append(goals, goal{goal: "stowage's share of `kustomize build` ≤ 12 ms CPU over a kyaml no-op function", skip: true, measured: "kustomize not installed"})
+		goals = append(goals, goal{goal: "stowage's share of `kustomize build` ≤ 15 ms CPU over a kyaml no-op function", skip: true, measured: "kustomize not installed"})
 	} else {
 		g, err := krm(b, o.runs, root, tmp, bin, k)
 		if err != nil {
@@ -232,7 +255,11 @@ func buildTools(o options, root, tmp, bin, stowage string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := run(root, []string{"GOBIN=" + bin}, "go", "install", "cuelang.org/go/cmd/cue@"+cueVersion); err != nil {
+	cue, err := buildCue(cueVersion)
+	if err != nil {
+		return "", err
+	}
+	if err := run(root, nil, "cp", cue, filepath.Join(bin, "cue")); err != nil {
 		return "", err
 	}
 	if err := buildNoop(tmp, filepath.Join(bin, "noop")); err != nil {
@@ -410,9 +437,39 @@ func krm(b *strings.Builder, runs int, root, tmp, bin, kustomize string) (goal, 
 		ms(alone.wall), ms(alone.cpu), ms(kyamlAlone.wall), ms(kyamlAlone.cpu))
 	b.WriteString("Commands: `kustomize build --enable-alpha-plugins --enable-exec DIR`; the second directory is the first without\n" +
 		"its `transformers:`; the others name the program in the function's annotation instead of stowage.\n\n")
-	return goal{goal: "stowage's share of `kustomize build` ≤ 12 ms CPU over a kyaml no-op function",
+	return goal{goal: "stowage's share of `kustomize build` ≤ 15 ms CPU over a kyaml no-op function",
 		measured: fmt.Sprintf("%s (the build with the function %s CPU, with the kyaml no-op %s)", ms(share), ms(got["with"].cpu), ms(got["kyamlnoop"].cpu)),
-		met:      share <= 12*time.Millisecond}, nil
+		met:      share <= fnShareGoal}, nil
+}
+
+// buildCue returns the cue command line of cuelang.org/go at version,
+// built once into the user's cache directory (stowage/bench/cue-VERSION)
+// from a throw-away module: stowage's go.mod is untouched, and only the
+// Go module proxy is asked for what the module cache lacks.
+func buildCue(version string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "stowage", "bench")
+	out := filepath.Join(dir, "cue-"+version)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	src := filepath.Join(dir, "cue-src-"+version)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module benchcue\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := run(src, nil, "go", "get", "cuelang.org/go/cmd/cue@"+version); err != nil {
+		return "", err
+	}
+	if err := run(src, nil, "go", "build", "-o", out+".tmp", "cuelang.org/go/cmd/cue"); err != nil {
+		return "", err
+	}
+	return out, os.Rename(out+".tmp", out)
 }
 
 // buildNoop builds the no-op exec KRM function: a Go program that copies

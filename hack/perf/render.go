@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stowage/stowage/internal/testing/configgen"
 	"github.com/stowage/stowage/schema"
@@ -21,8 +22,22 @@ type meter struct {
 // cpuRatio is a's CPU time over b's.
 func cpuRatio(a, b sample) float64 { return float64(a.cpu) / float64(b.cpu) }
 
+// The start-up goals (issue 38): render of an example at most renderGoal
+// times the CPU of cue export with the schema, stowage version at most
+// versionGoal times cue version, and the function's share of a kustomize
+// build at most fnShareGoal of CPU over a kyaml no-op.
+const (
+	renderGoal  = 2.0
+	versionGoal = 2.0
+	fnShareGoal = 15 * time.Millisecond
+)
+
 // examples is the config directories render is measured on.
 var examples = []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"}
+
+// exampleFlags are the render flags an example needs: gpu-platform has two
+// profiles and no default.
+var exampleFlags = map[string][]string{"gpu-platform": {"--profile", "gpu"}}
 
 // cueDir writes into a new directory under m.tmp the evaluation stowage
 // does, as cue's own command line takes it: the embedded schema
@@ -69,11 +84,11 @@ func (m *meter) examples(b *strings.Builder, cueVersion string) ([]goal, error) 
 		"files, stowage's schema (schema/stowage.cue) and a file embedding `#Config` in the package: the evaluation render\n"+
 		"starts with. The ratio is of CPU time (user plus system); what stowage does on top is reading the lock, the plan\n"+
 		"and writing the Kubernetes objects.\n\n", cueVersion)
-	b.WriteString("| example | stowage render: time, CPU | cue export + schema: time, CPU | CPU ratio | peak memory: stowage / cue | goal ≤ 1.3× |\n|---|---:|---:|---:|---:|---|\n")
+	b.WriteString("| example | stowage render: time, CPU | cue export + schema: time, CPU | CPU ratio | peak memory: stowage / cue | goal ≤ 2× |\n|---|---:|---:|---:|---:|---|\n")
 	env := []string{"SUBMARINE_HARBOR_PASSWORD=bench-password", "STOWAGE_ALLOW_ENV=SUBMARINE_HARBOR_PASSWORD"}
 	for _, ex := range examples {
 		src := filepath.Join(m.root, "examples", ex)
-		s, err := measure(m.runs, env, m.root, "", m.stowage, "render", src)
+		s, err := measure(m.runs, env, m.root, "", append([]string{m.stowage, "render", src}, exampleFlags[ex]...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -86,9 +101,9 @@ func (m *meter) examples(b *strings.Builder, cueVersion string) ([]goal, error) 
 			return nil, err
 		}
 		r := cpuRatio(s, c)
-		fmt.Fprintf(b, "| %s | %s, %s | %s, %s | %.2f× | %s / %s | %s |\n", ex, ms(s.wall), ms(s.cpu), ms(c.wall), ms(c.cpu), r, mb(s.rss), mb(c.rss), verdict(r <= 1.3))
-		goals = append(goals, goal{goal: "render " + ex + " ≤ 1.3× the CPU of `cue export` + schema",
-			measured: fmt.Sprintf("%.2f× (%s against %s)", r, ms(s.cpu), ms(c.cpu)), met: r <= 1.3})
+		fmt.Fprintf(b, "| %s | %s, %s | %s, %s | %.2f× | %s / %s | %s |\n", ex, ms(s.wall), ms(s.cpu), ms(c.wall), ms(c.cpu), r, mb(s.rss), mb(c.rss), verdict(r <= renderGoal))
+		goals = append(goals, goal{goal: "render " + ex + " ≤ 2× the CPU of `cue export` + schema",
+			measured: fmt.Sprintf("%.2f× (%s against %s)", r, ms(s.cpu), ms(c.cpu)), met: r <= renderGoal})
 	}
 	b.WriteString("\nCommands: `stowage render examples/EXAMPLE`; in a directory holding the example's config files, stowage.cue and\n" +
 		"zz_bench_config.cue (`package stowage` and `#Config`): `cue export stowage.cue zz_bench_config.cue FILES…`.\n\n")
@@ -102,11 +117,11 @@ func (m *meter) examples(b *strings.Builder, cueVersion string) ([]goal, error) 
 		return nil, err
 	}
 	r := cpuRatio(sv, cv)
-	fmt.Fprintf(b, "| start-up | stowage version | cue version | CPU ratio | goal ≤ 1.2× |\n|---|---:|---:|---:|---|\n"+
-		"| time, CPU | %s, %s | %s, %s | %.2f× | %s |\n\n", ms(sv.wall), ms(sv.cpu), ms(cv.wall), ms(cv.cpu), r, verdict(r <= 1.2))
+	fmt.Fprintf(b, "| start-up | stowage version | cue version | CPU ratio | goal ≤ 2× |\n|---|---:|---:|---:|---|\n"+
+		"| time, CPU | %s, %s | %s, %s | %.2f× | %s |\n\n", ms(sv.wall), ms(sv.cpu), ms(cv.wall), ms(cv.cpu), r, verdict(r <= versionGoal))
 	b.WriteString("Commands: `stowage version`, `cue version`. What each binary initialises before main: `GODEBUG=inittrace=1 stowage version`.\n\n")
-	goals = append(goals, goal{goal: "`stowage version` ≤ 1.2× the CPU of `cue version`",
-		measured: fmt.Sprintf("%.2f× (%s against %s)", r, ms(sv.cpu), ms(cv.cpu)), met: r <= 1.2})
+	goals = append(goals, goal{goal: "`stowage version` ≤ 2× the CPU of `cue version`",
+		measured: fmt.Sprintf("%.2f× (%s against %s)", r, ms(sv.cpu), ms(cv.cpu)), met: r <= versionGoal})
 	return goals, nil
 }
 
