@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stowage/stowage/internal/escape"
 )
 
 // VersionReport is what `stowage version -o json|yaml` prints: the
@@ -38,9 +40,15 @@ type InitReport struct {
 	Files []string `json:"files"`
 }
 
-// WriteText writes the one line naming the files and the next commands.
+// WriteText writes the one line naming the files and the next commands,
+// the paths escaped (internal/escape).
 func (r InitReport) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "wrote %s; next: stowage lock %s && stowage vet %s\n", strings.Join(r.Files, " and "), r.Dir, r.Dir)
+	files := make([]string, len(r.Files))
+	for i, f := range r.Files {
+		files[i] = escape.Line(f)
+	}
+	dir := escape.Line(r.Dir)
+	_, err := fmt.Fprintf(w, "wrote %s; next: stowage lock %s && stowage vet %s\n", strings.Join(files, " and "), dir, dir)
 	return err
 }
 
@@ -161,7 +169,8 @@ func percent(part, whole int64, unsized int) string {
 
 // WriteText writes the report for a terminal: the counts, the kept
 // services with their reasons, the dropped ones, the paictl command, the
-// images per role and the byte tables.
+// images per role (escaped: they carry the config's registry settings)
+// and the byte tables.
 func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "OpenPAI %s: %d services kept, %d dropped\n\n", r.Version, len(r.Kept), len(r.Dropped))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -171,11 +180,11 @@ func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ndropped: %s\n", strings.Join(r.Dropped, ", "))
-	fmt.Fprintf(w, "\nstart: %s\n", r.Paictl)
+	fmt.Fprintf(w, "\nstart: %s\n", escape.Line(r.Paictl))
 	for _, role := range OpenPAIRoles {
 		fmt.Fprintf(w, "\nimages on %s nodes:\n", role)
 		for _, im := range r.Images[role] {
-			fmt.Fprintf(w, "  %s\n", im)
+			fmt.Fprintf(w, "  %s\n", escape.Line(im))
 		}
 	}
 	if len(r.Locked) > 0 {
@@ -201,7 +210,7 @@ func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
 // facts as WriteText, as headings, tables and lists.
 func (r OpenPAIServicesReport) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "## OpenPAI %s: %d services kept, %d dropped\n\n", r.Version, len(r.Kept), len(r.Dropped))
-	fmt.Fprintf(w, "Start: `%s`\n\n", r.Paictl)
+	fmt.Fprintf(w, "Start: `%s`\n\n", escape.Line(r.Paictl))
 	fmt.Fprintf(w, "| kept | kept by (feature or keep: prerequisite chain) |\n|---|---|\n")
 	for _, k := range r.Kept {
 		fmt.Fprintf(w, "| %s | %s |\n", k, r.KeptBy[k])
@@ -222,7 +231,7 @@ func (r OpenPAIServicesReport) WriteMarkdown(w io.Writer) error {
 	for _, role := range OpenPAIRoles {
 		fmt.Fprintf(w, "\n### Images on %s nodes\n\n", role)
 		for _, im := range r.Images[role] {
-			fmt.Fprintf(w, "- `%s`\n", im)
+			fmt.Fprintf(w, "- `%s`\n", escape.Line(im))
 		}
 	}
 	return nil
