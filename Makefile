@@ -250,8 +250,9 @@ bench-lanes:
 
 # The start-up goals alone (a minute or two): render of each example
 # against `cue export` + schema, `stowage version` against `cue version`,
-# and the function's share of `kustomize build` over a kyaml no-op, printed
-# to stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
+# and the function's share of `kustomize build` over a kyaml no-op (stowage
+# fn, and fn.Main in a binary of its own: hack/perf/fnmain), printed to
+# stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
 bench-startup: build
 	$(GO) run ./hack/perf -startup -stowage bin/stowage
 
