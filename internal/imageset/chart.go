@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -571,7 +572,7 @@ func usedInManifests(items []*yaml.RNode) (map[string]string, []usedMap) {
 // osSuffixed matches a tag that names an operating system already
 // ("550.54.15-ubuntu22.04", "-rhel9.4", "-rhcos4.15"), which the GPU
 // Operator does not complete again.
-var osSuffixed = regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*$`)
+var osSuffixed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*$`) })
 
 // runtimeOSSuffix reports whether the operator that reads vi from carrier
 // completes its tag at run time with the node's operating system: the
@@ -585,7 +586,7 @@ func runtimeOSSuffix(vi ValueImage, carrier string) bool {
 		v = vi.Fields["tag"]
 	}
 	return vi.Path == "driver" && (strings.HasPrefix(carrier, "ClusterPolicy ") || strings.HasPrefix(carrier, "NVIDIADriver ")) && v != "" &&
-		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed.MatchString(v)
+		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed().MatchString(v)
 }
 
 // subset reports whether every field of want is in m with the same value.
