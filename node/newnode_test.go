@@ -346,8 +346,10 @@ func writeNewNodeConfig(t *testing.T, artifacts bool) string {
 		gateHelperRef, retiredNS, retired, gateTaint, gateHelperRef, laneNS, laneTaint, more))
 }
 
-// TestNewNode proves the startup gate (docs/new-nodes.md) and the images'
-// survival of the kubelet's image garbage collection on a real kubelet.
+// TestNewNode proves the startup gate (docs/new-nodes.md), parallel pull
+// lanes, and the survival of images and artifacts under the kubelet's
+// image garbage collection on a real kubelet (on containerd 2 when it is
+// there, for the artifacts; else on Debian's containerd without them).
 //
 // The kubelet registers with the startup taint of the puller "notebooks"
 // (and another taint), and collects images aggressively (gcMaxAge,
@@ -363,10 +365,14 @@ func writeNewNodeConfig(t *testing.T, artifacts bool) string {
 // the startup taint of another Node and changing a label are each denied
 // by the policy.
 //
-// Garbage collection: the puller "retired" pulled its image and was
-// removed early; at the kubelet's first collection that can collect (5
-// minutes after its start) the retired image goes, and the images of the
-// puller that still exists stay.
+// Lanes (checkLanes), while the GC run is awaited: the puller "lanes"
+// (lanes: 2) pulls its two images at once, and its taint is lifted only
+// after both lanes are done.
+//
+// Garbage collection: the puller "retired" pulled its image (and an
+// artifact) and was removed early; at the kubelet's first collection that
+// can collect (5 minutes after its start) the retired image and artifact
+// go, and the images and artifact of the pullers that still exist stay.
 func TestNewNode(t *testing.T) {
 	requireParts(t)
 	ctx := context.Background()
