@@ -143,8 +143,9 @@ fluxoci:
 # also needs containerd 2 (`make containerd2`); without it that test alone
 # skips, with one line here (hack/parts.sh image-volume) and its own skip,
 # or fails when STOWAGE_REQUIRE_IMAGE_VOLUME is set. TestNewNode (the
-# startup gate and image garbage collection, docs/proof.md) takes about 6.5
-# minutes, most of it waiting for the kubelet's 5-minute collection period.
+# startup gate, pull lanes and image garbage collection, docs/proof.md; on
+# containerd 2 when present, with artifacts) takes about 6 to 6.5 minutes,
+# most of it waiting for the kubelet's 5-minute collection period.
 node:
 	@bash hack/parts.sh node; rc=$$?; \
 	if [ $$rc -eq 0 ]; then \

@@ -41,7 +41,8 @@
 #              STOWAGE_REQUIRE_NODE.
 #   image-volume containerd 2 (hack/containerd/build.sh; node/parts.sh
 #              image-volume), for the real-node suite's image-volume test
-#              alone (the rest of the suite runs on Debian's containerd);
+#              and TestNewNode's artifacts (without it the rest of TestNewNode
+#              and of the suite runs on Debian's containerd);
 #              STOWAGE_REQUIRE_IMAGE_VOLUME.
 #   admission  the admissiontest/ module (make admission): the rendered
 #              admission policies checked with Kyverno's, policy-controller's
@@ -121,7 +122,7 @@ for part in "$@"; do
       ;;
     image-volume)
       if ! msg="$(bash "$(dirname "$0")/../node/parts.sh" image-volume)"; then
-        report image-volume STOWAGE_REQUIRE_IMAGE_VOLUME "the real-node image-volume test (TestImageVolume; the rest of node/ runs): $msg"
+        report image-volume STOWAGE_REQUIRE_IMAGE_VOLUME "the real-node image-volume test (TestImageVolume) and TestNewNode's artifacts (the rest of node/ runs): $msg"
       fi
       ;;
     admission)

@@ -73,26 +73,36 @@ func modelFiles(seed string) []registrytest.ArtifactFile {
 // when STOWAGE_REQUIRE_IMAGE_VOLUME is set.
 func requireImageVolume(t *testing.T) string {
 	t.Helper()
+	dir, msg := findContainerd2()
+	if dir == "" {
+		if os.Getenv(requireImageVolumeEnv) != "" {
+			t.Fatalf("%s is set, but the image-volume test cannot run: %s", requireImageVolumeEnv, msg)
+		}
+		t.Skipf("image-volume test skipped: %s (set %s=1 to make this a failure)", msg, requireImageVolumeEnv)
+	}
+	return dir
+}
+
+// findContainerd2 runs `parts.sh image-volume` and returns containerd 2's
+// folder, or "" and the line saying what is missing.
+func findContainerd2() (dir, missing string) {
 	out, err := exec.Command("bash", "parts.sh", "image-volume").CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if msg == "" {
 			msg = err.Error()
 		}
-		if os.Getenv(requireImageVolumeEnv) != "" {
-			t.Fatalf("%s is set, but the image-volume test cannot run: %s", requireImageVolumeEnv, msg)
-		}
-		t.Skipf("image-volume test skipped: %s (set %s=1 to make this a failure)", msg, requireImageVolumeEnv)
+		return "", msg
 	}
 	if d := os.Getenv("STOWAGE_CONTAINERD2_DIR"); d != "" {
-		return d
+		return d, ""
 	}
 	cache := os.Getenv("STOWAGE_CACHE")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache", "stowage")
 	}
-	return filepath.Join(cache, "containerd-v2.4.2")
+	return filepath.Join(cache, "containerd-v2.4.2"), ""
 }
 
 // TestImageVolume is issue 24's proof on a real node, on containerd 2

@@ -15,11 +15,13 @@
 #
 #   bash parts.sh image-volume
 #
-# checks instead the one part TestImageVolume needs besides those:
-# containerd 2's containerd, containerd-shim-runc-v2 and ctr v2.4.2 in
-# $STOWAGE_CONTAINERD2_DIR (default ~/.cache/stowage/containerd-v2.4.2,
-# built by hack/containerd/build.sh): Debian's containerd 1.6 has no CRI
-# image mounts. The test skips with that one line, or fails when
+# checks instead the one part TestImageVolume (and TestNewNode's
+# artifacts) need besides those: containerd 2's containerd,
+# containerd-shim-runc-v2 and ctr v2.4.2 in $STOWAGE_CONTAINERD2_DIR
+# (default ~/.cache/stowage/containerd-v2.4.2, built by
+# hack/containerd/build.sh): Debian's containerd 1.6 has no CRI image
+# mounts. TestImageVolume skips with that one line and TestNewNode runs on
+# Debian's containerd without artifacts, or both fail when
 # STOWAGE_REQUIRE_IMAGE_VOLUME is set (.ci/run sets it).
 set -u
 if [[ ${1:-} == image-volume ]]; then

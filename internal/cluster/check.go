@@ -36,7 +36,8 @@ type CheckOptions struct {
 // again every o.Interval until the report is ready or o.Wait has passed;
 // it returns the last report. Each reading is bounded by o.Deadline, the
 // whole by o.Wait plus o.Deadline. A reading that fails ends it with that
-// error (see Read).
+// error (see Read). A kubelet's configz (nodes/proxy) is read once per
+// Check, not once per reading.
 func Check(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *secret.Set, o CheckOptions) (*status.Report, error) {
 	interval := o.Interval
 	if interval <= 0 {
@@ -44,10 +45,13 @@ func Check(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Wait+o.Deadline)
 	defer cancel()
-	read := func(ctx context.Context) (*status.Report, error) {
+	// The kubelets' configurations do not change while status waits:
+	// each node's configz is read once per run, not once per reading.
+	seen := newKubeletConfigs()
+	reading := func(ctx context.Context) (*status.Report, error) {
 		ctx, cancel := context.WithTimeout(ctx, o.Deadline)
 		defer cancel()
-		cl, err := Read(ctx, rc, exp, secrets, o.Timeout)
+		cl, err := read(ctx, rc, exp, secrets, o.Timeout, seen)
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +59,7 @@ func Check(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *
 		status.Scrub(rep, secrets.Scrub)
 		return rep, nil
 	}
-	return poll(ctx, o.Wait, interval, read, o.Waiting)
+	return poll(ctx, o.Wait, interval, reading, o.Waiting)
 }
 
 // poll reads the cluster's report with read until it is Ready or wait has

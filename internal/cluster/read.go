@@ -60,6 +60,12 @@ const (
 // it. Errors name the API server and what failed, and are scrubbed of the
 // credentials in secrets (AddConfigSecrets adds rc's).
 func Read(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *secret.Set, timeout time.Duration) (*status.Cluster, error) {
+	return read(ctx, rc, exp, secrets, timeout, newKubeletConfigs())
+}
+
+// read is Read with the kubelet configurations seen in the run's earlier
+// readings (Check keeps one for all of them), to which it adds.
+func read(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *secret.Set, timeout time.Duration, seen *kubeletConfigs) (*status.Cluster, error) {
 	kc, err := newKubeClient(rc, secrets)
 	if err != nil {
 		return nil, err
@@ -104,7 +110,7 @@ func Read(ctx context.Context, rc *rest.Config, exp *status.Expected, secrets *s
 		}
 		c.Notes = appendNote(c.Notes, note)
 	}
-	c.ImageGCHighThreshold = readImageGC(ctx, kc, exp, c.Nodes)
+	c.ImageGCHighThreshold = readImageGC(ctx, kc, exp, c.Nodes, seen)
 	c.Now = time.Now()
 	return c, nil
 }

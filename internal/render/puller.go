@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -280,47 +279,26 @@ func (r *renderer) secrets(p *v1alpha1.Puller, items []*item, secrets map[string
 	}
 }
 
-// items are a puller's uses of the plan with their placement: an
-// environment's own, an OpenPAI role's node label, and the os/arch of a
-// single requested platform.
+// items are a puller's uses of the plan with their placement
+// (plan.Use.Placement: an environment's own, an OpenPAI role's node label,
+// and the os/arch of a single requested platform).
 func (r *renderer) items(pp *plan.Puller) []*item {
 	var items []*item
 	for _, u := range pp.Uses {
-		it := &item{use: u, name: u.Name}
+		it := &item{use: u, name: u.Name, selector: u.Placement()}
 		switch u.Kind {
 		case plan.KindEnvironment, plan.KindImage:
-			// An image has a selector only when a node label chooses
-			// its reference (plan.Use.NodeLabel).
-			it.selector, it.tols = u.NodeSelector, u.Tolerations
+			it.tols = u.Tolerations
 		case plan.KindOpenPAI:
-			it.name = u.Ref.Base()
 			// A role's own images go to the nodes labelled for it; role
 			// "all" images (which the plan lists under each role) to every
 			// node of the puller, as OpenPAI's DaemonSets for them (device
 			// plugins, log-manager) have no positive node selector and run
 			// on storage-only and unlabelled nodes too. The group's
 			// de-duplication keeps one of the per-role copies.
-			if !u.EveryNode {
-				it.selector = map[string]string{openpaiRoleLabel(u.Name): "true"}
-			}
+			it.name = u.Ref.Base()
 		}
 		items = append(items, it)
-	}
-	// Platform pins also pin placement: a single-platform child only runs
-	// on nodes of that os/arch.
-	for _, it := range items {
-		if len(it.use.Platforms) != 1 {
-			continue
-		}
-		pl, err := v1.ParsePlatform(it.use.Platforms[0])
-		if err != nil {
-			continue
-		}
-		sel := map[string]string{corev1.LabelOSStable: pl.OS, corev1.LabelArchStable: pl.Architecture}
-		for k, v := range it.selector {
-			sel[k] = v
-		}
-		it.selector = sel
 	}
 	return items
 }
