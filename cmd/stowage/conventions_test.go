@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/stowage/stowage/api/v1alpha1"
 )
 
 // TestEveryCommandHasExamples: every visible command's help has an
@@ -138,7 +140,7 @@ func TestReportsAsJSON(t *testing.T) {
 	dir := cliValidDir(t)
 	dest := "oci://" + reg.Host + "/platform/prepull:v1"
 	stdout, stderr, code = runCLI(t, env, "push", dir, dest, "-o", "json")
-	var p pushReport
+	var p v1alpha1.PushReport
 	if err := json.Unmarshal(stdout, &p); code != 0 || err != nil {
 		t.Fatalf("push -o json: exit %d, %v: %s %s", code, err, stdout, stderr)
 	}

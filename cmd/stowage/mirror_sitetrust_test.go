@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/cosigntest"
@@ -510,7 +511,7 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 	}
 	unchanged("the bundle as written (--dry-run)", true)
 	stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "-o", "json")
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || !rep.OK {
 		t.Fatalf("the bundle as written: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}
@@ -641,7 +642,7 @@ verify:
 		t.Errorf("--dry-run, the same key at the site: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code := runCLI(t, nil, append(push, "--trust", same, "-o", "json")...)
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || len(rep.Signatures) != 2 {
 		t.Fatalf("the same key at the site: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}

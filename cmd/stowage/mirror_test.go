@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/testing/testbin"
 
 	"bytes"
@@ -232,14 +233,14 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 }
 
 // dryRun returns the plan of `stowage mirror --dry-run -o json`.
-func (s *mirrorSetup) dryRun(t *testing.T, args ...string) planReport {
+func (s *mirrorSetup) dryRun(t *testing.T, args ...string) v1alpha1.MirrorPlanReport {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, s.env, append([]string{"mirror", s.dir, "--dry-run", "-o", "json"}, args...)...)
 	noCanary(t, "dry-run", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
 	}
-	var rep planReport
+	var rep v1alpha1.MirrorPlanReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
@@ -630,7 +631,7 @@ func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
 		}
 	}
 	stdout, _, code = runCLI(t, nil, append(args, "-o", "json")...)
-	var rep planReport
+	var rep v1alpha1.MirrorPlanReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -669,7 +670,7 @@ func TestMirrorToConfigSite(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("mirror -o json: %v\n%s", err, stdout)
 	}
