@@ -118,8 +118,8 @@ by the images' rule (the profiles' site, or --to), into a bundle and from
 it, at the same digest: point the site's OCIRepository there with that
 digest in ref.digest (--dry-run lists the destination).
 
--o json or -o yaml prints the plan with --dry-run, `+printer.MustKeys(v1alpha1.MirrorPlanReport{})+`,
-and after a run, also when it fails, `+printer.MustKeys(v1alpha1.MirrorReport{})+`.` + kustomizationHelp,
+-o json or -o yaml prints the plan with --dry-run, ` + printer.MustKeys(v1alpha1.MirrorPlanReport{}) + `,
+and after a run, also when it fails, ` + printer.MustKeys(v1alpha1.MirrorReport{}) + `.` + kustomizationHelp,
 		Example: `  # what the site registry lacks, and how many bytes that is
   stowage mirror platform/prepull --to registry.site:5000 --dry-run
 
