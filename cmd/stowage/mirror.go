@@ -3,19 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/api/v1alpha1"
-	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/printer"
-	"github.com/stowage/stowage/internal/trustfile"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // Defaults of mirror's time limits: a blob of several GB is one request.
@@ -25,29 +21,12 @@ const (
 )
 
 type mirrorOptions struct {
-	profiles []string
-	to, from string
-	have     string
-	dryRun   bool
-	format   string
-	load     loadOptions
-	reg      registryOptions
-
-	// artifacts are OCI artifacts carried with the images (--artifact).
-	artifacts []string
-	// noAttachments leaves the signatures, attestations, SBOMs and
-	// referrers attached to the images out.
-	noAttachments bool
-	// noVerify leaves out the verification of the destination's copy
-	// under the verify policies (and, into a bundle, their trust
-	// material).
-	noVerify bool
-	// trust is the site's own trust file for --from (--trust, else
-	// $STOWAGE_SITE_TRUST).
-	trust string
-	// maxManifests bounds the manifests read for one image
-	// (--max-manifests).
+	req          mirror.Request
+	dryRun       bool
+	format       string
 	maxManifests int
+	load         loadOptions
+	reg          registryOptions
 }
 
 func newMirror(getenv env) *cobra.Command {
@@ -139,48 +118,32 @@ and after a run, also when it fails, ` + printer.MustKeys(v1alpha1.MirrorReport{
 			if err := printer.Check("-o", o.format); err != nil {
 				return usageError{err}
 			}
-			if o.from != "" && !strings.HasPrefix(o.from, mirror.LayoutPrefix) {
-				return usageError{fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", o.from)}
-			}
-			if o.from != "" && strings.HasPrefix(o.to, mirror.LayoutPrefix) {
-				return usageError{errors.New("--from oci: and --to oci: together copy nothing a file copy would not; give a registry to --to")}
-			}
-			if o.from != "" && (len(args) > 0 || len(o.profiles) > 0) {
-				return usageError{errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile")}
-			}
-			if o.trust != "" && o.from == "" {
-				return usageError{errors.New("--trust is the site's trust for a push from a bundle: give it with --from oci:PATH")}
-			}
 			// The variable is the site's environment: it applies to a
 			// push from a bundle and leaves every other mirror alone.
-			if o.trust == "" && o.from != "" {
-				o.trust, _ = getenv(mirror.SiteTrustEnv)
+			if o.req.Trust == "" && o.req.From != "" {
+				o.req.Trust, _ = getenv(mirror.SiteTrustEnv)
 			}
-			if o.trust != "" && o.noVerify {
-				return usageError{errors.New("--no-verify and a site trust (--trust or " + mirror.SiteTrustEnv + ") contradict each other")}
-			}
-			if o.trust == confined.Stdin && o.have == confined.Stdin {
-				return usageError{errors.New("--trust - and --have - both read standard input; give one of them a file")}
-			}
-			if o.from != "" && len(o.artifacts) > 0 {
-				return usageError{errors.New("--from oci: pushes the artifacts the bundle holds; give --artifact when the bundle is written (--to oci:)")}
+			o.req.Dir, o.req.DirGiven = dirArg(args), len(args) > 0
+			o.req.Stdin, o.req.Warn = cmd.InOrStdin(), cmd.ErrOrStderr()
+			if err := o.req.Validate(); err != nil {
+				return usageError{err}
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.reg.runTimeout)
 			defer cancel()
-			return runMirror(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), dirArg(args), o, getenv)
+			return runMirror(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o, getenv)
 		},
 	}
 	fs := c.Flags()
-	fs.StringArrayVarP(&o.profiles, "profile", "p", nil, "profile whose images to copy (repeatable; default every profile)")
-	fs.StringVar(&o.to, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: where render points: the config's site field, or the site repositories a --from bundle records)")
-	fs.StringVar(&o.from, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
-	fs.StringVar(&o.have, "have", "", "a lock of what the site already holds (- reads standard input): its images at the same digest are left out")
-	fs.StringArrayVar(&o.artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
+	fs.StringArrayVarP(&o.req.Profiles, "profile", "p", nil, "profile whose images to copy (repeatable; default every profile)")
+	fs.StringVar(&o.req.To, "to", "", "destination: the site registry HOST[:PORT][/PREFIX], or oci:PATH for a bundle (default: where render points: the config's site field, or the site repositories a --from bundle records)")
+	fs.StringVar(&o.req.From, "from", "", "source bundle oci:PATH (made with --to oci:) instead of the images' registries")
+	fs.StringVar(&o.req.Have, "have", "", "a lock of what the site already holds (- reads standard input): its images at the same digest are left out")
+	fs.StringArrayVar(&o.req.Artifacts, "artifact", nil, "an OCI artifact to carry with the images, REGISTRY/REPOSITORY[:TAG]@sha256:… as stowage push prints it (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan and exit; with --from, the bundle is checked against the site trust and its signatures verified, read from the bundle (nothing pushed, exit 1 on any failure)")
-	fs.StringVar(&o.trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site (- reads standard input); the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+", read with --from only; without either, the bundle's own, unauthenticated trust is used, with a warning)")
+	fs.StringVar(&o.req.Trust, "trust", "", "with --from: the site's own trust file (kind SiteTrust: keys, trusted root, identities, mode), kept at the site (- reads standard input); the bundle is checked against it and the site's copy verified under it (default $"+mirror.SiteTrustEnv+", read with --from only; without either, the bundle's own, unauthenticated trust is used, with a warning)")
 	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
-	fs.BoolVar(&o.noAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
-	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
+	fs.BoolVar(&o.req.NoAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
+	fs.BoolVar(&o.req.NoVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
 	fs.StringVarP(&o.format, "output", "o", "text", "text, json or yaml: the plan with --dry-run; "+printer.MustKeys(v1alpha1.MirrorReport{})+" after a run, also when it fails")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
@@ -194,10 +157,8 @@ and after a run, also when it fails, ` + printer.MustKeys(v1alpha1.MirrorReport{
 	return c
 }
 
-func runMirror(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir string, o mirrorOptions, getenv env) error {
-	req := mirror.Request{Dir: dir, Profiles: o.profiles, To: o.to, From: strings.TrimPrefix(o.from, mirror.LayoutPrefix),
-		Artifacts: o.artifacts, NoAttachments: o.noAttachments, NoVerify: o.noVerify, Warn: stderr}
-	job, err := mirrorJob(ctx, stdin, &req, o)
+func runMirror(ctx context.Context, stdout, stderr io.Writer, o mirrorOptions, getenv env) error {
+	job, err := mirror.Prepare(o.req, func() (*source.Source, error) { return loadSource(ctx, stderr, o.req.Dir, o.load) })
 	if err != nil {
 		return mirrorUsage(err)
 	}
@@ -206,7 +167,7 @@ func runMirror(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, d
 		return err
 	}
 	done()
-	opts, err := job.Options(req)
+	opts, err := job.Options(o.req)
 	if err != nil {
 		return mirrorUsage(err)
 	}
@@ -227,7 +188,7 @@ func runMirror(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, d
 		return err
 	}
 	if o.dryRun {
-		rep, err := job.DryRun(ctx, req, p)
+		rep, err := job.DryRun(ctx, o.req, p)
 		if rep != nil {
 			if perr := printer.Print(stdout, o.format, rep); perr != nil {
 				return perr
@@ -250,50 +211,6 @@ func runMirror(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, d
 		}
 	}
 	return err
-}
-
-// mirrorJob is what the run copies: a --from bundle's images under the
-// site trust (--trust, $STOWAGE_SITE_TRUST) or the config's, less what the
-// --have site lock pins, with the policies --no-attachments and
-// --no-verify leave.
-func mirrorJob(ctx context.Context, stdin io.Reader, req *mirror.Request, o mirrorOptions) (*mirror.Job, error) {
-	var job *mirror.Job
-	if req.From != "" {
-		var err error
-		if job, err = mirror.FromBundle(*req); err != nil {
-			return nil, err
-		}
-		if o.trust != "" {
-			data, err := confined.ReadFlag(stdin, o.trust, trustfile.SiteTrust)
-			if err != nil {
-				return nil, err
-			}
-			if req.SiteTrust, err = mirror.ParseSiteTrust(data, o.trust, filepath.Dir(o.trust)); err != nil {
-				return nil, err
-			}
-		}
-		if err := job.BundlePolicies(*req); err != nil {
-			return nil, err
-		}
-	} else {
-		src, err := loadSource(ctx, req.Warn, req.Dir, o.load)
-		if err != nil {
-			return nil, err
-		}
-		if job, err = mirror.FromSource(src, *req); err != nil {
-			return nil, err
-		}
-	}
-	if o.have != "" {
-		data, err := confined.ReadFlag(stdin, o.have, confined.Lock)
-		if err != nil {
-			return nil, fmt.Errorf("--have: %w", err)
-		}
-		if err := job.LeaveOut(data, o.have); err != nil {
-			return nil, err
-		}
-	}
-	return job, job.Prune(*req)
 }
 
 // mirrorUsage is err, a usage error (exit 2) when it is an option's value

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
@@ -32,31 +33,96 @@ const LayoutPrefix = "oci:"
 // Request is one `stowage mirror` run as its flags ask for it.
 type Request struct {
 	// Dir is the config directory (DIR); with From, where password
-	// files are read from.
-	Dir string
+	// files are read from. DirGiven is set when the command line gave it.
+	Dir      string
+	DirGiven bool
 	// Profiles are the profiles whose images to copy (--profile; all
 	// when empty).
 	Profiles []string
 	// To is the destination as given: HOST[:PORT][/PREFIX], oci:PATH for
 	// a bundle, or "" for the site render names.
 	To string
-	// From is the bundle's directory a push reads (--from oci:PATH's
-	// PATH); "" without --from.
+	// From is the bundle a push reads, oci:PATH (--from); "" for the
+	// images' own registries.
 	From string
+	// Have is the site lock of what the site holds (--have), "-" for
+	// Stdin; "" for none.
+	Have string
+	// Trust is the site's own trust file a push from a bundle verifies
+	// under (--trust, $STOWAGE_SITE_TRUST), "-" for Stdin; "" for the
+	// bundle's own trust material.
+	Trust string
 	// Artifacts are the --artifact references.
 	Artifacts []string
 	// NoAttachments leaves attachments out; NoVerify leaves out the
 	// verification under the verify policies.
 	NoAttachments, NoVerify bool
-	// SiteTrust is the site's own trust a push from a bundle verifies
-	// under (--trust, $STOWAGE_SITE_TRUST); nil for none.
-	SiteTrust *SiteTrust
-	// Warn receives the warnings and notes, for stderr.
-	Warn io.Writer
+	// Stdin is what "-" reads; Warn receives the warnings and notes,
+	// for stderr.
+	Stdin io.Reader
+	Warn  io.Writer
 }
 
 // toBundle reports whether the destination is a bundle.
 func (r *Request) toBundle() bool { return strings.HasPrefix(r.To, LayoutPrefix) }
+
+// fromPath is the directory of the From bundle.
+func (r *Request) fromPath() string { return strings.TrimPrefix(r.From, LayoutPrefix) }
+
+// Validate refuses the flags that contradict each other, each an
+// *OptionError naming them.
+func (r *Request) Validate() error {
+	from := r.From != ""
+	switch {
+	case from && !strings.HasPrefix(r.From, LayoutPrefix):
+		return usage(fmt.Errorf("--from %q: want oci:PATH (a registry source is the image's own registry, or --mirror)", r.From))
+	case from && r.toBundle():
+		return usage(errors.New("--from oci: and --to oci: together copy nothing a file copy would not; give a registry to --to"))
+	case from && (r.DirGiven || len(r.Profiles) > 0):
+		return usage(errors.New("--from oci: takes the images from the bundle; give no DIR and no --profile"))
+	case r.Trust != "" && !from:
+		return usage(errors.New("--trust is the site's trust for a push from a bundle: give it with --from oci:PATH"))
+	case r.Trust != "" && r.NoVerify:
+		return usage(errors.New("--no-verify and a site trust (--trust or " + SiteTrustEnv + ") contradict each other"))
+	case r.Trust == confined.Stdin && r.Have == confined.Stdin:
+		return usage(errors.New("--trust - and --have - both read standard input; give one of them a file"))
+	case from && len(r.Artifacts) > 0:
+		return usage(errors.New("--from oci: pushes the artifacts the bundle holds; give --artifact when the bundle is written (--to oci:)"))
+	}
+	return nil
+}
+
+// Prepare is the job req asks for: a From bundle's images under its
+// policies (FromBundle, BundlePolicies), else those of the source load
+// returns (FromSource); less what the Have site lock pins (LeaveOut); with
+// the policies NoAttachments and NoVerify leave (Prune).
+func Prepare(req Request, load func() (*configsource.Source, error)) (*Job, error) {
+	var j *Job
+	var err error
+	if req.From != "" {
+		if j, err = FromBundle(req); err == nil {
+			err = j.BundlePolicies(req)
+		}
+	} else {
+		var src *configsource.Source
+		if src, err = load(); err == nil {
+			j, err = FromSource(src, req)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Have != "" {
+		data, err := confined.ReadFlag(req.Stdin, req.Have, confined.Lock)
+		if err != nil {
+			return nil, fmt.Errorf("--have: %w", err)
+		}
+		if err := j.LeaveOut(data, req.Have); err != nil {
+			return nil, err
+		}
+	}
+	return j, j.Prune(req)
+}
 
 // Job is what one mirror run copies and verifies: the images, their
 // lock, where they go and the policies they are verified under. FromBundle
@@ -98,39 +164,43 @@ type Job struct {
 // words as a usage error.
 func usage(err error) error { return &OptionError{Err: err} }
 
-// FromBundle is the job of a push from the bundle at req.From: its images
+// FromBundle is the job of a push from the bundle req.From: its images
 // and lock, each bound to the site repository the lock gives it
 // (BindBundle). BundlePolicies adds what they are verified under.
 func FromBundle(req Request) (*Job, error) {
 	j := &Job{Passwords: creds.Rule{Dir: req.Dir}, bundle: req.toBundle()}
 	var err error
-	if j.Images, j.Lock, err = BundleImages(req.From); err != nil {
+	if j.Images, j.Lock, err = BundleImages(req.fromPath()); err != nil {
 		return nil, err
 	}
 	// Where each image goes is the lock's, with or without a site
 	// trust, NoVerify included.
-	if err := BindBundle(req.From, j.Images, j.Lock); err != nil {
+	if err := BindBundle(req.fromPath(), j.Images, j.Lock); err != nil {
 		return nil, err
 	}
 	return j, nil
 }
 
 // BundlePolicies sets the policies a push from the bundle verifies under:
-// the site trust when req gives one (SitePolicies), else the bundle's own
-// trust material with a warning on req.Warn that nothing authenticates
-// it; none with NoVerify.
+// the site trust req.Trust names (ReadSiteTrust, SitePolicies), else the
+// bundle's own trust material with a warning on req.Warn that nothing
+// authenticates it; none with NoVerify.
 func (j *Job) BundlePolicies(req Request) error {
 	if req.NoVerify {
 		// Asked not to verify: no trust is read (a site trust is a
 		// usage error with --no-verify).
 		return nil
 	}
-	st := req.SiteTrust
+	var st *SiteTrust
 	j.TrustUsed = &v1alpha1.MirrorTrust{Source: "bundle"}
-	if st != nil {
+	if req.Trust != "" {
+		var err error
+		if st, err = ReadSiteTrust(req.Stdin, req.Trust); err != nil {
+			return err
+		}
 		j.TrustUsed = &v1alpha1.MirrorTrust{Source: "site", File: st.Path, Digest: st.Digest, Authenticated: true}
 	}
-	pols, t, err := SitePolicies(req.From, j.Images, j.Lock, st)
+	pols, t, err := SitePolicies(req.fromPath(), j.Images, j.Lock, st)
 	if err != nil {
 		return err
 	}
@@ -396,7 +466,7 @@ func (j *Job) Options(req Request) ([]Option, error) {
 		}
 	}
 	if req.From != "" {
-		opts = append(opts, WithFromLayout(req.From))
+		opts = append(opts, WithFromLayout(req.fromPath()))
 	}
 	if !j.bundle && len(j.Policies) > 0 {
 		opts = append(opts, WithVerify(j.Policies))
@@ -438,7 +508,7 @@ func (j *Job) DryRun(ctx context.Context, req Request, p *Transfer) (*v1alpha1.M
 	var sigErrs Errors
 	if req.From != "" && len(j.Policies) > 0 {
 		var err error
-		if sigs, sigErrs, err = VerifyBundle(ctx, req.From, j.Images, j.Policies); err != nil {
+		if sigs, sigErrs, err = VerifyBundle(ctx, req.fromPath(), j.Images, j.Policies); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,20 @@ func LoadSiteTrust(path string) (*SiteTrust, error) {
 		return nil, err
 	}
 	return ParseSiteTrust(data, path, filepath.Dir(path))
+}
+
+// ReadSiteTrust is LoadSiteTrust of path, or of r (standard input) when
+// path is "-": then under the same bound, its files read relative to the
+// working directory.
+func ReadSiteTrust(r io.Reader, path string) (*SiteTrust, error) {
+	if path != confined.Stdin {
+		return LoadSiteTrust(path)
+	}
+	data, err := confined.ReadStream(r, path, trustfile.SiteTrust)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSiteTrust(data, path, ".")
 }
 
 // ParseSiteTrust is LoadSiteTrust of data already read (at most
