@@ -121,7 +121,10 @@ func Prepare(req Request, load func() (*configsource.Source, error)) (*Job, erro
 			return nil, err
 		}
 	}
-	return j, j.Prune(req)
+	if err := j.Prune(req); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // Job is what one mirror run copies and verifies: the images, their

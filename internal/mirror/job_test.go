@@ -81,3 +81,34 @@ func TestOptionsWithoutSite(t *testing.T) {
 		t.Errorf("every image has a site: %v, destination %q", err, j.Destination)
 	}
 }
+
+// TestRequestValidate: flags that contradict each other are an
+// *OptionError naming them; a plain push from a bundle or a copy to a
+// registry is accepted.
+func TestRequestValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{From: "registry.example/x"}, `--from "registry.example/x": want oci:PATH`},
+		{Request{From: "oci:b", To: "oci:c"}, "--from oci: and --to oci: together"},
+		{Request{From: "oci:b", DirGiven: true}, "give no DIR and no --profile"},
+		{Request{From: "oci:b", Profiles: []string{"lab"}}, "give no DIR and no --profile"},
+		{Request{Trust: "t.yaml"}, "--trust is the site's trust for a push from a bundle"},
+		{Request{From: "oci:b", Trust: "t.yaml", NoVerify: true}, "--no-verify and a site trust (--trust or STOWAGE_SITE_TRUST) contradict each other"},
+		{Request{From: "oci:b", Trust: "-", Have: "-"}, "--trust - and --have - both read standard input"},
+		{Request{From: "oci:b", Artifacts: []string{"a"}}, "--from oci: pushes the artifacts the bundle holds"},
+	} {
+		err := tc.req.Validate()
+		var oe *OptionError
+		if !errors.As(err, &oe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want an *OptionError saying %q", tc.req, err, tc.want)
+		}
+	}
+	for _, ok := range []Request{{From: "oci:b", To: "r.site", Trust: "-", Have: "site.lock.yaml"}, {To: "oci:b", Have: "-"}, {Dir: "cfg", DirGiven: true}} {
+		if err := ok.Validate(); err != nil {
+			t.Errorf("Validate(%+v): %v", ok, err)
+		}
+	}
+}
