@@ -97,8 +97,10 @@ by the images' rule (the profiles' site, or --to), into a bundle and from
 it, at the same digest: point the site's OCIRepository there with that
 digest in ref.digest (--dry-run lists the destination).
 
--o json or -o yaml prints the plan with --dry-run, ` + printer.MustKeys(v1alpha1.MirrorPlanReport{}) + `,
-and after a run, also when it fails, ` + printer.MustKeys(v1alpha1.MirrorReport{}) + `.` + kustomizationHelp,
+-o json or -o yaml prints the plan with --dry-run:
+` + printer.MustKeys(v1alpha1.MirrorPlanReport{}) + `;
+after a run, also when it fails, the run's report:
+` + printer.MustKeys(v1alpha1.MirrorReport{}) + `.` + kustomizationHelp,
 		Example: `  # what the site registry lacks, and how many bytes that is
   stowage mirror platform/prepull --to registry.site:5000 --dry-run
 
@@ -144,7 +146,7 @@ and after a run, also when it fails, ` + printer.MustKeys(v1alpha1.MirrorReport{
 	fs.IntVar(&o.maxManifests, "max-manifests", mirror.MaxManifestsPerImage, "most distinct manifests read for one image (an index, its children and theirs, each read once however many indexes list it); an image with more fails")
 	fs.BoolVar(&o.req.NoAttachments, "no-attachments", false, "leave out what is attached to the images (cosign signatures, attestations and SBOMs, OCI 1.1 referrers); refused when a required verify policy applies, unless --no-verify")
 	fs.BoolVar(&o.req.NoVerify, "no-verify", false, "do not verify the signatures of the destination's copy under the verify policies (nor record their trust material in a bundle)")
-	fs.StringVarP(&o.format, "output", "o", "text", "text, json or yaml: the plan with --dry-run; "+printer.MustKeys(v1alpha1.MirrorReport{})+" after a run, also when it fails")
+	fs.StringVarP(&o.format, "output", "o", "text", "text, json or yaml: the plan with --dry-run, else the run's report, also when it fails (their keys: see above)")
 	fs.BoolVar(&o.load.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.load.addRootFlag(fs)
 	// A blob is one request, and a mirror moves gigabytes: longer limits.
