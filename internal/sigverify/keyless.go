@@ -39,6 +39,17 @@ func (id Identity) String() string {
 	return s + " from " + i
 }
 
+// LoadTrustedRoot reads a sigstore trusted_root.json (the file committed
+// beside the config): the Fulcio CAs, Rekor logs, CT logs and timestamp
+// authorities keyless signatures are checked against, offline.
+func LoadTrustedRoot(path string) (root.TrustedMaterial, error) {
+	tr, err := root.NewTrustedRootFromPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("trusted root %s: %w", path, err)
+	}
+	return tr, nil
+}
+
 // VerifyKeyless checks that digest h in repo (read through p) carries a
 // Sigstore bundle referrer whose certificate one of ids matches, chained to
 // a CA of trusted, entered in one of its transparency logs (checked offline

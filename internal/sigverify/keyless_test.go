@@ -23,14 +23,14 @@ import (
 )
 
 // trustedRootFile writes vs's trusted root as a trusted_root.json and
-// reads it back as sigstore-go reads one.
+// reads it back with LoadTrustedRoot.
 func trustedRootFile(t *testing.T, vs *ca.VirtualSigstore) root.TrustedMaterial {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trusted_root.json")
 	if err := os.WriteFile(path, cosigntest.TrustedRootJSON(t, vs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := root.NewTrustedRootFromPath(path)
+	m, err := LoadTrustedRoot(path)
 	if err != nil {
 		t.Fatal(err)
 	}
