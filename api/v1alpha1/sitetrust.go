@@ -3,6 +3,10 @@ package v1alpha1
 // SiteTrustKind is the kind of a SiteTrust file.
 const SiteTrustKind = "SiteTrust"
 
+// SiteTrustEnv is the environment variable naming the site trust file
+// when `mirror --from` is given no --trust.
+const SiteTrustEnv = "STOWAGE_SITE_TRUST"
+
 // SiteTrust is the trust a site operator gives `stowage mirror --from`
 // (--trust FILE, or the file STOWAGE_SITE_TRUST names), kept at the site,
 // outside any bundle: the signers every image pushed from a bundle must be

@@ -141,7 +141,7 @@ func TestReportsAsJSON(t *testing.T) {
 	dir := cliValidDir(t)
 	dest := "oci://" + reg.Host + "/platform/prepull:v1"
 	stdout, stderr, code = runCLI(t, env, "push", dir, dest, "-o", "json")
-	var p pushReport
+	var p v1alpha1.PushReport
 	if err := json.Unmarshal(stdout, &p); code != 0 || err != nil {
 		t.Fatalf("push -o json: exit %d, %v: %s %s", code, err, stdout, stderr)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/clidocs"
+	"github.com/stowage/stowage/internal/fluxartifact"
 )
 
 // newDocs is the hidden command the release runs before archiving
@@ -27,7 +28,7 @@ epoch, so the same source gives the same files.`,
 			if _, err := os.Lstat(dir); err == nil {
 				return fmt.Errorf("%s already exists; give a new directory", dir)
 			}
-			date, err := pushCreated("", getenv)
+			date, err := fluxartifact.Created("", getenv)
 			if err != nil {
 				return err
 			}

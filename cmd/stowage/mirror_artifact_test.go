@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/site"
 )
 
@@ -19,7 +20,7 @@ func TestMirrorArtifactFlag(t *testing.T) {
 		digest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 		pushed = "registry.example.org/platform/notebook-prepull:v1@" + digest
 	)
-	img, err := artifactImage(pushed, &site.Mapping{Default: "registry.site.example:5000/mirror"})
+	img, err := mirror.ArtifactImage(pushed, &site.Mapping{Default: "registry.site.example:5000/mirror"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestMirrorArtifactFlag(t *testing.T) {
 		img.Site != "registry.site.example:5000/mirror/registry.example.org/platform/notebook-prepull" {
 		t.Errorf("artifact image: %+v", img)
 	}
-	img, err = artifactImage("registry.example.org/platform/notebook-prepull@"+digest, nil)
+	img, err = mirror.ArtifactImage("registry.example.org/platform/notebook-prepull@"+digest, nil)
 	if err != nil || img.Tag != "" || img.Site != "" {
 		t.Errorf("digest-only artifact without a site: %+v, %v", img, err)
 	}

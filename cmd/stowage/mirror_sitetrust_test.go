@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +16,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/cosigntest"
 	"github.com/stowage/stowage/internal/testing/registrytest"
+	"github.com/stowage/stowage/internal/testing/testbin"
 )
 
 // siteTrustSetup is a signed bundle and a site registry that already
@@ -509,8 +513,17 @@ func TestMirrorFromBundleHoldsSiteTrust(t *testing.T) {
 		t.Fatalf("--dry-run of the bundle as written: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	unchanged("the bundle as written (--dry-run)", true)
+	// The site trust on standard input (--trust -), its files read from
+	// the working directory.
+	cmd := exec.Command(testbin.Stowage(t), append([]string{"mirror", "--from", "oci:" + s.bundle, "--to", s.site.Host + "/site", "-q", "--trust", "-", "--dry-run"}, s.insecure...)...)
+	cmd.Dir, cmd.Env, cmd.Stdin = filepath.Dir(s.trustFile), []string{}, bytes.NewReader(readFile(t, s.trustFile))
+	if out, err := cmd.CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "signatures in the bundle: 3 of 3 checks verified at the site before the push, offline") ||
+		!strings.Contains(string(out), "trust: the site trust - (sha256:") {
+		t.Errorf("--trust - --dry-run: %v\n%s", err, out)
+	}
 	stdout, stderr, code := push(s.bundle, "--trust", s.trustFile, "-o", "json")
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || !rep.OK {
 		t.Fatalf("the bundle as written: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}
@@ -641,7 +654,7 @@ verify:
 		t.Errorf("--dry-run, the same key at the site: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code := runCLI(t, nil, append(push, "--trust", same, "-o", "json")...)
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || len(rep.Signatures) != 2 {
 		t.Fatalf("the same key at the site: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/stowage/stowage/internal/testing/testbin"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,12 +28,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/testing/registrytest"
+	"github.com/stowage/stowage/internal/testing/testbin"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -232,14 +234,14 @@ func newMirrorSetup(t *testing.T, srcHost func(string) string) *mirrorSetup {
 }
 
 // dryRun returns the plan of `stowage mirror --dry-run -o json`.
-func (s *mirrorSetup) dryRun(t *testing.T, args ...string) planReport {
+func (s *mirrorSetup) dryRun(t *testing.T, args ...string) v1alpha1.MirrorPlanReport {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, s.env, append([]string{"mirror", s.dir, "--dry-run", "-o", "json"}, args...)...)
 	noCanary(t, "dry-run", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
 	}
-	var rep planReport
+	var rep v1alpha1.MirrorPlanReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
@@ -390,6 +392,25 @@ func TestMirrorDistribution(t *testing.T) {
 	stdout, stderr, code = runCLI(t, s.env, "mirror", s.dir, "--to", "oci:"+empty, "--have", filepath.Join(s.dir, lock.FileName), "--dry-run", "-o", "json")
 	if code != 0 || !strings.Contains(string(stdout), `"images": []`) {
 		t.Errorf("--have with the same lock: exit %d, plan %s\n%s", code, stdout, stderr)
+	}
+	// The same lock on standard input (--have -), the plan as YAML: the
+	// same document.
+	var yout, yerr bytes.Buffer
+	code = run([]string{"mirror", s.dir, "--to", "oci:" + empty, "--have", "-", "--dry-run", "-o", "yaml"},
+		bytes.NewReader(readFile(t, filepath.Join(s.dir, lock.FileName))), &yout, &yerr, envFrom(s.env))
+	var fromJSON, fromYAML any
+	if err := json.Unmarshal(stdout, &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	err := yaml.Unmarshal(yout.Bytes(), &fromYAML)
+	if err == nil { // YAML's integers as JSON's numbers
+		var b []byte
+		if b, err = json.Marshal(fromYAML); err == nil {
+			err = json.Unmarshal(b, &fromYAML)
+		}
+	}
+	if code != 0 || err != nil || !reflect.DeepEqual(fromJSON, fromYAML) {
+		t.Errorf("--have - -o yaml: exit %d, %v, plan\n%s\nwant the JSON's\n%s\n%s", code, err, yout.String(), stdout, yerr.String())
 	}
 	// A site lock that lacks app-a and pins app-b at another digest: the
 	// delta bundle holds exactly those two.
@@ -630,7 +651,7 @@ func TestMirrorOpenPAIExampleDryRun(t *testing.T) {
 		}
 	}
 	stdout, _, code = runCLI(t, nil, append(args, "-o", "json")...)
-	var rep planReport
+	var rep v1alpha1.MirrorPlanReport
 	if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -669,7 +690,7 @@ func TestMirrorToConfigSite(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var rep runReport
+	var rep v1alpha1.MirrorReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("mirror -o json: %v\n%s", err, stdout)
 	}

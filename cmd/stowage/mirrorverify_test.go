@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/site"
@@ -174,7 +175,7 @@ verify:
 	if code != 0 || !strings.Contains(string(stdout), "after the copy, the signatures of 3 images are verified at the destination under their verify policies, offline (keys/release.pub sha256:") {
 		t.Errorf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var plan planReport
+	var plan v1alpha1.MirrorPlanReport
 	stdout, _, _ = runCLI(t, nil, append(toA, "--dry-run", "-o", "json")...)
 	if err := json.Unmarshal(stdout, &plan); err != nil || len(plan.Verify) != 3 || len(plan.TrustFiles) != 2 {
 		t.Errorf("dry run -o json: %v: verify %+v, trust files %+v", err, plan.Verify, plan.TrustFiles)
@@ -183,7 +184,7 @@ verify:
 	// Direct to site A.
 	checkRun := func(what string, stdout []byte, stderr string, code int) {
 		t.Helper()
-		var rep runReport
+		var rep v1alpha1.MirrorReport
 		if err := json.Unmarshal(stdout, &rep); err != nil || code != 0 || !rep.OK {
 			t.Fatalf("%s: exit %d, %v\n%s\n%s", what, code, err, stdout, stderr)
 		}
@@ -241,7 +242,7 @@ verify:
 		t.Fatal(err)
 	}
 	rootDigest := ""
-	for _, f := range trustFiles(trust) {
+	for _, f := range mirror.TrustFiles(trust) {
 		if f.Path == "trust/trusted_root.json" {
 			rootDigest = strings.TrimPrefix(f.Digest, "sha256:")
 		}
@@ -264,25 +265,5 @@ verify:
 	}
 	if _, stderr, code = runCLI(t, nil, append(toA, "--no-attachments", "--no-verify")...); code != 0 {
 		t.Errorf("--no-attachments --no-verify: exit %d\n%s", code, stderr)
-	}
-}
-
-// TestVerifyPlanNamesEachFileOnce: a key several policies read (every
-// environment of a vendor's set under one key) is named once in the text
-// plan, each distinct file in the order listed.
-func TestVerifyPlanNamesEachFileOnce(t *testing.T) {
-	t.Parallel()
-	const d1 = "sha256:13dff490d56f0000000000000000000000000000000000000000000000000000"
-	const d2 = "sha256:6c1e000000000000000000000000000000000000000000000000000000000000"
-	rep := planReport{TrustImages: 7, TrustFiles: []planTrustFile{
-		{Policy: "environments.cuda.verify", Path: "keys/vendor.pub", Digest: d1},
-		{Policy: "environments.driver.verify", Path: "keys/vendor.pub", Digest: d1},
-		{Policy: "verify", Path: "trust/trusted_root.json", Digest: d2},
-	}}
-	var b strings.Builder
-	writeVerifyPlan(&b, rep, true)
-	want := "the bundle records the verify policies of 7 images and their trust material (keys/vendor.pub " + shortDigest(d1) + ", trust/trusted_root.json " + shortDigest(d2) + "); the push from it verifies them at the site\n"
-	if b.String() != want {
-		t.Errorf("writeVerifyPlan =\n%q\nwant\n%q", b.String(), want)
 	}
 }

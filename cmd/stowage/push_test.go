@@ -1,54 +1,79 @@
 package main
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/printer"
 )
 
-// TestPushArguments: push's destination must be oci:// with a registry
-// host and a tag, its created time RFC 3339 or SOURCE_DATE_EPOCH seconds;
-// every refusal is a usage error (exit 2) naming what to give, before
-// anything is rendered or contacted.
+// TestPushArguments: a destination not of the form
+// oci://REGISTRY/REPOSITORY:TAG, a bad --created or -o is a usage error
+// (exit 2) naming what to give, before anything is rendered or contacted
+// (DIR does not exist); credentials in the URL are refused with exit 1.
 func TestPushArguments(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ url, want string }{
-		{"registry.example:5000/p/a:v1", "want oci://REGISTRY/REPOSITORY:TAG"},
-		{"oci://registry.example/p/a@sha256:" + strings.Repeat("0", 64), "give a tag, not a digest"},
-		{"oci://platform/prepull:v1", "registry to be explicitly defined"},
-		{"oci://registry.example/p/A:v1", "want oci://REGISTRY/REPOSITORY:TAG"},
-	} {
-		_, err := pushReference(tc.url)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("pushReference(%q) = %v, want an error saying %q", tc.url, err, tc.want)
-		}
-	}
-	for _, ok := range []string{"oci://127.0.0.1:5000/p/a:v1", "oci://localhost/p/a:v1", "oci://registry.site.example/platform/prepull:2026-12-01"} {
-		if _, err := pushReference(ok); err != nil {
-			t.Errorf("pushReference(%q): %v", ok, err)
-		}
-	}
-
-	noEnv := func(string) (string, bool) { return "", false }
-	epoch := func(v string) env { return func(k string) (string, bool) { return v, k == "SOURCE_DATE_EPOCH" } }
+	dir := filepath.Join(t.TempDir(), "absent")
 	for _, tc := range []struct {
-		flag string
-		env  env
-		want time.Time
+		args []string
+		code int
+		want string
 	}{
-		{"", noEnv, time.Unix(0, 0).UTC()},
-		{"", epoch("1764583200"), time.Unix(1764583200, 0).UTC()},
-		{"2026-12-01T11:00:00+01:00", epoch("5"), time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+		{[]string{"registry.example:5000/p/a:v1"}, 2, "want oci://REGISTRY/REPOSITORY:TAG"},
+		{[]string{"oci://registry.example/p/a@sha256:" + strings.Repeat("0", 64)}, 2, "give a tag, not a digest"},
+		{[]string{"oci://platform/prepull:v1"}, 2, "registry to be explicitly defined"},
+		{[]string{"oci://r.example/p/a:v1", "--created", "yesterday"}, 2, "want RFC 3339"},
+		{[]string{"oci://r.example/p/a:v1", "-o", "xml"}, 2, "want one of text, json, yaml"},
+		{[]string{"oci://u:hunter2@r.example/p/a:v1"}, 1, "credentials in the URL are refused"},
 	} {
-		got, err := pushCreated(tc.flag, tc.env)
-		if err != nil || !got.Equal(tc.want) {
-			t.Errorf("pushCreated(%q) = %v, %v; want %v", tc.flag, got, err, tc.want)
+		stdout, stderr, code := runCLI(t, nil, append([]string{"push", dir}, tc.args...)...)
+		if code != tc.code || len(stdout) != 0 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "hunter2") {
+			t.Errorf("push %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
 	}
-	if _, err := pushCreated("yesterday", noEnv); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
-		t.Errorf("--created yesterday: %v", err)
+}
+
+// TestPushYAML: push -o yaml prints the same report as -o json, the
+// artifact's digest the same (the build is reproducible).
+func TestPushYAML(t *testing.T) {
+	t.Parallel()
+	reg := startInProcess(t)
+	env := map[string]string{"STOWAGE_INSECURE_REGISTRY": reg.Host}
+	dir := cliValidDir(t)
+	dest := "oci://" + reg.Host + "/platform/prepull:v1"
+	jout, stderr, code := runCLI(t, env, "push", dir, dest, "-o", "json")
+	var fromJSON, fromYAML v1alpha1.PushReport
+	if err := json.Unmarshal(jout, &fromJSON); code != 0 || err != nil {
+		t.Fatalf("push -o json: exit %d, %v: %s %s", code, err, jout, stderr)
 	}
-	if _, err := pushCreated("", epoch("-1")); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
-		t.Errorf("SOURCE_DATE_EPOCH=-1: %v", err)
+	yout, stderr, code := runCLI(t, env, "push", dir, dest, "-o", "yaml")
+	if err := yaml.Unmarshal(yout, &fromYAML); code != 0 || err != nil || !reflect.DeepEqual(fromJSON, fromYAML) || fromYAML.Digest == "" {
+		t.Errorf("push -o yaml: exit %d, %v, %+v, want %+v: %s", code, err, fromYAML, fromJSON, stderr)
+	}
+}
+
+// TestMirrorPushHelpKeys: the help of mirror and push lists the keys of
+// the reports -o json and -o yaml print, read from their types.
+func TestMirrorPushHelpKeys(t *testing.T) {
+	t.Parallel()
+	for cmd, keys := range map[string][]string{
+		"mirror": {printer.MustKeys(v1alpha1.MirrorPlanReport{}), printer.MustKeys(v1alpha1.MirrorReport{})},
+		"push":   {printer.MustKeys(v1alpha1.PushReport{})},
+	} {
+		stdout, _, code := runCLI(t, nil, cmd, "--help")
+		for _, k := range keys {
+			if code != 0 || !strings.Contains(string(stdout), k) {
+				t.Errorf("%s --help (exit %d) does not list %s", cmd, code, k)
+			}
+		}
+	}
+	if k := printer.MustKeys(v1alpha1.MirrorReport{}); k != "{ok, plan, copied, present, verified, attachmentsCopied, attachmentsPresent, bytes, signatures, errors}" {
+		t.Errorf("mirror's report keys: %s", k)
 	}
 }

@@ -329,9 +329,11 @@ type Mirror struct {
 	jobs int
 }
 
-// OptionError is an invalid option value given to New (a flag's value on
-// the command line: a usage error there); every other error of New is
-// about its inputs' content or state.
+// OptionError is an invalid option value given to New, or a Request's
+// flags that contradict each other or do not apply (Request.Validate,
+// Prepare, Job.Options): a flag's value on the command line, a usage
+// error there. Every other error of New is about its inputs' content or
+// state.
 type OptionError struct{ Err error }
 
 // Error is the option's error.

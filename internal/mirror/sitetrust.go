@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,7 @@ import (
 
 // SiteTrustEnv is the environment variable naming the site trust file
 // (v1alpha1.SiteTrust) when `mirror --from` is given no --trust.
-const SiteTrustEnv = "STOWAGE_SITE_TRUST"
+const SiteTrustEnv = v1alpha1.SiteTrustEnv
 
 // SiteTrust is the trust a site operator keeps outside any bundle
 // (v1alpha1.SiteTrust), loaded: the policy every image pushed from a
@@ -45,6 +46,28 @@ func LoadSiteTrust(path string) (*SiteTrust, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseSiteTrust(data, path, filepath.Dir(path))
+}
+
+// ReadSiteTrust is LoadSiteTrust of path, or of r (standard input) when
+// path is "-": then under the same bound, its files read relative to the
+// working directory.
+func ReadSiteTrust(r io.Reader, path string) (*SiteTrust, error) {
+	if path != confined.Stdin {
+		return LoadSiteTrust(path)
+	}
+	data, err := confined.ReadStream(r, path, trustfile.SiteTrust)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSiteTrust(data, path, ".")
+}
+
+// ParseSiteTrust is LoadSiteTrust of data already read (at most
+// trustfile.SiteTrust bytes), named path in messages and the reports, its
+// keys and trusted root read relative to dir: for `--trust -`, standard
+// input, with dir the working directory.
+func ParseSiteTrust(data []byte, path, dir string) (*SiteTrust, error) {
 	var doc v1alpha1.SiteTrust
 	if err := sigsyaml.UnmarshalStrict(data, &doc); err != nil {
 		return nil, fmt.Errorf("site trust %s: %v", path, err)
@@ -71,7 +94,7 @@ func LoadSiteTrust(path string) (*SiteTrust, error) {
 		}
 		first[k] = i
 	}
-	pol, err := sigverify.LoadPolicy(filepath.Dir(path), "site trust "+path, &v)
+	pol, err := sigverify.LoadPolicy(dir, "site trust "+path, &v)
 	if err != nil {
 		return nil, err
 	}

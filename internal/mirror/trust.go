@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -440,16 +439,4 @@ func checkTrustDescriptor(d v1.Descriptor) error {
 		return fmt.Errorf("size %d: a manifest is 0 to %d bytes", d.Size, maxManifestBytes)
 	}
 	return nil
-}
-
-// trustSummary names the files of t, for messages: "PATH sha256:…" each.
-func (t *Trust) trustSummary() string {
-	var out []string
-	for _, p := range t.Policies {
-		for _, path := range slices.Sorted(maps.Keys(p.Files)) {
-			out = append(out, path+" "+p.Files[path])
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(slices.Compact(out), ", ")
 }
