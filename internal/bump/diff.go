@@ -22,6 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // Change is one lock entry that differs between an old and a new lock.
@@ -168,23 +169,12 @@ func StaleEntries(old, next *lock.Lock, missing, images []*plan.Image, data []by
 	return out
 }
 
-// Stale words StaleEntries, one line each (StaleEntry.String):
-// "missing  KEY (WRITTEN)", "unused   KEY", "changed  KEY (recorded as R,
-// written as W)" or "format   the file is not in canonical form".
-func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
-	var lines []string
-	for _, s := range StaleEntries(old, next, missing, images, data) {
-		lines = append(lines, s.String())
-	}
-	return lines
-}
-
 // Summary is `stowage lock`'s one-line report of changes to a lock of total
 // entries: "up to date (N images)" or "A added, R removed, C changed (N
 // images)".
 func Summary(changes []Change, total int) string {
 	if len(changes) == 0 {
-		return fmt.Sprintf("up to date (%d images)", total)
+		return fmt.Sprintf("up to date (%s)", words.Count(total, "image"))
 	}
 	var added, removed, changed int
 	for _, c := range changes {
@@ -197,7 +187,7 @@ func Summary(changes []Change, total int) string {
 			changed++
 		}
 	}
-	return fmt.Sprintf("%d added, %d removed, %d changed (%d images)", added, removed, changed, total)
+	return fmt.Sprintf("%d added, %d removed, %d changed (%s)", added, removed, changed, words.Count(total, "image"))
 }
 
 // normal makes empty and nil platform lists compare equal.
