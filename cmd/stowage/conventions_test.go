@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/stowage/stowage/internal/limitflags"
 )
 
 // TestEveryCommandHasExamples: every visible command's help has an
@@ -61,7 +63,7 @@ func TestLimitFlagsHidden(t *testing.T) {
 		}
 	}
 	stdout, _, code = runCLI(t, nil, "help", "limits")
-	for _, f := range limitFlags {
+	for _, f := range limitflags.Names {
 		if code != 0 || !strings.Contains(string(stdout), "--"+f) {
 			t.Errorf("help limits: exit %d, no --%s:\n%s", code, f, stdout)
 		}

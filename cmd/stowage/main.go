@@ -233,7 +233,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
 	var lim schema.Limits
 	limitflags.Add(root.PersistentFlags(), &lim)
-	limits := newLimitsTopic(root.PersistentFlags())
+	limits := limitflags.Topic(root.PersistentFlags())
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them. They are this run's (configRun), kept in its
