@@ -11,17 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/guard"
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
@@ -61,55 +59,9 @@ type partialError interface {
 // said what differs, so main prints nothing more and exits 1.
 var errCheckFailed = errors.New("check failed")
 
-// refusedTransport is net/http's default transport in the stowage binary.
-// stowage makes every request through a client of its own (registries:
-// go-containerregistry's transport; clusters: client-go's), so a request
-// through the default one is a library fetching what stowage did not ask
-// for: kustomize's loader fetches an http(s) URL that a builtin
-// generator's or transformer's config names. It fails at once, before any
-// connection, naming the host.
-type refusedTransport struct{}
-
-// RoundTrip refuses r.
-func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	return nil, fmt.Errorf("stowage reads local files only: a request to %s://%s was refused", r.URL.Scheme, r.URL.Host)
-}
-
-// refuseDefaultHTTP installs refusedTransport as http.DefaultTransport.
-func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
-
-// routeLog sends the standard log package's output, which libraries
-// write untrusted text through (Helm's SDK warns about a chart's values
-// with log.Printf, kustomize's API about a kustomization's unused vars),
-// to w one escaped line a message, without the timestamp, so that a chart
-// or a kustomization cannot drive the terminal (escape.LineWriter). Each
-// line is labelled with the library the running command uses
-// (setLogLabel): "stowage: helm: " or "stowage: kustomize: ".
-func routeLog(w io.Writer) {
-	log.SetFlags(0)
-	log.SetPrefix("")
-	log.SetOutput(labelledLog{w})
-}
-
-// logLabel names the library whose messages the standard log carries in
-// this run: "helm" while a chart renders, "kustomize" while a
-// kustomization builds; unset names none.
-var logLabel atomic.Pointer[string]
-
-// setLogLabel labels the standard log's lines from now on (routeLog).
-func setLogLabel(l string) { logLabel.Store(&l) }
-
-// labelledLog writes each message the standard log gives it as one
-// escaped line after "stowage: " and the current logLabel.
-type labelledLog struct{ w io.Writer }
-
-func (l labelledLog) Write(p []byte) (int, error) {
-	prefix := "stowage: "
-	if s := logLabel.Load(); s != nil && *s != "" {
-		prefix += *s + ": "
-	}
-	return escape.LineWriter(l.w, prefix).Write(p)
-}
+// setLogLabel labels the standard log's lines from now on with the
+// library that writes them (guard.SetLogLabel).
+var setLogLabel = guard.SetLogLabel
 
 // interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the
 // command stop and remove what it staged before it exits anyway (a command
@@ -133,8 +85,8 @@ func main() {
 	if exe, err := os.Executable(); err == nil {
 		cr.child = exe
 	}
-	refuseDefaultHTTP()
-	routeLog(os.Stderr)
+	guard.RefuseDefaultHTTP()
+	guard.RouteLog(os.Stderr)
 	// SIGTERM and SIGINT cancel the command's context instead of killing
 	// the process: writes stop before their final rename and remove their
 	// temporary files, registry requests are abandoned, and the exit code
