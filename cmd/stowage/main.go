@@ -105,11 +105,6 @@ func main() {
 // env reads an environment variable; tests pass their own.
 type env func(string) (string, bool)
 
-// run executes the command line args and returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
-	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
-}
-
 // runContext is run with a context that a signal cancels; commands stop
 // when it is done, leaving every file as it was.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) (code int) {

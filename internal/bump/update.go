@@ -2,14 +2,69 @@ package bump
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/words"
 )
+
+// LockInput is what one resolving `stowage lock` run starts from
+// (source.Source.LockInputs): the source, whose lock file is written;
+// its images; the lock the file holds (empty when it does not exist) and
+// its bytes (nil then).
+type LockInput struct {
+	Source  *source.Source
+	Images  []*plan.Image
+	Old     *lock.Lock
+	OldData []byte
+	// Connect is called once the source is known to own its lock and
+	// before anything is resolved; its error is returned as it is. It
+	// returns resolve, which fills Old with the images it lacks
+	// (registry.Fill, pins checked and signatures verified) into the new
+	// lock: on failure an error, with the lock of the images that
+	// resolved when the error is a registry.Errors.
+	Connect func() (resolve func(context.Context) (*lock.Lock, error), err error)
+}
+
+// Lock is one resolving `stowage lock` run: the images the lock lacks
+// resolved, and the file written with what was learned (NewUpdate), also
+// when some images failed. It records the outcome in rep (RecordLock) and
+// returns the line saying what the file holds now, "PATH: " and Summary
+// ("" after a failure that did not change the file), and the run's error:
+// Update.Err, or a failure that is no registry.Errors, which leaves the
+// file as it was.
+func Lock(ctx context.Context, in LockInput, rep *v1alpha1.LockReport) (string, error) {
+	src, path := in.Source, in.Source.LockPath
+	if err := src.OwnLock(); err != nil {
+		return "", err
+	}
+	resolve, err := in.Connect()
+	if err != nil {
+		return "", err
+	}
+	next, lockErr := resolve(ctx)
+	var failed registry.Errors
+	if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
+		return "", fmt.Errorf("%s not changed: %w", path, lockErr)
+	}
+	u := NewUpdate(path, in.Old, next, in.OldData, in.Images, lockErr, len(failed))
+	if u.Write {
+		if err := src.WriteLock(ctx, u.Data); err != nil {
+			return "", err
+		}
+	}
+	RecordLock(rep, next, u.Changes, u.Write)
+	if lockErr != nil && !u.Write {
+		return "", u.Err
+	}
+	return path + ": " + Summary(u.Changes, len(next.Entries)), u.Err
+}
 
 // Update is what `stowage lock` makes of one run: the changes from the
 // old lock to the new, the new file's bytes and whether they are written.
