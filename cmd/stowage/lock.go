@@ -25,8 +25,9 @@ import (
 // resolver builds the registry client from the flags. Passwords are read
 // from the config's sources under pw's rule through getenv, only when a
 // request needs one; every source of images is first checked against the
-// rule (creds.Allowed: the operator's, narrowed by a kustomization's exec
-// declaration), and refused by name before any registry is contacted. The returned function
+// rule (creds.Rule.Passwords: the operator's, narrowed by a
+// kustomization's exec declaration), and refused by name before any
+// registry is contacted. The returned function
 // ends the progress bar.
 func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
@@ -35,12 +36,9 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 	if err := o.applyEnv(getenv); err != nil {
 		return nil, nil, err
 	}
-	if err := pw.Allowed(plan.AuthSources(images), getenv); err != nil {
+	passwords, err := pw.Passwords(plan.AuthSources(images), getenv)
+	if err != nil {
 		return nil, nil, err
-	}
-	users := map[string][]string{}
-	for _, s := range plan.AuthSources(images) {
-		users[s.Source] = s.UsedBy
 	}
 	opts := []registry.Option{
 		registry.WithJobs(o.jobs),
@@ -50,13 +48,7 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 		registry.WithRetry(o.retries+1, retryBackoff),
 		registry.WithUserAgent(version.Get().UserAgent()),
 		registry.WithTrustedRealm(o.trustedRealms...),
-		registry.WithPasswords(func(source string) ([]byte, error) {
-			got, err := pw.Read([]creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
-			if err != nil {
-				return nil, err
-			}
-			return got[source], nil
-		}),
+		registry.WithPasswords(passwords),
 	}
 	if o.caFile != "" {
 		opts = append(opts, registry.WithCAFile(o.caFile))
