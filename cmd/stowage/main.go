@@ -157,9 +157,10 @@ apply. Digests come from DIR/stowage.lock.yaml, which lock fills and bump keeps
 current; render never contacts a registry.
 
 Conventions: -o is the output format of every command (text or table, json;
-render's yaml); destinations have flags of their own (render --output-dir,
-bump --pr-body and --render, openpai package-cache --output-file, where - is
-stdout). Every command that prints a report prints it as JSON with -o json.
+yaml for render's manifests and the reports of lock, bump and vet);
+destinations have flags of their own (render --output-dir, bump --pr-body and
+--render, openpai package-cache --output-file, where - is stdout). Every
+command that prints a report prints it as JSON with -o json.
 
 Registry settings, set once for lock, bump, vet --remote/--site, mirror and
 push: $STOWAGE_INSECURE_REGISTRY, $STOWAGE_MIRROR (comma-separated, as the
