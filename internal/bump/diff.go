@@ -5,11 +5,11 @@
 // NewReport). Those are pure: no file, network or environment access, so
 // that the same change gives the same text, byte for byte.
 //
-// Run is the one that writes: the `stowage bump` transaction, resolving
-// through the registry client its caller connects, rendering with the new
-// lock, and writing the lock, the rendered directory and the pull request
-// body together or not at all. NewUpdate decides what a `stowage lock` run
-// writes.
+// Run and Lock are the ones that write. Run is the `stowage bump`
+// transaction, resolving through the registry client its caller connects,
+// rendering with the new lock, and writing the lock, the rendered
+// directory and the pull request body together or not at all. Lock is a
+// resolving `stowage lock` run, writing what NewUpdate decides.
 package bump
 
 import (
