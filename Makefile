@@ -1,7 +1,7 @@
 # stowage — see README.md.
 GO ?= go
 
-.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-startup bench-mirror bench-lanes crane kbld fuzz e2e fluxoci node admission kube-node containerd2
+.PHONY: build cross snapshot test apitest vet fmt golden lock-examples helper helper-image stowage-image bench bench-startup bench-large bench-mirror bench-lanes crane kbld fuzz e2e fluxoci node admission kube-node containerd2
 
 # stowage version: the tag and commit of the work tree (empty without tags
 # or git: the binary then asks its build information).
@@ -250,10 +250,17 @@ bench-lanes:
 
 # The start-up goals alone (a minute or two): render of each example
 # against `cue export` + schema, `stowage version` against `cue version`,
-# and the function's share of `kustomize build` over a kyaml no-op, printed
-# to stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
+# and the function's share of `kustomize build` over a kyaml no-op (stowage
+# fn, and fn.Main in a binary of its own: hack/perf/fnmain), printed to
+# stdout (cue is built once into $$XDG_CACHE_HOME/stowage/bench).
 bench-startup: build
 	$(GO) run ./hack/perf -startup -stowage bin/stowage
+
+# The 20,000-image goals alone (several minutes): render of the largest
+# scale config against `cue export` + schema, and `stowage fn` pinning
+# 20,000 Deployments against a kyaml no-op, printed to stdout.
+bench-large: build
+	$(GO) run ./hack/perf -large -stowage bin/stowage
 
 # The mirror measurement alone; its section of docs/benchmarks.md is
 # replaced in place.

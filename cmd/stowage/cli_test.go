@@ -116,7 +116,7 @@ func TestExitCodes(t *testing.T) {
 		{"schema takes no arguments", []string{"schema", valid}, 2, "unknown command"},
 		{"--check needs --output-dir", []string{"render", valid, "--check"}, 2, "--check needs --output-dir"},
 		{"bad output format", []string{"openpai", "services", offline, "-o", "xml"}, 2, `"xml"`},
-		{"status bad output format", []string{"status", valid, "-o", "yaml"}, 2, `-o "yaml": want text or json`},
+		{"status bad output format", []string{"status", valid, "-o", "xml"}, 2, `-o "xml": not a format; want one of text, json, yaml`},
 		{"status zero timeout", []string{"status", valid, "--timeout", "0s"}, 2, "--timeout and --deadline must be positive"},
 		{"status invalid config", []string{"status", invalid, "--kubeconfig", "/nonexistent"}, 1, "Tenant_A"},
 		{"status without a cluster", []string{"status", valid, "--kubeconfig", filepath.Join(valid, "no-kubeconfig")}, 1,
@@ -456,7 +456,7 @@ func TestOpenPAIServices(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep servicesReport
+	var rep v1alpha1.OpenPAIServicesReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("-o json is not JSON: %v\n%s", err, stdout)
 	}
@@ -713,7 +713,7 @@ func TestOutputConventions(t *testing.T) {
 		{[]string{"openpai", "package-cache", dir, "-o", "-"}, "writes to stdout by default"},
 		{[]string{"bump", dir, "--pr-body", "-"}, "--pr-body -: stdout carries the title and body already"},
 		{[]string{"bump", dir, "--render", "-"}, "--render -: --render is the directory"},
-		{[]string{"version", "-o", "yaml"}, `-o "yaml": want text or json`},
+		{[]string{"version", "-o", "xml"}, `-o "xml": not a format; want one of text, json, yaml`},
 	} {
 		_, stderr, code := runCLI(t, nil, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {

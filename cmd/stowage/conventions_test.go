@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/initconfig"
 	"github.com/stowage/stowage/internal/limitflags"
 )
 
@@ -126,7 +128,7 @@ func TestRegistryEnv(t *testing.T) {
 func TestReportsAsJSON(t *testing.T) {
 	t.Parallel()
 	stdout, stderr, code := runCLI(t, nil, "version", "-o", "json")
-	var v versionReport
+	var v v1alpha1.VersionReport
 	if err := json.Unmarshal(stdout, &v); code != 0 || err != nil || v.Version == "" || v.Commit == "" || !strings.HasPrefix(v.Go, "go") {
 		t.Errorf("version -o json: exit %d, %v, %+v: %s", code, err, v, stderr)
 	}
@@ -151,8 +153,8 @@ func TestReportsAsJSON(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "cfg")
 	stdout, stderr, code = runCLI(t, nil, "init", out, "-o", "json")
-	var r initReport
-	if err := json.Unmarshal(stdout, &r); code != 0 || err != nil || r.Dir != out || len(r.Files) != 2 || r.Files[0] != filepath.Join(out, initConfigFile) {
+	var r v1alpha1.InitReport
+	if err := json.Unmarshal(stdout, &r); code != 0 || err != nil || r.Dir != out || len(r.Files) != 2 || r.Files[0] != filepath.Join(out, initconfig.ConfigFile) {
 		t.Errorf("init -o json: exit %d, %v, %+v: %s", code, err, r, stderr)
 	}
 }

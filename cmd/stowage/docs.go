@@ -3,15 +3,15 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
+
+	"github.com/stowage/stowage/internal/clidocs"
 )
 
 // newDocs is the hidden command the release runs before archiving
 // (.goreleaser.yaml's before hook): man pages and shell completions of
-// the whole command tree, from cobra itself.
+// the whole command tree (internal/clidocs).
 func newDocs(getenv env) *cobra.Command {
 	return &cobra.Command{
 		Use:    "docs DIR",
@@ -31,37 +31,11 @@ epoch, so the same source gives the same files.`,
 			if err != nil {
 				return err
 			}
-			root := cmd.Root()
-			root.DisableAutoGenTag = true
-			man, comp := filepath.Join(dir, "man"), filepath.Join(dir, "completions")
-			for _, d := range []string{man, comp} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					return err
-				}
-			}
-			hdr := &doc.GenManHeader{Title: "STOWAGE", Section: "1", Source: "stowage", Manual: "stowage manual", Date: &date}
-			if err := doc.GenManTree(root, hdr, man); err != nil {
-				return err
-			}
-			for name, gen := range map[string]func(f *os.File) error{
-				"stowage.bash": func(f *os.File) error { return root.GenBashCompletionV2(f, true) },
-				"_stowage":     func(f *os.File) error { return root.GenZshCompletion(f) },
-				"stowage.fish": func(f *os.File) error { return root.GenFishCompletion(f, true) },
-				"stowage.ps1":  func(f *os.File) error { return root.GenPowerShellCompletionWithDesc(f) },
-			} {
-				f, err := os.Create(filepath.Join(comp, name))
-				if err != nil {
-					return err
-				}
-				if err := gen(f); err != nil {
-					f.Close()
-					return err
-				}
-				if err := f.Close(); err != nil {
-					return err
-				}
-			}
-			return nil
+			return clidocs.Release(cmd.Root(), dir, date)
 		},
 	}
 }
+
+// setExamples gives every command of c's tree without one its Examples
+// section (clidocs.SetExamples).
+func setExamples(c *cobra.Command) { clidocs.SetExamples(c) }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra/doc"
+
+	"github.com/stowage/stowage/internal/clidocs"
+	"github.com/stowage/stowage/schema"
 )
 
 // The generated references in docs/: the CLI reference (markdown) and the
@@ -38,9 +41,7 @@ func generateCLIDocs(t *testing.T, md, man string) {
 	if err := doc.GenMarkdownTree(root, md); err != nil {
 		t.Fatal(err)
 	}
-	date := time.Unix(0, 0).UTC()
-	hdr := &doc.GenManHeader{Title: "STOWAGE", Section: "1", Source: "stowage", Manual: "stowage manual", Date: &date}
-	if err := doc.GenManTree(root, hdr, man); err != nil {
+	if err := clidocs.Man(root, man, time.Unix(0, 0).UTC()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,10 +107,10 @@ func TestCLIReferenceCurrent(t *testing.T) {
 }
 
 // TestConfigReferenceCurrent: the table between the markers of
-// docs/config.md is configReference's, generated from the schema.
+// docs/config.md is clidocs.ConfigReference's, generated from the schema.
 func TestConfigReferenceCurrent(t *testing.T) {
 	parallelUnlessUpdate(t)
-	table, err := configReference()
+	table, err := clidocs.ConfigReference(schema.Source, schema.SchemaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,27 +132,6 @@ func TestConfigReferenceCurrent(t *testing.T) {
 	}
 	if n := strings.Count(table, "\n| `"); n < 40 {
 		t.Errorf("the generated reference has %d fields; the walk is broken", n)
-	}
-}
-
-// TestConfigReferenceNeedsMeanings: a schema field without a doc comment,
-// at any depth, fails the generation and is named; with its comment the
-// same schema generates a row carrying it.
-func TestConfigReferenceNeedsMeanings(t *testing.T) {
-	t.Parallel()
-	bare := "#Config: {\n\t// a is documented.\n\ta?: {\n\t\tb?: [...{c?: int}]\n\t}\n}\n"
-	_, err := configReferenceOf([]byte(bare), "x.cue")
-	if err == nil || !strings.Contains(err.Error(), "x.cue: fields without a doc comment") ||
-		!strings.Contains(err.Error(), "\n  a.b\n  a.b[].c") {
-		t.Fatalf("undocumented a.b and a.b[].c: got %v", err)
-	}
-	full := "#Config: {\n\t// a is documented.\n\ta?: {\n\t\t// b lists.\n\t\tb?: [...{\n\t\t\t// c counts.\n\t\t\tc?: int\n\t\t}]\n\t}\n}\n"
-	table, err := configReferenceOf([]byte(full), "x.cue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "| `a` | struct | a is documented. |\n| `a.b` | list | b lists. |\n| `a.b[].c` | `int` | c counts. |\n"; !strings.HasSuffix(table, want) {
-		t.Errorf("table:\n%s\nwant it to end with:\n%s", table, want)
 	}
 }
 

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/atomicfile"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 )
@@ -60,40 +59,17 @@ func (o *imageSetOutput) check() error {
 }
 
 // refuseInputs refuses an --output-file that is one of the command's
-// inputs (the list, a values file, the chart archive: the same file,
-// links included) or lies inside an input directory (the chart
-// directory), before anything is read: writing it would replace what
-// was read, or change the chart, with the catalogue.
+// inputs or lies inside an input directory (imageset.InputOf), before
+// anything is read.
 func (o *imageSetOutput) refuseInputs(inputs ...string) error {
 	if o.file == "" || o.file == stdoutName {
 		return nil
 	}
-	out, err := filepath.Abs(o.file)
-	if err != nil {
+	in, err := imageset.InputOf(o.file, inputs...)
+	if err != nil || in == "" {
 		return err
 	}
-	outInfo, outErr := os.Stat(o.file)
-	for _, in := range inputs {
-		abs, err := filepath.Abs(in)
-		if err != nil {
-			continue
-		}
-		fi, err := os.Stat(in)
-		if err != nil {
-			continue
-		}
-		same := outErr == nil && os.SameFile(fi, outInfo)
-		inside := false
-		if fi.IsDir() {
-			if rel, err := filepath.Rel(abs, out); err == nil && filepath.IsLocal(rel) {
-				inside = true
-			}
-		}
-		if same || inside {
-			return usageError{fmt.Errorf("--output-file %s is an input of this command (%s): write the catalogue elsewhere", o.file, in)}
-		}
-	}
-	return nil
+	return usageError{fmt.Errorf("--output-file %s is an input of this command (%s): write the catalogue elsewhere", o.file, in)}
 }
 
 // write encodes set and writes it to stdout or, atomically, to the file.
@@ -118,7 +94,7 @@ func newImagesFromList() *cobra.Command {
 		Use:   "from-list FILE",
 		Short: "Write stowage config for a plain image list (one reference a line)",
 		Long: `Read a vendor's plain image list, one reference a line (kubespray's offline
-images.list, the GPU Operator's air-gap list): blank lines and lines starting
+images.list, the GPU Operator's air-gap list; - reads standard input): blank lines and lines starting
 with # are ignored, every other line is a reference, parsed as lock and render
 parse them; a bad one fails naming FILE:LINE. The list may be at most 4 MiB.
 The same image written twice (nginx:1.27 and docker.io/library/nginx:1.27)
@@ -142,7 +118,11 @@ order (docs/imagesets.md#names).`,
 			if err := out.refuseInputs(args[0]); err != nil {
 				return err
 			}
-			set, err := imageset.ReadList(args[0])
+			read := imageset.ReadList
+			if args[0] == imageset.Stdin {
+				read = func(string) (imageset.Set, error) { return imageset.ReadListFrom(cmd.InOrStdin()) }
+			}
+			set, err := read(args[0])
 			if err != nil {
 				return err
 			}
@@ -178,7 +158,8 @@ kinds (custom resources) count when their images parse. A tag or version
 written as a number is spelled as Helm prints it (1.10 prints 1.1, and a note
 says so); a version that is a digest (sha256:...) gives a digest reference. A
 map with enabled: false, or under a section with enabled: false, is left out.
---values and --set work as helm's; values files are local. --api-versions and
+--values and --set work as helm's; values files are local, and --values -
+reads values from standard input (once). --api-versions and
 --kube-version set the capabilities the templates see, as helm template's.
 
 Every entry is written after comments saying where it came from (the rendered
@@ -226,10 +207,8 @@ Names and output as from-list (docs/imagesets.md).`,
 			if err := out.check(); err != nil {
 				return err
 			}
-			for _, f := range o.ValueFiles {
-				if err := refuseStdout("--values", f, "give a values file; stowage reads no values from stdin"); err != nil {
-					return err
-				}
+			if err := readStdinValues(cmd, &o); err != nil {
+				return err
 			}
 			var label string
 			var values []imageset.NodeValue
@@ -241,7 +220,7 @@ Names and output as from-list (docs/imagesets.md).`,
 				if label != "" && l != label {
 					return usageError{fmt.Errorf("--per-node-label %q: label %s, but an earlier one names %s; give one label", arg, l, label)}
 				}
-				if err := refuseStdout("--per-node-label", v.File, "give a values file; stowage reads no values from stdin"); err != nil {
+				if err := refuseStdout("--per-node-label", v.File, "give a values file per value; only --values reads standard input"); err != nil {
 					return err
 				}
 				if slices.ContainsFunc(values, func(w imageset.NodeValue) bool { return w.Value == v.Value }) {
@@ -283,10 +262,25 @@ Names and output as from-list (docs/imagesets.md).`,
 	}
 	out.flags(c)
 	c.Flags().StringArrayVar(&perNode, "per-node-label", nil, "LABEL=VALUE:FILE: render once per node label value with its values file; images that differ become byNodeLabel (repeatable, one label)")
-	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win), as helm's --values")
+	c.Flags().StringArrayVarP(&o.ValueFiles, "values", "f", nil, "a values file (repeatable; later ones win; - is standard input), as helm's --values")
 	c.Flags().StringArrayVar(&o.Set, "set", nil, "key=value, as helm's --set (repeatable; applied after --values)")
 	limitflags.AddChart(c.Flags(), &chartLimits, limitflags.Chart(imageset.DefaultChartLimits))
 	c.Flags().StringSliceVarP(&o.APIVersions, "api-versions", "a", nil, "Kubernetes API versions the templates see in .Capabilities.APIVersions, as helm template's --api-versions (repeatable or comma-separated)")
 	c.Flags().StringVar(&o.KubeVersion, "kube-version", "", "the Kubernetes version the templates see in .Capabilities.KubeVersion, as helm template's --kube-version (e.g. v1.33.0)")
 	return c
+}
+
+// readStdinValues reads the values of --values - from standard input,
+// bounded as a values file (internal/confined); - given twice is a usage
+// error.
+func readStdinValues(cmd *cobra.Command, o *imageset.ChartOptions) error {
+	switch n := slices.Index(o.ValueFiles, imageset.Stdin); {
+	case n < 0:
+		return nil
+	case slices.Contains(o.ValueFiles[n+1:], imageset.Stdin):
+		return usageError{fmt.Errorf("--values - given twice: standard input is read once")}
+	}
+	b, err := confined.ReadStream(cmd.InOrStdin(), imageset.Stdin, confined.Kind{What: "values file", Max: imageset.MaxValuesBytes})
+	o.StdinValues = b
+	return err
 }

@@ -107,9 +107,6 @@ func TestImagesFromChart(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "image.repository is required") {
 		t.Errorf("broken chart: exit %d, %s", code, stderr)
 	}
-	if _, stderr, code := runCLI(t, nil, "images", "from-chart", chart, "--values", "-"); code != 2 || !strings.Contains(stderr, "--values -:") {
-		t.Errorf("--values -: exit %d, %s", code, stderr)
-	}
 }
 
 // TestImagesFromChartPerNodeLabel: from-chart --per-node-label renders the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/internal/initconfig"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/testing/offlineimage"
 	"github.com/stowage/stowage/internal/testing/registrytest"
@@ -27,7 +28,7 @@ func TestInit(t *testing.T) {
 	if code != 0 || !strings.Contains(string(stdout), "next: stowage lock "+dir) {
 		t.Fatalf("init: exit %d, %s %s", code, stdout, stderr)
 	}
-	cfg := readFile(t, filepath.Join(dir, initConfigFile))
+	cfg := readFile(t, filepath.Join(dir, initconfig.ConfigFile))
 	if l, err := lock.Parse(readFile(t, filepath.Join(dir, lock.FileName)), lock.FileName); err != nil || len(l.Entries) != 0 {
 		t.Errorf("the lock placeholder: %v, %+v", err, l)
 	}
@@ -42,7 +43,7 @@ func TestInit(t *testing.T) {
 	if n := len(field.FindAll(cfg, -1)); n != 4 {
 		t.Errorf("%d commented fields, want 4 (auth, nodeSelector, tolerations, site)", n)
 	}
-	if err := os.WriteFile(filepath.Join(full, initConfigFile), uncommented, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(full, initconfig.ConfigFile), uncommented, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := schema.Load(full, schema.Options{})
@@ -68,7 +69,7 @@ func TestInit(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %d saying %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
-	if got := readFile(t, filepath.Join(dir, initConfigFile)); string(got) != string(cfg) {
+	if got := readFile(t, filepath.Join(dir, initconfig.ConfigFile)); string(got) != string(cfg) {
 		t.Error("a refused init changed config.cue")
 	}
 

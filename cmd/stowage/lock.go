@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
+	"github.com/stowage/stowage/internal/progress"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
@@ -63,7 +64,7 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 		}
 		opts = append(opts, registry.WithMirror(from, to))
 	}
-	bar := newProgress(stderr, o.quiet)
+	bar := progress.New(stderr, o.quiet)
 	if bar != nil {
 		opts = append(opts, registry.WithProgress(bar))
 	}
@@ -78,7 +79,7 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, bar.finish, nil
+	return r, bar.Finish, nil
 }
 
 // lockInputs loads what lock and bump start from (source.LockInputs): the

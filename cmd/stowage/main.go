@@ -157,7 +157,7 @@ apply. Digests come from DIR/stowage.lock.yaml, which lock fills and bump keeps
 current; render never contacts a registry.
 
 Conventions: -o is the output format of every command (text or table, json;
-yaml for render's manifests and the reports of lock, bump and vet);
+yaml for render's manifests and most reports: each command's -o says which);
 destinations have flags of their own (render --output-dir, bump --pr-body and
 --render, openpai package-cache --output-file, where - is stdout). Every
 command that prints a report prints it as JSON with -o json.

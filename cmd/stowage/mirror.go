@@ -24,6 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/openpai"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/progress"
 	"github.com/stowage/stowage/internal/site"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
@@ -251,7 +252,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 	if !strings.HasPrefix(o.to, ociPrefix) && len(in.sp.pols) > 0 {
 		opts = append(opts, mirror.WithVerify(in.sp.pols))
 	}
-	bar := newMirrorProgress(stderr, o.reg.quiet || o.dryRun)
+	bar := progress.NewMirror(stderr, o.reg.quiet || o.dryRun)
 	if bar != nil {
 		opts = append(opts, mirror.WithProgress(bar))
 	}
@@ -290,7 +291,7 @@ func runMirror(ctx context.Context, stdout, stderr io.Writer, dir string, o mirr
 		return nil
 	}
 	rep, err := m.Run(ctx, p)
-	bar.finish()
+	bar.Finish()
 	if err != nil && ctx.Err() != nil {
 		err = mirrorStopped{err}
 	}

@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/cluster"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/secret"
 	"github.com/stowage/stowage/internal/status"
@@ -59,12 +61,14 @@ DURATION plus --deadline.
 
 Exit 0 when every image is present on every node its DaemonSets target,
 1 otherwise or when the cluster cannot be read, 2 on a usage error: a CI
-gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kustomizationHelp,
+gate, an Argo CD PostSync hook or a Flux health check (examples/status/).
+
+-o json or -o yaml prints the report: ` + printer.MustKeys(v1alpha1.StatusReport{}) + `.` + kustomizationHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.output = formatAlias(o.output)
-			if err := checkFormat("-o", o.output, "text", "json"); err != nil {
-				return err
+			if err := printer.Check("-o", o.output); err != nil {
+				return usageError{err}
 			}
 			if o.timeout <= 0 || o.deadline <= 0 {
 				return usageError{fmt.Errorf("--timeout and --deadline must be positive")}
@@ -100,12 +104,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if o.output == "json" {
-				if err := writeReport(out, rep); err != nil {
-					return err
-				}
-			} else if err := status.WriteTable(out, rep); err != nil {
+			if err := printer.Print(cmd.OutOrStdout(), o.output, status.Printable{Report: rep}); err != nil {
 				return err
 			}
 			if !rep.Ready {
@@ -118,7 +117,7 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).` + kus
 	f.StringVarP(&o.profile, "profile", "p", "", "profile to check (optional when the config has one)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then the pod's ServiceAccount)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default its current-context)")
-	f.StringVarP(&o.output, "output", "o", "text", "text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "text, json or yaml: "+printer.MustKeys(v1alpha1.StatusReport{}))
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit of each request to the API server")
 	f.DurationVar(&o.deadline, "deadline", 2*time.Minute, "limit of the whole run (with --wait, of each reading)")
 	f.DurationVar(&o.wait, "wait", 0, "read the cluster again every 5s until every image is present on every targeted node, for at most this long (0: read once)")

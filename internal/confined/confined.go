@@ -263,9 +263,16 @@ func read(f *os.File, shown string, k Kind) ([]byte, error) {
 	return readChecked(f, shown, k)
 }
 
-// readChecked reads at most k.Max bytes of f, a file check accepted: a
-// file growing past the bound meanwhile is refused.
-func readChecked(f *os.File, shown string, k Kind) ([]byte, error) {
+// ReadStream reads r, a stream the user named with "-" (standard input),
+// shown in errors as shown: at most k.Max bytes; a longer stream is
+// refused with an *Error.
+func ReadStream(r io.Reader, shown string, k Kind) ([]byte, error) {
+	return readChecked(r, shown, k)
+}
+
+// readChecked reads at most k.Max bytes of f, a file check accepted or a
+// stream: a file growing past the bound meanwhile is refused.
+func readChecked(f io.Reader, shown string, k Kind) ([]byte, error) {
 	fail := func(reason string) error { return &Error{Path: shown, Kind: k.What, Reason: reason} }
 	b, err := io.ReadAll(io.LimitReader(f, k.Max+1))
 	if err != nil {

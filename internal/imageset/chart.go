@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -84,8 +85,12 @@ var workloadKinds = []string{"CronJob", "DaemonSet", "Deployment", "Job", "Pod",
 // template takes them.
 type ChartOptions struct {
 	// ValueFiles are values files, later ones override earlier ones
-	// (helm's --values); each a local file of at most MaxValuesBytes.
+	// (helm's --values); each a local file of at most MaxValuesBytes, or
+	// Stdin ("-"): the values in StdinValues.
 	ValueFiles []string
+	// StdinValues are the values the file "-" of ValueFiles stands for,
+	// read by the caller from standard input (at most MaxValuesBytes).
+	StdinValues []byte `json:",omitempty"`
 	// Set are key=value overrides (helm's --set), applied after the files.
 	Set []string
 	// Limits bound the rendering; zero fields are DefaultChartLimits'.
@@ -148,6 +153,12 @@ func fromChart(path string, o ChartOptions, lim ChartLimits) (Set, string, error
 		return nil, "", fmt.Errorf("chart %s: %w (stowage never fetches a chart: run helm dependency build first)", path, err)
 	}
 	for _, f := range o.ValueFiles {
+		if f == Stdin {
+			if len(o.StdinValues) > MaxValuesBytes {
+				return nil, "", fmt.Errorf("%s: larger than %d bytes, the limit of a values file", f, MaxValuesBytes)
+			}
+			continue
+		}
 		if err := checkFileSize(f, MaxValuesBytes, "a values file"); err != nil {
 			return nil, "", err
 		}
@@ -337,6 +348,19 @@ func checkDependencies(chrt *chart.Chart) error {
 	return nil
 }
 
+// Stdin is the file name that stands for standard input: as a values
+// file (ChartOptions.StdinValues) and as an image list (ReadListFrom).
+const Stdin = "-"
+
+// readValues is the content of the values file f: o.StdinValues for
+// Stdin, else the file's.
+func readValues(o ChartOptions, f string) ([]byte, error) {
+	if f == Stdin {
+		return o.StdinValues, nil
+	}
+	return os.ReadFile(f)
+}
+
 // mergeValues is the user's values as helm's --values and --set give
 // them (helm v3's pkg/cli/values Options.MergeValues, local files only):
 // each values file read (chartutil.ReadValues) and merged over the ones
@@ -346,7 +370,7 @@ func checkDependencies(chrt *chart.Chart) error {
 func mergeValues(o ChartOptions) (map[string]any, error) {
 	base := map[string]any{}
 	for _, f := range o.ValueFiles {
-		data, err := os.ReadFile(f)
+		data, err := readValues(o, f)
 		if err != nil {
 			return nil, err
 		}
@@ -470,7 +494,7 @@ func numberSpelling(chrt *chart.Chart, o ChartOptions, vi ValueImage) string {
 	}
 	var sources [][]byte
 	for i := len(o.ValueFiles) - 1; i >= 0; i-- {
-		if b, err := os.ReadFile(o.ValueFiles[i]); err == nil {
+		if b, err := readValues(o, o.ValueFiles[i]); err == nil {
 			sources = append(sources, b)
 		}
 	}
@@ -548,7 +572,7 @@ func usedInManifests(items []*yaml.RNode) (map[string]string, []usedMap) {
 // osSuffixed matches a tag that names an operating system already
 // ("550.54.15-ubuntu22.04", "-rhel9.4", "-rhcos4.15"), which the GPU
 // Operator does not complete again.
-var osSuffixed = regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*$`)
+var osSuffixed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(ubuntu|rhel|rhcos|centos|sles|ubi)[0-9.]*$`) })
 
 // runtimeOSSuffix reports whether the operator that reads vi from carrier
 // completes its tag at run time with the node's operating system: the
@@ -562,7 +586,7 @@ func runtimeOSSuffix(vi ValueImage, carrier string) bool {
 		v = vi.Fields["tag"]
 	}
 	return vi.Path == "driver" && (strings.HasPrefix(carrier, "ClusterPolicy ") || strings.HasPrefix(carrier, "NVIDIADriver ")) && v != "" &&
-		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed.MatchString(v)
+		!strings.HasPrefix(v, "sha256:") && vi.Fields["digest"] == "" && !osSuffixed().MatchString(v)
 }
 
 // subset reports whether every field of want is in m with the same value.

@@ -60,7 +60,11 @@ func fromChartChild(p string, o ChartOptions, lim ChartLimits) (Set, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	req := chartRequest{Path: abs, Opts: ChartOptions{ValueFiles: absAll(o.ValueFiles), Set: o.Set}, Limits: lim}
+	// Every option but the limits and the child reaches the child, the
+	// values files as absolute paths.
+	opts := o
+	opts.ValueFiles = absAll(o.ValueFiles)
+	req := chartRequest{Path: abs, Opts: opts, Limits: lim}
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, "", err
@@ -136,7 +140,7 @@ func (m *messages) Write(p []byte) (int, error) {
 func absAll(files []string) []string {
 	out := make([]string, 0, len(files))
 	for _, f := range files {
-		if a, err := filepath.Abs(f); err == nil {
+		if a, err := filepath.Abs(f); err == nil && f != Stdin {
 			f = a
 		}
 		out = append(out, f)
@@ -150,7 +154,9 @@ func absAll(files []string) []string {
 // this process and writes the image set or the error to stdout. It
 // returns the exit code: 0 when it wrote an answer, 1 when it could not.
 func ServeChartChild(stdin io.Reader, stdout io.Writer) int {
-	data, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+	// The request: paths and flags, and at most MaxValuesBytes of values
+	// from standard input, base64 in the JSON.
+	data, err := io.ReadAll(io.LimitReader(stdin, 1<<20+2*MaxValuesBytes))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

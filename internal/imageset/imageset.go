@@ -18,6 +18,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/dnslabel"
 	"github.com/stowage/stowage/internal/imageref"
 )
@@ -108,6 +109,17 @@ func ReadList(path string) (Set, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes, the limit of an image list", path, MaxListBytes)
 	}
 	return ParseList(path, data)
+}
+
+// ReadListFrom reads an image list from r, standard input named Stdin in
+// errors, at most MaxListBytes (internal/confined's bound on a stream),
+// and parses it with ParseList.
+func ReadListFrom(r io.Reader) (Set, error) {
+	data, err := confined.ReadStream(r, Stdin, confined.Kind{What: "list of images", Max: MaxListBytes})
+	if err != nil {
+		return nil, err
+	}
+	return ParseList(Stdin, data)
 }
 
 // ParseList parses an image list: one reference a line, blank lines and

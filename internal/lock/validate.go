@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -204,10 +205,11 @@ func checkDigest(s string) error {
 // platformWord is the grammar of a platform's os, architecture and
 // variant (containerd's platform specifier components; the OCI image
 // spec's values, such as linux, amd64, arm64, v8, are all of this form),
-// and platformVersion that of os.version (10.0.17763.1234).
+// and platformVersion that of os.version (10.0.17763.1234). Both are
+// compiled on first use, not at start-up.
 var (
-	platformWord    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	platformVersion = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
+	platformWord    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
+	platformVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`) })
 )
 
 // checkPlatform accepts os/arch[/variant][:osversion] exactly as
@@ -229,7 +231,7 @@ func checkPlatform(s string) error {
 	for _, f := range []struct {
 		name, v string
 		re      *regexp.Regexp
-	}{{"os", p.OS, platformWord}, {"architecture", p.Architecture, platformWord}, {"variant", p.Variant, platformWord}, {"os.version", p.OSVersion, platformVersion}} {
+	}{{"os", p.OS, platformWord()}, {"architecture", p.Architecture, platformWord()}, {"variant", p.Variant, platformWord()}, {"os.version", p.OSVersion, platformVersion()}} {
 		if f.v != "" && !f.re.MatchString(f.v) {
 			return fmt.Errorf("invalid platform %q: its %s %q has characters outside %s", s, f.name, f.v, strings.Trim(f.re.String(), "^$"))
 		}

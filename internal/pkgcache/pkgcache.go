@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -94,10 +95,10 @@ var (
 	// groupRE: the group becomes the directory name <group>-<os> and a
 	// shell word in install_group.sh, so stowage keeps it to lowercase
 	// letters, digits, '_' and '-'.
-	groupRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	groupRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 	// packageRE is the package name syntax of Debian Policy §5.6.1
 	// (Source), which §5.6.7 (Package) applies to binary packages.
-	packageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+	packageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`) })
 )
 
 // Validate checks rows and returns every problem at once, as an
@@ -137,7 +138,7 @@ func validate(rows []Row, where func(int) string) []error {
 		switch {
 		case r.Group == "":
 			bad(i, "group", -1, "group name is empty")
-		case !groupRE.MatchString(r.Group):
+		case !groupRE().MatchString(r.Group):
 			bad(i, "group", -1, "%q is not a group name: use lowercase letters, digits, '_' and '-', starting with a letter or digit (the cache directory is <group>-<os>)", r.Group)
 		}
 
@@ -176,7 +177,7 @@ func validate(rows []Row, where func(int) string) []error {
 
 // checkPackage returns why p is not a Debian package name, or "".
 func checkPackage(p string) string {
-	if packageRE.MatchString(p) {
+	if packageRE().MatchString(p) {
 		return ""
 	}
 	const rule = "(Debian Policy §5.6.1: lowercase letters, digits, '+', '-' and '.', at least 2 characters, starting with a letter or digit)"
@@ -187,7 +188,7 @@ func checkPackage(p string) string {
 		msg := fmt.Sprintf("%q is not a Debian package name: Debian package names have no spaces or upper case %s", p, rule)
 		if strings.IndexFunc(p, unicode.IsSpace) >= 0 {
 			msg += "; list each package as its own entry"
-		} else if packageRE.MatchString(strings.ToLower(p)) {
+		} else if packageRE().MatchString(strings.ToLower(p)) {
 			msg += fmt.Sprintf("; did you mean %q?", strings.ToLower(p))
 		}
 		return msg

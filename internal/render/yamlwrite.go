@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // writeYAML appends to b the YAML that go.yaml.in/yaml/v2's Marshal writes
@@ -293,8 +294,10 @@ func alnumDots(s string) bool {
 
 // yamlFloat is YAML 1.1's float syntax as yaml.v2 resolves it, for the
 // characters alnumDots allows: digits, an optional fraction, an optional
-// exponent.
-var yamlFloat = regexp.MustCompile(`^(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][0-9]+)?$`)
+// exponent. It is compiled on first use, not at start-up.
+var yamlFloat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][0-9]+)?$`)
+})
 
 // number reports whether s (alnumDots) reads as an integer or a float.
 func number(s string) bool {
@@ -309,7 +312,7 @@ func number(s string) bool {
 			return true
 		}
 	}
-	return yamlFloat.MatchString(s)
+	return yamlFloat().MatchString(s)
 }
 
 // keyOrder compares two keys as yaml.v2 sorts mapping keys when it can be

@@ -156,3 +156,11 @@ func short(d string) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// Printable is a report for internal/printer: its JSON and YAML are the
+// embedded report's own fields (encoding/json inlines an embedded struct
+// pointer), its text is WriteTable's.
+type Printable struct{ *Report }
+
+// WriteText writes the report as WriteTable does.
+func (p Printable) WriteText(w io.Writer) error { return WriteTable(w, p.Report) }

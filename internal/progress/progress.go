@@ -1,4 +1,9 @@
-package main
+// Package progress draws the progress bars of lock and mirror on a
+// terminal (schollz/progressbar): lock's bar of references resolved
+// (registry.Progress) and mirror's bar of blob bytes copied
+// (mirror.Progress). A bar is nil, every method a no-op, when stderr is
+// no terminal or the user asked for quiet.
+package progress
 
 import (
 	"fmt"
@@ -13,14 +18,14 @@ import (
 	"golang.org/x/term"
 )
 
-// progress is a progress bar on a terminal (schollz/progressbar): lock's
-// bar of references (registry.Progress) and, through mirrorProgress,
+// Bar is a progress bar on a terminal (schollz/progressbar): lock's
+// bar of references (registry.Progress) and, through Mirror,
 // mirror's bar of blob bytes. It is nil, and every method a no-op, when
 // disabled: --quiet, or stderr is not a terminal (CI logs, pipes, tests).
-// While lock's bar runs, a ticker redraws it every progressTick, so the
+// While lock's bar runs, a ticker redraws it every Tick, so the
 // elapsed time moves even when no reference finishes, and its description
 // names the references in flight.
-type progress struct {
+type Bar struct {
 	w       io.Writer
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
@@ -29,24 +34,25 @@ type progress struct {
 	stopped chan struct{}
 }
 
-// progressTick is how often a running bar is redrawn.
-const progressTick = time.Second
+// Tick is how often a running bar is redrawn.
+const Tick = time.Second
 
-// progressNames is how many in-flight references the bar names.
-const progressNames = 2
+// shownNames is how many in-flight references the bar names.
+const shownNames = 2
 
-func newProgress(stderr io.Writer, quiet bool) *progress {
+// New is lock's bar on stderr; nil when quiet or stderr is no terminal.
+func New(stderr io.Writer, quiet bool) *Bar {
 	f, ok := stderr.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return &progress{w: stderr}
+	return &Bar{w: stderr}
 }
 
 // newBar sets the bar: max units, described by desc; opts add to the look
 // both bars share (30 wide, redrawn at most every 100 ms, cleared at the
 // end). Called with mu held.
-func (p *progress) newBar(max int64, desc string, opts ...progressbar.Option) {
+func (p *Bar) newBar(max int64, desc string, opts ...progressbar.Option) {
 	p.bar = progressbar.NewOptions64(max, append([]progressbar.Option{
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(desc),
@@ -57,7 +63,7 @@ func (p *progress) newBar(max int64, desc string, opts ...progressbar.Option) {
 }
 
 // Start begins a bar of total references; none for zero.
-func (p *progress) Start(total int) {
+func (p *Bar) Start(total int) {
 	if p == nil || total == 0 {
 		return
 	}
@@ -71,10 +77,10 @@ func (p *progress) Start(total int) {
 	go p.tick(p.stop, p.stopped)
 }
 
-// tick redraws the bar every progressTick until stop is closed.
-func (p *progress) tick(stop, stopped chan struct{}) {
+// tick redraws the bar every Tick until stop is closed.
+func (p *Bar) tick(stop, stopped chan struct{}) {
 	defer close(stopped)
-	t := time.NewTicker(progressTick)
+	t := time.NewTicker(Tick)
 	defer t.Stop()
 	for {
 		select {
@@ -92,7 +98,7 @@ func (p *progress) tick(stop, stopped chan struct{}) {
 
 // describe is "resolving", then the first references in flight (sorted)
 // and how many more; called with mu held.
-func (p *progress) describe() string {
+func (p *Bar) describe() string {
 	names := make([]string, 0, len(p.pending))
 	for n := range p.pending {
 		names = append(names, n)
@@ -101,15 +107,15 @@ func (p *progress) describe() string {
 		return "resolving"
 	}
 	slices.Sort(names)
-	d := "resolving (waiting on " + strings.Join(names[:min(len(names), progressNames)], ", ")
-	if more := len(names) - progressNames; more > 0 {
+	d := "resolving (waiting on " + strings.Join(names[:min(len(names), shownNames)], ", ")
+	if more := len(names) - shownNames; more > 0 {
 		d += fmt.Sprintf(" and %d more", more)
 	}
 	return d + ")"
 }
 
 // Begin notes a reference in flight.
-func (p *progress) Begin(ref string) {
+func (p *Bar) Begin(ref string) {
 	if p == nil {
 		return
 	}
@@ -121,7 +127,7 @@ func (p *progress) Begin(ref string) {
 }
 
 // End notes a reference done.
-func (p *progress) End(ref string) {
+func (p *Bar) End(ref string) {
 	if p == nil {
 		return
 	}
@@ -133,7 +139,7 @@ func (p *progress) End(ref string) {
 }
 
 // Done advances the bar by one reference.
-func (p *progress) Done() {
+func (p *Bar) Done() {
 	if p == nil {
 		return
 	}
@@ -147,7 +153,7 @@ func (p *progress) Done() {
 
 // stopTicker ends the ticker goroutine, if any; called with mu held, so it
 // releases mu while it waits for the goroutine.
-func (p *progress) stopTicker() {
+func (p *Bar) stopTicker() {
 	if p.stop == nil {
 		return
 	}
@@ -159,7 +165,8 @@ func (p *progress) stopTicker() {
 	p.mu.Lock()
 }
 
-func (p *progress) finish() {
+// Finish ends the bar and clears it from the terminal.
+func (p *Bar) Finish() {
 	if p == nil {
 		return
 	}
@@ -172,25 +179,27 @@ func (p *progress) finish() {
 	}
 }
 
-// mirrorProgress is progress as mirror.Progress: a bar of blob bytes
+// Mirror is a Bar as mirror.Progress: a bar of blob bytes
 // described by the images done, without the ticker; nil (every method a
 // no-op) with --quiet, --dry-run, or when stderr is not a terminal.
-type mirrorProgress struct {
-	*progress
+type Mirror struct {
+	*Bar
 	images, done int // guarded by mu
 }
 
-func newMirrorProgress(stderr io.Writer, quiet bool) *mirrorProgress {
-	p := newProgress(stderr, quiet)
+// NewMirror is mirror's bar on stderr; nil when quiet or stderr is no
+// terminal.
+func NewMirror(stderr io.Writer, quiet bool) *Mirror {
+	p := New(stderr, quiet)
 	if p == nil {
 		return nil
 	}
-	return &mirrorProgress{progress: p}
+	return &Mirror{Bar: p}
 }
 
 // Start begins the bar: bytes blob bytes to copy for images images; none
 // for zero images.
-func (p *mirrorProgress) Start(images int, bytes int64) {
+func (p *Mirror) Start(images int, bytes int64) {
 	if p == nil || images == 0 {
 		return
 	}
@@ -201,7 +210,7 @@ func (p *mirrorProgress) Start(images int, bytes int64) {
 }
 
 // Bytes advances the bar by n bytes.
-func (p *mirrorProgress) Bytes(n int64) {
+func (p *Mirror) Bytes(n int64) {
 	if p == nil {
 		return
 	}
@@ -213,7 +222,7 @@ func (p *mirrorProgress) Bytes(n int64) {
 }
 
 // Image counts one image done.
-func (p *mirrorProgress) Image() {
+func (p *Mirror) Image() {
 	if p == nil {
 		return
 	}
@@ -225,9 +234,10 @@ func (p *mirrorProgress) Image() {
 	}
 }
 
-func (p *mirrorProgress) finish() {
+// Finish ends the bar and clears it from the terminal.
+func (p *Mirror) Finish() {
 	if p == nil {
 		return
 	}
-	p.progress.finish()
+	p.Bar.Finish()
 }

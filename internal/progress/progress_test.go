@@ -1,12 +1,13 @@
-package main
+package progress
 
 import (
 	"bytes"
-	"github.com/stowage/stowage/internal/testing/syncbuf"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stowage/stowage/internal/testing/syncbuf"
 )
 
 // TestProgressMovesAndNamesPending: with references in flight and none
@@ -16,7 +17,7 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 	// Not parallel: it expects the bar's ticker to have redrawn within half
 	// a tick of a deadline, which other tests' load can delay.
 	var w syncbuf.Buffer
-	p := &progress{w: &w}
+	p := &Bar{w: &w}
 	p.Start(4)
 	p.Begin("registry.example/team/app:1.0")
 	p.Begin("registry.example/team/tool:2")
@@ -24,9 +25,9 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 	p.Begin("registry.example/team/done:4")
 	p.End("registry.example/team/done:4")
 	p.Done()
-	time.Sleep(2*progressTick + progressTick/2)
+	time.Sleep(2*Tick + Tick/2)
 	out := w.String()
-	p.finish()
+	p.Finish()
 	if !strings.Contains(out, "waiting on registry.example/team/app:1.0, registry.example/team/tool:2 and 1 more") {
 		t.Errorf("the bar does not name the pending references:\n%q", out)
 	}
@@ -37,7 +38,7 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 		t.Errorf("the elapsed time did not move to 2s without a reference finishing:\n%q", out)
 	}
 	after := w.String()
-	time.Sleep(progressTick + progressTick/2)
+	time.Sleep(Tick + Tick/2)
 	if got := w.String(); got != after {
 		t.Errorf("the bar was redrawn after finish: %q", strings.TrimPrefix(got, after))
 	}
@@ -48,7 +49,7 @@ func TestProgressMovesAndNamesPending(t *testing.T) {
 func TestProgressOff(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	if p := newProgress(&buf, false); p != nil {
+	if p := New(&buf, false); p != nil {
 		t.Fatalf("a bytes.Buffer got a bar")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "stderr")
@@ -56,20 +57,20 @@ func TestProgressOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if p := newMirrorProgress(f, false); p != nil {
+	if p := NewMirror(f, false); p != nil {
 		t.Fatalf("a regular file got a bar")
 	}
-	var p *progress
+	var p *Bar
 	p.Start(3)
 	p.Begin("a")
 	p.End("a")
 	p.Done()
-	p.finish()
-	var m *mirrorProgress
+	p.Finish()
+	var m *Mirror
 	m.Start(2, 100)
 	m.Bytes(50)
 	m.Image()
-	m.finish()
+	m.Finish()
 }
 
 // TestMirrorProgress: mirror's bar counts blob bytes and says how many
@@ -77,7 +78,7 @@ func TestProgressOff(t *testing.T) {
 func TestMirrorProgress(t *testing.T) {
 	t.Parallel()
 	var w syncbuf.Buffer
-	m := &mirrorProgress{progress: &progress{w: &w}}
+	m := &Mirror{Bar: &Bar{w: &w}}
 	m.Start(2, 1000)
 	m.Bytes(400)
 	m.Image()
@@ -88,7 +89,7 @@ func TestMirrorProgress(t *testing.T) {
 	if st.Description != "images 1/2" {
 		t.Errorf("mirror bar says %q, want %q", st.Description, "images 1/2")
 	}
-	m.finish()
+	m.Finish()
 	if m.bar != nil {
 		t.Errorf("bar left after finish")
 	}

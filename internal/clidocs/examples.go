@@ -1,11 +1,12 @@
-package main
+package clidocs
 
 import "github.com/spf13/cobra"
 
-// commandExamples are the Examples sections of the commands that do not
-// set their own (render, mirror and openpai package-cache do), by command
-// path. TestEveryCommandHasExamples holds every visible command to one.
-var commandExamples = map[string]string{
+// Examples are the Examples sections of the commands that do not set
+// their own (render, mirror and openpai package-cache do), by command
+// path. cmd/stowage's TestEveryCommandHasExamples holds every visible
+// command to one.
+var Examples = map[string]string{
 	"stowage": `  # start a config, resolve its images, check it, render it
   stowage init platform/prepull
   stowage lock platform/prepull
@@ -79,13 +80,13 @@ var commandExamples = map[string]string{
 	"stowage limits": `  stowage render big-config --max-config-bytes 67108864 --config-timeout 2m`,
 }
 
-// setExamples gives every command under c without an Example its entry
-// of commandExamples.
-func setExamples(c *cobra.Command) {
+// SetExamples gives c and every command under it without an Example its
+// entry of Examples.
+func SetExamples(c *cobra.Command) {
 	if c.Example == "" {
-		c.Example = commandExamples[c.CommandPath()]
+		c.Example = Examples[c.CommandPath()]
 	}
 	for _, sub := range c.Commands() {
-		setExamples(sub)
+		SetExamples(sub)
 	}
 }

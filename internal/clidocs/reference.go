@@ -1,4 +1,4 @@
-package main
+package clidocs
 
 import (
 	"fmt"
@@ -6,24 +6,16 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
-
-	"github.com/stowage/stowage/schema"
 )
 
-// configReference returns the markdown table of every field of #Config,
-// generated from the embedded CUE schema: the field's path (<name> for a
-// map key, [] for a list element), its CUE type and the schema's doc
-// comment on it. docs/config.md holds it between the configReference
-// markers; TestConfigReferenceCurrent keeps it so. A field without a doc
-// comment is an error naming every such path: each field's meaning is
-// written once, in the schema.
-func configReference() (string, error) {
-	return configReferenceOf(schema.Source, schema.SchemaFile)
-}
-
-// configReferenceOf is configReference of the CUE source src (named file
-// in errors), whose #Config it walks.
-func configReferenceOf(src []byte, file string) (string, error) {
+// ConfigReference returns the markdown table of every field of #Config in
+// the CUE source src (named file in errors): the field's path (<name> for
+// a map key, [] for a list element), its CUE type and the schema's doc
+// comment on it. docs/config.md holds the table of schema/stowage.cue
+// between its configReference markers. A field without a doc comment is
+// an error naming every such path: each field's meaning is written once,
+// in the schema.
+func ConfigReference(src []byte, file string) (string, error) {
 	v := cuecontext.New().CompileBytes(src, cue.Filename(file))
 	if err := v.Err(); err != nil {
 		return "", err
