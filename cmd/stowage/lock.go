@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,18 +17,19 @@ import (
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/progress"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
 	"github.com/stowage/stowage/internal/version"
 )
 
-// resolver builds the registry client from the flags. Passwords are read
+// resolver builds the registry client from the flags (after their
+// variables, registryflags.Options) and the progress bar. Passwords are read
 // from the config's sources under pw's rule through getenv, only when a
 // request needs one; every source of images is first checked against the
 // rule (creds.Rule.Passwords: the operator's, narrowed by a
 // kustomization's exec declaration), and refused by name before any
-// registry is contacted. The returned function
-// ends the progress bar.
+// registry is contacted. The returned function ends the progress bar.
 func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
@@ -41,28 +41,13 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []registry.Option{
-		registry.WithJobs(o.jobs),
-		registry.WithInsecure(o.insecure...),
-		registry.WithRequestTimeout(o.requestTimeout),
-		registry.WithRunTimeout(o.runTimeout),
-		registry.WithRetry(o.retries+1, retryBackoff),
-		registry.WithUserAgent(version.Get().UserAgent()),
-		registry.WithTrustedRealm(o.trustedRealms...),
-		registry.WithPasswords(passwords),
+	opts, err := registryflags.Options(o.values(), retryBackoff)
+	if err != nil {
+		return nil, nil, usageError{err}
 	}
-	if o.caFile != "" {
-		opts = append(opts, registry.WithCAFile(o.caFile))
-	}
+	opts = append(opts, registry.WithUserAgent(version.Get().UserAgent()), registry.WithPasswords(passwords))
 	if o.site != nil {
 		opts = append(opts, registry.WithSite(*o.site))
-	}
-	for _, m := range o.mirrors {
-		from, to, ok := strings.Cut(m, "=")
-		if !ok {
-			return nil, nil, usageError{fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT][/PATH]", m)}
-		}
-		opts = append(opts, registry.WithMirror(from, to))
 	}
 	bar := progress.New(stderr, o.quiet)
 	if bar != nil {
