@@ -93,15 +93,7 @@ func runBump(cmd *cobra.Command, dir string, b *bumpOptions, getenv env) error {
 		Config: src.Config, Dir: dir, LockPath: src.LockPath, LockRoot: lockRoot, LockRel: lockRel, Old: old, OldData: data, Images: images,
 		RenderDir: renderOut, Profile: o.profile, Getenv: getenv, PRBody: prBody, KeepGoing: b.keepGoing,
 		Connect: func() (func(context.Context) (*lock.Lock, error), error) {
-			r, done, err := b.ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context) (*lock.Lock, error) {
-				next, lockErr := r.Lock(ctx, old, images, registry.Refresh)
-				done()
-				return verifyPinned(ctx, cmd.ErrOrStderr(), r, src.Config, old, next, images, lockErr)
-			}, nil
+			return connect(cmd, &b.ro, src, images, old, registry.Refresh, getenv)
 		},
 	})
 	if err != nil {

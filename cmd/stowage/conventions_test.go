@@ -12,6 +12,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/initconfig"
+	"github.com/stowage/stowage/internal/limitflags"
 )
 
 // TestEveryCommandHasExamples: every visible command's help has an
@@ -64,7 +65,7 @@ func TestLimitFlagsHidden(t *testing.T) {
 		}
 	}
 	stdout, _, code = runCLI(t, nil, "help", "limits")
-	for _, f := range limitFlags {
+	for _, f := range limitflags.Names {
 		if code != 0 || !strings.Contains(string(stdout), "--"+f) {
 			t.Errorf("help limits: exit %d, no --%s:\n%s", code, f, stdout)
 		}

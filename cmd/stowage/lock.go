@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,17 +17,19 @@ import (
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/progress"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
 	"github.com/stowage/stowage/internal/version"
 )
 
-// resolver builds the registry client from the flags. Passwords are read
+// resolver builds the registry client from the flags (after their
+// variables, registryflags.Options) and the progress bar. Passwords are read
 // from the config's sources under pw's rule through getenv, only when a
 // request needs one; every source of images is first checked against the
-// rule (creds.Allowed: the operator's, narrowed by a kustomization's exec
-// declaration), and refused by name before any registry is contacted. The returned function
-// ends the progress bar.
+// rule (creds.Rule.Passwords: the operator's, narrowed by a
+// kustomization's exec declaration), and refused by name before any
+// registry is contacted. The returned function ends the progress bar.
 func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
 	if o.retries < 0 {
 		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
@@ -36,41 +37,17 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 	if err := o.applyEnv(getenv); err != nil {
 		return nil, nil, err
 	}
-	if err := pw.Allowed(plan.AuthSources(images), getenv); err != nil {
+	passwords, err := pw.Passwords(plan.AuthSources(images), getenv)
+	if err != nil {
 		return nil, nil, err
 	}
-	users := map[string][]string{}
-	for _, s := range plan.AuthSources(images) {
-		users[s.Source] = s.UsedBy
+	opts, err := registryflags.Options(o.values(), retryBackoff)
+	if err != nil {
+		return nil, nil, usageError{err}
 	}
-	opts := []registry.Option{
-		registry.WithJobs(o.jobs),
-		registry.WithInsecure(o.insecure...),
-		registry.WithRequestTimeout(o.requestTimeout),
-		registry.WithRunTimeout(o.runTimeout),
-		registry.WithRetry(o.retries+1, retryBackoff),
-		registry.WithUserAgent(version.Get().UserAgent()),
-		registry.WithTrustedRealm(o.trustedRealms...),
-		registry.WithPasswords(func(source string) ([]byte, error) {
-			got, err := pw.Read([]creds.Source{{Source: source, UsedBy: users[source]}}, getenv)
-			if err != nil {
-				return nil, err
-			}
-			return got[source], nil
-		}),
-	}
-	if o.caFile != "" {
-		opts = append(opts, registry.WithCAFile(o.caFile))
-	}
+	opts = append(opts, registry.WithUserAgent(version.Get().UserAgent()), registry.WithPasswords(passwords))
 	if o.site != nil {
 		opts = append(opts, registry.WithSite(*o.site))
-	}
-	for _, m := range o.mirrors {
-		from, to, ok := strings.Cut(m, "=")
-		if !ok {
-			return nil, nil, usageError{fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT][/PATH]", m)}
-		}
-		opts = append(opts, registry.WithMirror(from, to))
 	}
 	bar := progress.New(stderr, o.quiet)
 	if bar != nil {
@@ -115,6 +92,21 @@ func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 		return src, nil, nil, nil, err
 	}
 	return src, images, lf.Lock, lf.Data, nil
+}
+
+// connect is lock's and bump's Connect (bump.LockInput, bump.Input): the
+// registry client of ro for src's images, and the resolve that runs mode
+// from old and checks the pins under the verify policies (verifyPinned).
+func connect(cmd *cobra.Command, ro *registryOptions, src *source.Source, images []*plan.Image, old *lock.Lock, mode registry.Mode, getenv env) (func(context.Context) (*lock.Lock, error), error) {
+	r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (*lock.Lock, error) {
+		next, lockErr := r.Lock(ctx, old, images, mode)
+		done()
+		return verifyPinned(ctx, cmd.ErrOrStderr(), r, src.Config, old, next, images, lockErr)
+	}, nil
 }
 
 // lockOptions are the flags of stowage lock.
@@ -173,9 +165,9 @@ vocabulary for one registry, as in site.registries.` + kustomizationHelp,
 	return c
 }
 
-// runLock is stowage lock on DIR: the images the lock lacks resolved,
-// the file written with what was learned (also when some failed), or
-// with --check only compared (verifypolicy.CheckLock). With -o json or
+// runLock is stowage lock on DIR: bump.Lock's run (the images the lock
+// lacks resolved, the file written with what was learned, also when some
+// failed), or with --check only the comparison (verifypolicy.CheckLock). With -o json or
 // yaml the report is written on stdout whatever the outcome.
 func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (err error) {
 	if err := printer.Check("-o", lo.format); err != nil {
@@ -208,52 +200,33 @@ func runLock(cmd *cobra.Command, args []string, lo *lockOptions, getenv env) (er
 	if err != nil {
 		return err
 	}
-	cfg, path := src.Config, src.LockPath
 	rep.Entries = len(old.Entries)
 	if lo.check {
-		if rep.Stale, err = verifypolicy.CheckLock(cfg, old, data, images); err != nil || len(rep.Stale) == 0 {
+		if rep.Stale, err = verifypolicy.CheckLock(src.Config, old, data, images); err != nil || len(rep.Stale) == 0 {
 			rep.Stale = []v1alpha1.StaleEntry{}
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is out of date; run `stowage lock` and commit the result:\n", path)
+		fmt.Fprintf(cmd.ErrOrStderr(), "stowage: %s is out of date; run `stowage lock` and commit the result:\n", src.LockPath)
 		for _, s := range rep.Stale {
 			fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", escape.Line(s.String()))
 		}
 		return errCheckFailed
 	}
-	if err := src.OwnLock(); err != nil {
-		return err
-	}
-	ro := &lo.ro
-	if lo.viaSite {
-		m, err := plan.SiteMapping(cfg)
-		if err != nil {
-			return fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
-		}
-		ro.site = &m
-	}
-	r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
-	if err != nil {
-		return err
-	}
-	next, lockErr := r.Lock(cmd.Context(), old, images, registry.Fill)
-	done()
-	next, lockErr = verifyPinned(cmd.Context(), cmd.ErrOrStderr(), r, cfg, old, next, images, lockErr)
-	var failed registry.Errors
-	if lockErr != nil && (next == nil || !errors.As(lockErr, &failed)) {
-		return fmt.Errorf("%s not changed: %w", path, lockErr)
-	}
-	u := bump.NewUpdate(path, old, next, data, images, lockErr, len(failed))
-	if u.Write {
-		if err := src.WriteLock(cmd.Context(), u.Data); err != nil {
-			return err
-		}
-	}
-	bump.RecordLock(rep, next, u.Changes, u.Write)
+	summary, err := bump.Lock(cmd.Context(), bump.LockInput{Source: src, Images: images, Old: old, OldData: data,
+		Connect: func() (func(context.Context) (*lock.Lock, error), error) {
+			if lo.viaSite {
+				m, err := plan.SiteMapping(src.Config)
+				if err != nil {
+					return nil, fmt.Errorf("--via-site: %w; give the mapping with --mirror instead", err)
+				}
+				lo.ro.site = &m
+			}
+			return connect(cmd, &lo.ro, src, images, old, registry.Fill, getenv)
+		}}, rep)
 	// The summary says what the file now holds: after a failure only
 	// when the run changed it.
-	if lo.format == "text" && (lockErr == nil || u.Write) {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, bump.Summary(u.Changes, len(next.Entries)))
+	if lo.format == "text" && summary != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), summary)
 	}
-	return u.Err
+	return err
 }

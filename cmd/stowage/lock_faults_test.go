@@ -348,10 +348,15 @@ func TestLockReportsEveryFailure(t *testing.T) {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
 	for _, want := range []string{"2 images failed", `image "` + app + `"`, "404 Not Found", `image "` + tool + `"`, "403 Forbidden",
-		"keeps the 2 entries it has; 2 of 4 images missing"} {
+		"keeps the 2 entries it has; 2 of 4 images missing: running lock again will not help until the changes the failures name are made"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+	// A 404 and a denied credential fail the same way next time: no
+	// advice to run lock again.
+	if strings.Contains(stderr, "run `stowage lock` again") {
+		t.Errorf("stderr advises running lock again after a 404 and a 403:\n%s", stderr)
 	}
 	lockPath := filepath.Join(dir, lock.FileName)
 	l, err := lock.Parse(readFile(t, lockPath), lockPath)

@@ -11,17 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/guard"
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
@@ -61,55 +59,9 @@ type partialError interface {
 // said what differs, so main prints nothing more and exits 1.
 var errCheckFailed = errors.New("check failed")
 
-// refusedTransport is net/http's default transport in the stowage binary.
-// stowage makes every request through a client of its own (registries:
-// go-containerregistry's transport; clusters: client-go's), so a request
-// through the default one is a library fetching what stowage did not ask
-// for: kustomize's loader fetches an http(s) URL that a builtin
-// generator's or transformer's config names. It fails at once, before any
-// connection, naming the host.
-type refusedTransport struct{}
-
-// RoundTrip refuses r.
-func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	return nil, fmt.Errorf("stowage reads local files only: a request to %s://%s was refused", r.URL.Scheme, r.URL.Host)
-}
-
-// refuseDefaultHTTP installs refusedTransport as http.DefaultTransport.
-func refuseDefaultHTTP() { http.DefaultTransport = refusedTransport{} }
-
-// routeLog sends the standard log package's output, which libraries
-// write untrusted text through (Helm's SDK warns about a chart's values
-// with log.Printf, kustomize's API about a kustomization's unused vars),
-// to w one escaped line a message, without the timestamp, so that a chart
-// or a kustomization cannot drive the terminal (escape.LineWriter). Each
-// line is labelled with the library the running command uses
-// (setLogLabel): "stowage: helm: " or "stowage: kustomize: ".
-func routeLog(w io.Writer) {
-	log.SetFlags(0)
-	log.SetPrefix("")
-	log.SetOutput(labelledLog{w})
-}
-
-// logLabel names the library whose messages the standard log carries in
-// this run: "helm" while a chart renders, "kustomize" while a
-// kustomization builds; unset names none.
-var logLabel atomic.Pointer[string]
-
-// setLogLabel labels the standard log's lines from now on (routeLog).
-func setLogLabel(l string) { logLabel.Store(&l) }
-
-// labelledLog writes each message the standard log gives it as one
-// escaped line after "stowage: " and the current logLabel.
-type labelledLog struct{ w io.Writer }
-
-func (l labelledLog) Write(p []byte) (int, error) {
-	prefix := "stowage: "
-	if s := logLabel.Load(); s != nil && *s != "" {
-		prefix += *s + ": "
-	}
-	return escape.LineWriter(l.w, prefix).Write(p)
-}
+// setLogLabel labels the standard log's lines from now on with the
+// library that writes them (guard.SetLogLabel).
+var setLogLabel = guard.SetLogLabel
 
 // interruptGrace is how long stowage, after SIGTERM or SIGINT, lets the
 // command stop and remove what it staged before it exits anyway (a command
@@ -133,8 +85,8 @@ func main() {
 	if exe, err := os.Executable(); err == nil {
 		cr.child = exe
 	}
-	refuseDefaultHTTP()
-	routeLog(os.Stderr)
+	guard.RefuseDefaultHTTP()
+	guard.RouteLog(os.Stderr)
 	// SIGTERM and SIGINT cancel the command's context instead of killing
 	// the process: writes stop before their final rename and remove their
 	// temporary files, registry requests are abandoned, and the exit code
@@ -152,11 +104,6 @@ func main() {
 
 // env reads an environment variable; tests pass their own.
 type env func(string) (string, bool)
-
-// run executes the command line args and returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
-	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
-}
 
 // runContext is run with a context that a signal cancels; commands stop
 // when it is done, leaving every file as it was.
@@ -210,9 +157,10 @@ apply. Digests come from DIR/stowage.lock.yaml, which lock fills and bump keeps
 current; render never contacts a registry.
 
 Conventions: -o is the output format of every command (text or table, json;
-render's yaml); destinations have flags of their own (render --output-dir,
-bump --pr-body and --render, openpai package-cache --output-file, where - is
-stdout). Every command that prints a report prints it as JSON with -o json.
+yaml for render's manifests and most reports: each command's -o says which);
+destinations have flags of their own (render --output-dir, bump --pr-body and
+--render, openpai package-cache --output-file, where - is stdout). Every
+command that prints a report prints it as JSON with -o json.
 
 Registry settings, set once for lock, bump, vet --remote/--site, mirror and
 push: $STOWAGE_INSECURE_REGISTRY, $STOWAGE_MIRROR (comma-separated, as the
@@ -233,7 +181,7 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every registry request (method, URL, status; never credentials) to stderr")
 	var lim schema.Limits
 	limitflags.Add(root.PersistentFlags(), &lim)
-	limits := newLimitsTopic(root.PersistentFlags())
+	limits := limitflags.Topic(root.PersistentFlags())
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// The limits come from the command line only: a config cannot
 		// raise them. They are this run's (configRun), kept in its

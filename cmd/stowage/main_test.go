@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"testing"
 
@@ -23,4 +25,10 @@ func TestMain(m *testing.M) {
 	code := testbin.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// run executes the command line args as main does, without a signal to
+// cancel it, and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
 }

@@ -200,6 +200,16 @@ func TestBodyEscapesFreeText(t *testing.T) {
 	}
 }
 
+// stale words StaleEntries as lock --check prints them, one
+// StaleEntry.String a line.
+func stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
+	var lines []string
+	for _, s := range StaleEntries(old, next, missing, images, data) {
+		lines = append(lines, s.String())
+	}
+	return lines
+}
+
 // TestStale words what `stowage lock` would change: images the lock lacks,
 // entries nothing uses, a recorded spelling that differs, and a file that
 // is only out of canonical form.
@@ -222,7 +232,7 @@ func TestStale(t *testing.T) {
 		e.Reference = img.Ref.Written
 		next.Put(e)
 	}
-	got := Stale(old, next, missing, images, old.Marshal())
+	got := stale(old, next, missing, images, old.Marshal())
 	want := []string{
 		"changed  docker.io/apache/submarine:jupyter-notebook-0.7.0 (recorded as docker.io/apache/submarine:jupyter-notebook-0.7.0, written as apache/submarine:jupyter-notebook-0.7.0)",
 		"missing  docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese (docker.io/apache/submarine:jupyter-notebook-0.7.0-chinese)",
@@ -234,14 +244,17 @@ func TestStale(t *testing.T) {
 		t.Errorf("Stale =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The same entries in another form: only the format line.
-	same := Stale(next, next, nil, images, append([]byte("# hand-edited\n"), next.Marshal()...))
+	same := stale(next, next, nil, images, append([]byte("# hand-edited\n"), next.Marshal()...))
 	if !reflect.DeepEqual(same, []string{"format   the file is not in canonical form"}) {
 		t.Errorf("Stale of a non-canonical file = %q", same)
 	}
-	if up := Stale(next, next, nil, images, next.Marshal()); len(up) != 0 {
+	if up := stale(next, next, nil, images, next.Marshal()); len(up) != 0 {
 		t.Errorf("Stale of an up-to-date lock = %q", up)
 	}
 	if got, want := Summary(Diff(old, next, images), len(next.Entries)), "0 added, 1 removed, 1 changed (3 images)"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if got, want := Summary(nil, 1), "up to date (1 image)"; got != want {
 		t.Errorf("Summary = %q, want %q", got, want)
 	}
 }

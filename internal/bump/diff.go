@@ -5,11 +5,11 @@
 // NewReport). Those are pure: no file, network or environment access, so
 // that the same change gives the same text, byte for byte.
 //
-// Run is the one that writes: the `stowage bump` transaction, resolving
-// through the registry client its caller connects, rendering with the new
-// lock, and writing the lock, the rendered directory and the pull request
-// body together or not at all. NewUpdate decides what a `stowage lock` run
-// writes.
+// Run and Lock are the ones that write. Run is the `stowage bump`
+// transaction, resolving through the registry client its caller connects,
+// rendering with the new lock, and writing the lock, the rendered
+// directory and the pull request body together or not at all. Lock is a
+// resolving `stowage lock` run, writing what NewUpdate decides.
 package bump
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // Change is one lock entry that differs between an old and a new lock.
@@ -168,23 +169,12 @@ func StaleEntries(old, next *lock.Lock, missing, images []*plan.Image, data []by
 	return out
 }
 
-// Stale words StaleEntries, one line each (StaleEntry.String):
-// "missing  KEY (WRITTEN)", "unused   KEY", "changed  KEY (recorded as R,
-// written as W)" or "format   the file is not in canonical form".
-func Stale(old, next *lock.Lock, missing, images []*plan.Image, data []byte) []string {
-	var lines []string
-	for _, s := range StaleEntries(old, next, missing, images, data) {
-		lines = append(lines, s.String())
-	}
-	return lines
-}
-
 // Summary is `stowage lock`'s one-line report of changes to a lock of total
 // entries: "up to date (N images)" or "A added, R removed, C changed (N
 // images)".
 func Summary(changes []Change, total int) string {
 	if len(changes) == 0 {
-		return fmt.Sprintf("up to date (%d images)", total)
+		return fmt.Sprintf("up to date (%s)", words.Count(total, "image"))
 	}
 	var added, removed, changed int
 	for _, c := range changes {
@@ -197,7 +187,7 @@ func Summary(changes []Change, total int) string {
 			changed++
 		}
 	}
-	return fmt.Sprintf("%d added, %d removed, %d changed (%d images)", added, removed, changed, total)
+	return fmt.Sprintf("%d added, %d removed, %d changed (%s)", added, removed, changed, words.Count(total, "image"))
 }
 
 // normal makes empty and nil platform lists compare equal.

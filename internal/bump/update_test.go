@@ -36,12 +36,14 @@ func TestNewUpdate(t *testing.T) {
 		{name: "changed", old: old, next: next, data: oldData, write: true},
 		{name: "unchanged", old: old, next: old, data: oldData},
 		{name: "new file", old: &lock.Lock{}, next: next, write: true},
+		// An error that is no registry.Errors (not known image by
+		// image): no advice to run lock again.
 		{name: "failed, learned some", old: old, next: next, data: oldData, runErr: failure, write: true,
-			err: fmt.Sprintf("2 images failed\nL keeps the 4 entries it has; 2 of %d images missing: run `stowage lock` again to resolve them", n)},
+			err: fmt.Sprintf("2 images failed\nL keeps the 4 entries it has; 2 of %d images missing", n)},
 		{name: "failed, kept all", old: old, next: old, data: oldData, runErr: failure,
-			err: fmt.Sprintf("2 images failed\nL not changed: it keeps its 4 entries; 2 of %d images missing: run `stowage lock` again to resolve them", n)},
+			err: fmt.Sprintf("2 images failed\nL not changed: it keeps its 4 entries; 2 of %d images missing", n)},
 		{name: "failed, nothing learned", old: &lock.Lock{}, next: &lock.Lock{}, runErr: failure,
-			err: fmt.Sprintf("2 images failed\nL not written: none of the %d images resolved; run `stowage lock` again once they do", n)},
+			err: fmt.Sprintf("2 images failed\nL not written: none of the %d images resolved", n)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := NewUpdate("L", tc.old, tc.next, tc.data, imgs, tc.runErr, 2)
@@ -66,9 +68,10 @@ func TestNewUpdate(t *testing.T) {
 }
 
 // TestNewUpdateRerunAdvice checks that the error advises running lock
-// again only for failures a later run may pass unchanged: a 503 or a
-// refused connection yes, a 404 or a 401 no, and a mix says how many of
-// each.
+// again only for failures a later run may pass unchanged: a 503, a 429 or
+// a refused connection yes; a 404, a 401 (credentials denied) or a
+// password source that cannot be read (a config error) no; a mix says how
+// many of each, every count with its plural right.
 func TestNewUpdateRerunAdvice(t *testing.T) {
 	t.Parallel()
 	old, next := locks()
@@ -78,6 +81,7 @@ func TestNewUpdateRerunAdvice(t *testing.T) {
 		return &registry.ImageError{Image: "i", Answer: "a", Err: &transport.Error{StatusCode: code}}
 	}
 	refused := &registry.ImageError{Image: "i", Answer: "a", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	unset := &registry.ImageError{Image: "i", Answer: "a", Err: errors.New("env:REG_PASSWORD is not set")}
 	for _, tc := range []struct {
 		name     string
 		failures registry.Errors
@@ -86,19 +90,45 @@ func TestNewUpdateRerunAdvice(t *testing.T) {
 		{"transient", registry.Errors{status(503), refused}, "run `stowage lock` again to resolve them"},
 		{"rate limited", registry.Errors{status(429), status(429)}, "run `stowage lock` again to resolve them"},
 		{"permanent", registry.Errors{status(404), status(401)}, "running lock again will not help until the changes the failures name are made"},
-		{"mixed", registry.Errors{status(404), status(502)}, "1 failed on the network or the registry's side and may pass when lock runs again; the other 1 need the change their failure names first"},
+		{"auth denied", registry.Errors{status(401), status(403)}, "running lock again will not help until the changes the failures name are made"},
+		{"config error", registry.Errors{unset, status(503)}, "1 failed on the network or the registry's side and may pass when lock runs again; the other 1 needs the change its failure names first"},
+		{"mixed", registry.Errors{status(404), status(502)}, "1 failed on the network or the registry's side and may pass when lock runs again; the other 1 needs the change its failure names first"},
+		{"mixed, more", registry.Errors{status(404), status(401), status(502)}, "1 failed on the network or the registry's side and may pass when lock runs again; the other 2 need the changes their failures name first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := NewUpdate("L", old, next, old.Marshal(), imgs, tc.failures, len(tc.failures))
-			want := fmt.Sprintf("L keeps the 4 entries it has; 2 of %d images missing: %s", n, tc.want)
+			want := fmt.Sprintf("L keeps the 4 entries it has; %d of %d images missing: %s", len(tc.failures), n, tc.want)
 			if got := u.Err.Error(); !strings.HasSuffix(got, "\n"+want) {
 				t.Errorf("error\n%s\nwant it to end with\n%s", got, want)
 			}
 		})
 	}
-	u := NewUpdate("L", &lock.Lock{}, &lock.Lock{}, nil, imgs, registry.Errors{status(404)}, 1)
-	want := fmt.Sprintf("L not written: none of the %d images resolved; running lock again will not help until the change the failure names is made", n)
-	if got := u.Err.Error(); !strings.HasSuffix(got, "\n"+want) {
-		t.Errorf("error\n%s\nwant it to end with\n%s", got, want)
+	for _, tc := range []struct {
+		name     string
+		old      *lock.Lock
+		images   int
+		failures registry.Errors
+		want     string
+	}{
+		{"nothing learned, permanent", &lock.Lock{}, n, registry.Errors{status(404)},
+			fmt.Sprintf("L not written: none of the %d images resolved; running lock again will not help until the change the failure names is made", n)},
+		{"one image, transient", &lock.Lock{}, 1, registry.Errors{status(503)},
+			"L not written: the image did not resolve; run `stowage lock` again once it does"},
+		{"one entry kept, auth denied", oneEntry(old), n, registry.Errors{status(401)},
+			fmt.Sprintf("L not changed: it keeps its 1 entry; 1 of %d images missing: running lock again will not help until the change the failure names is made", n)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := NewUpdate("L", tc.old, tc.old, tc.old.Marshal(), imgs[:tc.images], tc.failures, len(tc.failures))
+			if got := u.Err.Error(); !strings.HasSuffix(got, "\n"+tc.want) {
+				t.Errorf("error\n%s\nwant it to end with\n%s", got, tc.want)
+			}
+		})
 	}
+}
+
+// oneEntry is a lock holding l's first entry alone.
+func oneEntry(l *lock.Lock) *lock.Lock {
+	one := &lock.Lock{}
+	one.Put(l.Entries[0])
+	return one
 }

@@ -348,3 +348,26 @@ func TestReadLocated(t *testing.T) {
 		t.Errorf("problems = %#v", ps)
 	}
 }
+
+// TestRulePasswords: a source the operator's rule does not allow is
+// refused before anything is read; an allowed one is read only when
+// asked, and a failure names the images that use it.
+func TestRulePasswords(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"STOWAGE_HARBOR": "env-pass"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	r := Rule{Dir: t.TempDir()}
+	if _, err := r.Passwords([]Source{{Source: "env:HOME", UsedBy: []string{"app:1"}}}, getenv); err == nil || !strings.Contains(err.Error(), "HOME") {
+		t.Errorf("env:HOME not refused by name: %v", err)
+	}
+	read, err := r.Passwords([]Source{{Source: "env:STOWAGE_HARBOR"}, {Source: "file:missing", UsedBy: []string{"harbor/app:1"}}}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read("env:STOWAGE_HARBOR"); err != nil || string(got) != "env-pass" {
+		t.Errorf("env:STOWAGE_HARBOR = %q, %v; want env-pass", got, err)
+	}
+	if _, err := read("file:missing"); err == nil || !strings.Contains(err.Error(), "harbor/app:1") {
+		t.Errorf("file:missing: %v, want an error naming harbor/app:1", err)
+	}
+}

@@ -46,3 +46,24 @@ func (r Rule) Check(sources []Source, getenv Env) error {
 func (r Rule) Allowed(sources []Source, getenv Env) error {
 	return Allowed(sources, getenv, r.declared())
 }
+
+// Passwords refuses the sources the rule does not allow (Allowed), before
+// anything is read, and returns the reader a registry client calls for
+// one source's password when a request needs it: that source read under
+// the rule (Read), its errors naming the images of sources that use it.
+func (r Rule) Passwords(sources []Source, getenv Env) (func(source string) ([]byte, error), error) {
+	if err := r.Allowed(sources, getenv); err != nil {
+		return nil, err
+	}
+	users := map[string][]string{}
+	for _, s := range sources {
+		users[s.Source] = s.UsedBy
+	}
+	return func(source string) ([]byte, error) {
+		got, err := r.Read([]Source{{Source: source, UsedBy: users[source]}}, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return got[source], nil
+	}, nil
+}

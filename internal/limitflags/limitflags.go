@@ -7,6 +7,7 @@ package limitflags
 import (
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stowage/stowage/schema"
@@ -23,6 +24,33 @@ func Add(fs *pflag.FlagSet, l *schema.Limits) {
 	fs.IntVar(&l.Nodes, "max-config-nodes", schema.DefaultLimits.Nodes, "refuse a config whose files hold more syntax nodes than this together")
 	fs.DurationVar(&l.Time, "config-timeout", schema.DefaultLimits.Time, "give up evaluating a config after this long")
 	fs.Int64Var(&l.Memory, "max-config-memory", schema.DefaultLimits.Memory, "give up evaluating a config once it takes this many more bytes of heap")
+}
+
+// Topic hides the flags Add defined on fs (Names) from every command's
+// help and returns the help topic that lists them, `stowage help limits`:
+// a command without a Run, which cobra shows under "Additional help
+// topics". The flags still parse on every command; a config cannot raise
+// them.
+func Topic(fs *pflag.FlagSet) *cobra.Command {
+	shown := pflag.NewFlagSet("limits", pflag.ContinueOnError)
+	for _, name := range Names {
+		f := fs.Lookup(name)
+		c := *f
+		shown.AddFlag(&c)
+		f.Hidden = true
+	}
+	return &cobra.Command{
+		Use:   "limits",
+		Short: "The flags that bound a config's evaluation (size, syntax nodes, time, memory)",
+		Long: `These limits bound a config's evaluation: in this process for a config of data
+(YAML, JSON, CUE fields and literals), in a child process the limits can kill
+for CUE that computes (references, expressions, comprehensions, imports). A
+config over one is refused with an error naming the limit. Every command takes them, they
+come from the command line only (a config cannot raise them), and the defaults
+suit configs of thousands of images:
+
+` + shown.FlagUsages(),
+	}
 }
 
 // ChartNames are the flags AddChart defines, in the order it defines them.

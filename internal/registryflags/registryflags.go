@@ -126,3 +126,30 @@ func ApplyEnv(fs *pflag.FlagSet, v Values, getenv func(string) (string, bool)) e
 	}
 	return nil
 }
+
+// Options are the registry client's options that the flags in v ask for
+// (after ApplyEnv): jobs, plain-HTTP hosts, the two timeouts, retries
+// waiting backoff before the first, trusted token realms, a private CA
+// and each --mirror REGISTRY=HOST[:PORT][/PATH]. Error: a --mirror without
+// "=", a usage error.
+func Options(v Values, backoff time.Duration) ([]registry.Option, error) {
+	opts := []registry.Option{
+		registry.WithJobs(*v.Jobs),
+		registry.WithInsecure(*v.Insecure...),
+		registry.WithRequestTimeout(*v.RequestTimeout),
+		registry.WithRunTimeout(*v.RunTimeout),
+		registry.WithRetry(*v.Retries+1, backoff),
+		registry.WithTrustedRealm(*v.TrustedRealms...),
+	}
+	if *v.CAFile != "" {
+		opts = append(opts, registry.WithCAFile(*v.CAFile))
+	}
+	for _, m := range *v.Mirrors {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok {
+			return nil, fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT][/PATH]", m)
+		}
+		opts = append(opts, registry.WithMirror(from, to))
+	}
+	return opts, nil
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/stowage/stowage/internal/registry"
 )
 
 type flags struct {
@@ -61,5 +63,36 @@ func TestApplyEnv(t *testing.T) {
 	}
 	if want := `$STOWAGE_INSECURE_REGISTRY="a,,b": an empty item; want comma-separated values of --insecure-registry`; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestOptions: every flag becomes a registry option that registry.New
+// accepts; a --mirror without "=" is refused naming the value, and one
+// whose target is no host is refused by registry.New.
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	f := &flags{jobs: 4, retries: 2, insecure: []string{"localhost:5000"}, mirrors: []string{"docker.io=mirror.lab:5000/hub"},
+		realms: []string{"auth.lab"}, req: time.Second, run: time.Minute}
+	opts, err := Options(f.values(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts) != 7 {
+		t.Errorf("%d options, want 7 (jobs, insecure, two timeouts, retries, realms, one mirror)", len(opts))
+	}
+	if _, err := registry.New(opts...); err != nil {
+		t.Errorf("registry.New: %v", err)
+	}
+	f.mirrors = []string{"docker.io"}
+	if _, err := Options(f.values(), time.Millisecond); err == nil || err.Error() != `--mirror "docker.io": want REGISTRY=HOST[:PORT][/PATH]` {
+		t.Errorf("a mirror without =: %v", err)
+	}
+	f.mirrors = []string{"docker.io=/"}
+	opts, err = Options(f.values(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.New(opts...); err == nil {
+		t.Error("registry.New accepted a mirror with no host")
 	}
 }
