@@ -10,6 +10,7 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
@@ -46,6 +47,16 @@ func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*pl
 		return nil, nil, usageError{err}
 	}
 	opts = append(opts, registry.WithUserAgent(version.Get().UserAgent()), registry.WithPasswords(passwords))
+	if o.caFile == confined.Stdin {
+		if o.stdin == nil {
+			return nil, nil, errStdinTaken
+		}
+		pem, err := confined.ReadStream(o.stdin, "standard input", confined.CA)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, registry.WithCAPEM(pem, "standard input"))
+	}
 	if o.site != nil {
 		opts = append(opts, registry.WithSite(*o.site))
 	}
@@ -94,10 +105,14 @@ func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 	return src, images, lf.Lock, lf.Data, nil
 }
 
+// errStdinTaken refuses --ca-file - where another flag reads standard input.
+var errStdinTaken = usageError{errors.New("--ca-file -: standard input is read by another flag of this command; give the CA as a file")}
+
 // connect is lock's and bump's Connect (bump.LockInput, bump.Input): the
 // registry client of ro for src's images, and the resolve that runs mode
 // from old and checks the pins under the verify policies (verifyPinned).
 func connect(cmd *cobra.Command, ro *registryOptions, src *source.Source, images []*plan.Image, old *lock.Lock, mode registry.Mode, getenv env) (func(context.Context) (*lock.Lock, error), error) {
+	ro.stdin = cmd.InOrStdin()
 	r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/api/v1alpha1"
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/progress"
@@ -128,6 +129,11 @@ after a run, also when it fails, the run's report:
 			}
 			o.req.Dir, o.req.DirGiven = dirArg(args), len(args) > 0
 			o.req.Stdin, o.req.Warn = cmd.InOrStdin(), cmd.ErrOrStderr()
+			if o.req.Have != confined.Stdin && o.req.Trust != confined.Stdin {
+				o.reg.stdin = cmd.InOrStdin()
+			} else if o.reg.caFile == confined.Stdin {
+				return errStdinTaken
+			}
 			if err := o.req.Validate(); err != nil {
 				return usageError{err}
 			}

@@ -99,6 +99,7 @@ printed.`,
 			if err != nil {
 				return err
 			}
+			o.reg.stdin = cmd.InOrStdin()
 			r, done, err := o.reg.resolver(io.Discard, creds.Rule{}, nil, getenv)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,6 +29,9 @@ type registryOptions struct {
 	retries        int
 	quiet          bool
 	trustedRealms  []string
+	// stdin is what --ca-file - reads; nil when another flag of the
+	// command reads standard input.
+	stdin io.Reader
 	// site, when set (lock --via-site), reads every image at the site
 	// registry it maps it to.
 	site *site.Mapping

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -108,4 +109,43 @@ func wrongNameCert(t *testing.T, dir, name string) (string, tls.Certificate) {
 		t.Fatal(err)
 	}
 	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestLockCAFromStdin: --ca-file - trusts the CA read from standard input
+// (the handshake then fails on the certificate's name, not its authority);
+// standard input without a PEM certificate is bad input (exit 1), and
+// mirror refuses --ca-file - beside --have -, which reads it too (exit 2).
+func TestLockCAFromStdin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	caFile, cert := wrongNameCert(t, dir, "registry.wrong.invalid")
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http404{})
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	h := strings.Replace(strings.TrimPrefix(srv.URL, "https://"), "127.0.0.1", "localhost", 1)
+	cfg := writeConfig(t, map[string]configImage{"app": {Ref: h + "/team/app:1.0"}}, h+"/stowage/helper:v1", h+"/k8s/pause:3.10")
+
+	lockWith := func(stdin string, args ...string) (string, int) {
+		var stdout, stderr bytes.Buffer
+		code := run(args, strings.NewReader(stdin), &stdout, &stderr, envFrom(nil))
+		return stderr.String(), code
+	}
+	stderr, code := lockWith(string(ca), "lock", cfg, "--ca-file", "-", "--retries", "0")
+	if code != 1 || !strings.Contains(stderr, "registry.wrong.invalid") || strings.Contains(stderr, "unknown authority") {
+		t.Errorf("CA on standard input: exit %d, want 1 naming the certificate's host, not its authority:\n%s", code, stderr)
+	}
+	stderr, code = lockWith("not a certificate\n", "lock", cfg, "--ca-file", "-", "--retries", "0")
+	if code != 1 || !strings.Contains(stderr, "CA file standard input: no PEM certificate in it") {
+		t.Errorf("no PEM on standard input: exit %d, want 1 naming it:\n%s", code, stderr)
+	}
+	stderr, code = lockWith("", "mirror", cfg, "--to", "oci:"+filepath.Join(dir, "bundle"), "--have", "-", "--ca-file", "-")
+	if code != 2 || !strings.Contains(stderr, "--ca-file -: standard input is read by another flag") {
+		t.Errorf("mirror --have - --ca-file -: exit %d, want 2:\n%s", code, stderr)
+	}
 }

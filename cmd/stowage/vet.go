@@ -85,6 +85,7 @@ stdout also when vet fails: ` + printer.MustKeys(v1alpha1.VetReport{}) + `.` + k
 			return vet.Run(cmd.Context(), src, vet.Options{Profile: o.profile, Remote: remote, Site: onSite, Getenv: getenv,
 				Executable: exe, Schema: schemaOptions(cmd.Context()), InputSize: fnInputSize, Warnings: cmd.ErrOrStderr(), EveryPool: rep.Verbose && format == "text",
 				Connect: func(images []*plan.Image) (*registry.Resolver, func(), error) {
+					ro.stdin = cmd.InOrStdin()
 					return ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
 				}}, rep)
 		},

@@ -127,6 +127,7 @@ type options struct {
 	mirrors        map[string]mirror
 	site           *site.Mapping
 	caFile         string
+	caPEM          []byte
 	keychain       authn.Keychain
 	passwords      func(source string) ([]byte, error)
 	progress       Progress
@@ -273,6 +274,16 @@ func WithCAFile(path string) Option {
 	}
 }
 
+// WithCAPEM adds the PEM certificates pem, read by the caller (--ca-file -
+// from standard input), to the system's trusted roots; shown names them in
+// errors. It replaces WithCAFile.
+func WithCAPEM(pem []byte, shown string) Option {
+	return func(o *options) error {
+		o.caFile, o.caPEM = shown, pem
+		return nil
+	}
+}
+
 // WithKeychain replaces authn.DefaultKeychain (the Docker config and its
 // credential helpers) as the second source of credentials.
 func WithKeychain(kc authn.Keychain) Option {
@@ -399,7 +410,7 @@ func New(opts ...Option) (*Resolver, error) {
 	if base == nil {
 		t := remote.DefaultTransport.(*http.Transport).Clone()
 		if o.caFile != "" {
-			pool, err := caPool(o.caFile)
+			pool, err := caPool(o.caFile, o.caPEM)
 			if err != nil {
 				return nil, err
 			}
@@ -422,11 +433,14 @@ func New(opts ...Option) (*Resolver, error) {
 	}, nil
 }
 
-// caPool is the system roots plus the PEM certificates of path.
-func caPool(path string) (*x509.CertPool, error) {
-	pem, err := confined.ReadPath(path, confined.CA)
-	if err != nil {
-		return nil, err
+// caPool is the system roots plus the PEM certificates pem, or when pem
+// is nil those of the file path.
+func caPool(path string, pem []byte) (*x509.CertPool, error) {
+	if pem == nil {
+		var err error
+		if pem, err = confined.ReadPath(path, confined.CA); err != nil {
+			return nil, err
+		}
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {

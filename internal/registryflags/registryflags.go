@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/registry"
 )
 
@@ -58,7 +59,7 @@ func Add(fs *pflag.FlagSet, v Values, d Defaults) {
 	fs.IntVar(v.Jobs, "jobs", registry.DefaultJobs, d.JobsUsage)
 	fs.StringArrayVar(v.Insecure, "insecure-registry", nil, "allow plain HTTP to this registry, host[:port] as contacted (repeatable; default $STOWAGE_INSECURE_REGISTRY, comma-separated)")
 	fs.StringArrayVar(v.Mirrors, "mirror", nil, "resolve REGISTRY's images at a mirror, REGISTRY=HOST[:PORT][/PATH]; the lock keeps the original names (repeatable; default $STOWAGE_MIRROR, comma-separated)")
-	fs.StringVar(v.CAFile, "ca-file", "", "PEM file of a private CA to trust besides the system's (default $STOWAGE_CA_FILE)")
+	fs.StringVar(v.CAFile, "ca-file", "", "PEM file of a private CA to trust besides the system's; - reads standard input (default $STOWAGE_CA_FILE)")
 	fs.DurationVar(v.RequestTimeout, "timeout", d.RequestTimeout, d.TimeoutUsage)
 	fs.DurationVar(v.RunTimeout, "deadline", d.RunTimeout, "time limit of the whole run")
 	fs.IntVar(v.Retries, "retries", registry.DefaultAttempts-1, "retries of a request after a 429, a 5xx, a reset connection or a timeout")
@@ -141,7 +142,7 @@ func Options(v Values, backoff time.Duration) ([]registry.Option, error) {
 		registry.WithRetry(*v.Retries+1, backoff),
 		registry.WithTrustedRealm(*v.TrustedRealms...),
 	}
-	if *v.CAFile != "" {
+	if *v.CAFile != "" && *v.CAFile != confined.Stdin { // "-": the caller reads it (registry.WithCAPEM)
 		opts = append(opts, registry.WithCAFile(*v.CAFile))
 	}
 	for _, m := range *v.Mirrors {
