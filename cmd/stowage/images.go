@@ -210,24 +210,9 @@ Names and output as from-list (docs/imagesets.md).`,
 			if err := readStdinValues(cmd, &o); err != nil {
 				return err
 			}
-			var label string
-			var values []imageset.NodeValue
-			for _, arg := range perNode {
-				l, v, err := imageset.ParseNodeValue(arg)
-				if err != nil {
-					return usageError{fmt.Errorf("--per-node-label %w", err)}
-				}
-				if label != "" && l != label {
-					return usageError{fmt.Errorf("--per-node-label %q: label %s, but an earlier one names %s; give one label", arg, l, label)}
-				}
-				if err := refuseStdout("--per-node-label", v.File, "give a values file per value; only --values reads standard input"); err != nil {
-					return err
-				}
-				if slices.ContainsFunc(values, func(w imageset.NodeValue) bool { return w.Value == v.Value }) {
-					return usageError{fmt.Errorf("--per-node-label %q: value %q is given twice", arg, v.Value)}
-				}
-				label = l
-				values = append(values, v)
+			label, values, err := imageset.ParseNodeValues(perNode)
+			if err != nil {
+				return usageError{fmt.Errorf("--per-node-label %w", err)}
 			}
 			inputs := append([]string{args[0]}, o.ValueFiles...)
 			for _, v := range values {
@@ -236,16 +221,9 @@ Names and output as from-list (docs/imagesets.md).`,
 			if err := out.refuseInputs(inputs...); err != nil {
 				return err
 			}
-			// One render cannot tell which images differ per node group:
-			// with one value every image would be written as shared, and
-			// every node would pull that value's driver.
-			if len(values) == 1 {
-				return usageError{fmt.Errorf("--per-node-label: one value of %s given; give one per node group (at least two): an image becomes byNodeLabel where their renders differ", label)}
-			}
 			var (
 				set    imageset.Set
 				source string
-				err    error
 			)
 			o.Limits = imageset.ChartLimits(chartLimits)
 			o.Child = configRunOf(cmd.Context()).child

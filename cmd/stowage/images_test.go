@@ -180,7 +180,7 @@ func TestImagesFromChartPerNodeLabel(t *testing.T) {
 	}{
 		{[]string{"--per-node-label", kernel + "=5.15.0-91-generic"}, "want LABEL=VALUE:FILE"},
 		{[]string{"--per-node-label", kernel + "=a:x.yaml", "--per-node-label", "nvidia.com/gpu.product=b:y.yaml"}, "give one label"},
-		{[]string{"--per-node-label", kernel + "=a:-"}, "--per-node-label -:"},
+		{[]string{"--per-node-label", kernel + "=a:-"}, "only --values reads standard input"},
 		{[]string{"--per-node-label", kernel + "=a:x.yaml"}, "one value of " + kernel + " given"},
 		{[]string{"--per-node-label", kernel + "=a:x.yaml", "--per-node-label", kernel + "=a:y.yaml"}, `value "a" is given twice`},
 		{[]string{"--as", "catalogue"}, `--as "catalogue": want images or environments`},

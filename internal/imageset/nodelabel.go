@@ -50,6 +50,34 @@ func ParseNodeValue(arg string) (label string, v NodeValue, err error) {
 	return label, NodeValue{Value: value, File: file}, nil
 }
 
+// ParseNodeValues reads every --per-node-label argument (ParseNodeValue):
+// one label, each value once, no values file "-" (only --values reads
+// standard input), and either none or at least two values, since one
+// render cannot tell which images differ per node group. Errors are the
+// user's command-line mistakes, each naming the argument.
+func ParseNodeValues(args []string) (label string, values []NodeValue, err error) {
+	for _, arg := range args {
+		l, v, err := ParseNodeValue(arg)
+		if err != nil {
+			return "", nil, err
+		}
+		switch {
+		case label != "" && l != label:
+			return "", nil, fmt.Errorf("%q: label %s, but an earlier one names %s; give one label", arg, l, label)
+		case v.File == Stdin:
+			return "", nil, fmt.Errorf("%q: give a values file per value; only --values reads standard input", arg)
+		case slices.ContainsFunc(values, func(w NodeValue) bool { return w.Value == v.Value }):
+			return "", nil, fmt.Errorf("%q: value %q is given twice", arg, v.Value)
+		}
+		label = l
+		values = append(values, v)
+	}
+	if len(values) == 1 {
+		return "", nil, fmt.Errorf("%q: the one value of %s given; give one per node group (at least two): an image becomes byNodeLabel where their renders differ", args[0], label)
+	}
+	return label, values, nil
+}
+
 // FromChartByNodeLabel renders the chart at path once per value of the
 // node label label, with o and that value's values file last (FromChart's
 // rules and bounds each time), and merges the sets: an image whose

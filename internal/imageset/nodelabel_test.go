@@ -81,3 +81,31 @@ func TestFromChartByNodeLabel(t *testing.T) {
 		t.Errorf("a value twice: %v", err)
 	}
 }
+
+// TestParseNodeValues: the arguments of --per-node-label together: one
+// label, each value once, no "-" file, none or at least two values.
+func TestParseNodeValues(t *testing.T) {
+	t.Parallel()
+	a, b := kernelLabel+"=5.15:a.yaml", kernelLabel+"=6.8:b.yaml"
+	label, values, err := ParseNodeValues([]string{a, b})
+	if err != nil || label != kernelLabel || len(values) != 2 || values[0] != (NodeValue{"5.15", "a.yaml"}) || values[1] != (NodeValue{"6.8", "b.yaml"}) {
+		t.Fatalf("two values: %q %v %v", label, values, err)
+	}
+	if label, values, err := ParseNodeValues(nil); err != nil || label != "" || values != nil {
+		t.Errorf("none: %q %v %v", label, values, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a}, `"` + a + `": the one value of ` + kernelLabel + " given"},
+		{[]string{a, "nvidia.com/gpu.product=x:c.yaml"}, "but an earlier one names " + kernelLabel},
+		{[]string{a, kernelLabel + "=6.8:-"}, "only --values reads standard input"},
+		{[]string{a, kernelLabel + "=5.15:c.yaml"}, `value "5.15" is given twice`},
+		{[]string{a, "bad"}, "want LABEL=VALUE:FILE"},
+	} {
+		if _, _, err := ParseNodeValues(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
