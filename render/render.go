@@ -141,20 +141,12 @@ func fromImageLock(il *v1alpha1.ImageLock) (*lock.Lock, error) {
 	return lock.New(entries), nil
 }
 
-func internal(objs []Object) []engine.Object {
-	out := make([]engine.Object, len(objs))
-	for i, o := range objs {
-		out[i] = engine.Object(o)
-	}
-	return out
-}
-
 // WriteStream writes objs to w as one multi-document YAML stream, "---"
 // before each document after the first: the bytes `stowage render` prints.
 // Keys are sorted and a null creationTimestamp and an empty status left
 // out, so the same objects always give the same bytes.
 func WriteStream(w io.Writer, objs []Object) error {
-	b, err := engine.Encode(internal(objs))
+	b, err := engine.Encode(engine.Objects(objs))
 	if err != nil {
 		return err
 	}
@@ -171,12 +163,12 @@ func WriteStream(w io.Writer, objs []Object) error {
 // cancelled ctx leaves dir as it was. A Secret's file gets mode 0600, the
 // others 0644 (whatever the umask), and dir 0755.
 func WriteDir(ctx context.Context, dir string, objs []Object) error {
-	files, err := engine.Files(internal(objs))
+	files, err := engine.Files(engine.Objects(objs))
 	if err != nil {
 		return err
 	}
 	if err := output.CheckDir(dir, ""); err != nil {
 		return err
 	}
-	return atomicfile.ReplaceDirModes(ctx, dir, files, engine.FileModes(internal(objs)))
+	return atomicfile.ReplaceDirModes(ctx, dir, files, engine.FileModes(engine.Objects(objs)))
 }
