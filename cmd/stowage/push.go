@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/internal/fluxartifact"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // ociURLPrefix starts push's destination, as in a Flux OCIRepository's url.
@@ -92,7 +93,7 @@ printed.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if err := checkConfigDir(dir, false); err != nil {
+			if err := source.CheckConfigDir(dir, false); err != nil {
 				return err
 			}
 			objs, err := renderDir(cmd.Context(), dir, o.load, getenv)
