@@ -7,8 +7,11 @@
 // and TrustRoots, a CRI-O policy.json ConfigMap) for the references it
 // writes.
 //
-// Rendering a config directory DIR from Go takes the steps `stowage
-// render DIR` takes, and gives the same bytes (Example_directory):
+// This package is stowage's one render pipeline: `stowage render`, `cmp
+// generate`, `push`, `vet`, `status`, `bump --render` and the KRM function
+// (fn) all render through Render. Rendering a config directory DIR from Go
+// takes the steps `stowage render DIR` takes, and gives the same bytes
+// (Example_directory):
 //
 //  1. schema.Load(DIR): the config. Load evaluates the config's CUE in
 //     this process unless it is given schema.WithChild (with
@@ -19,9 +22,9 @@
 //     other way: the lock, checked as strictly as the CLI checks it;
 //  3. ReadNeeded(DIR, cfg, profile, getenv): the password sources and the
 //     verify policies' key and trusted-root files the profile needs,
-//     read under the CLI's rules, for Input.Passwords and Input.Trust
-//     (Needs lists them without reading, for a caller that reads them
-//     itself);
+//     read under the CLI's rules (the function's with FunctionRule, none
+//     with Placeholders), for Input.Passwords and Input.Trust (Needs lists
+//     them without reading, for a caller that reads them itself);
 //  4. Render, then WriteStream or WriteDir.
 //
 // Render, Needs and ParseLock are pure: no file, network or environment
