@@ -116,6 +116,15 @@ func ReadNeeded(dir string, cfg *v1alpha1.Config, profile string, getenv func(na
 	for _, opt := range opts {
 		opt(&o)
 	}
+	_, prof, err := cfg.Profile(profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prof.Policy == nil && (prof.Secrets != v1alpha1.SecretsRender || !anyPassword(cfg)) {
+		// Nothing to read (Needs would list nothing): the plan, whose
+		// errors Render gives too, is not built twice.
+		return map[string][]byte{}, map[string][]byte{}, nil
+	}
 	p, err := plan.Build(cfg, profile, nil)
 	if err != nil {
 		return nil, nil, err
@@ -151,6 +160,22 @@ func ReadNeeded(dir string, cfg *v1alpha1.Config, profile string, getenv func(na
 		trust[f] = b
 	}
 	return passwords, trust, nil
+}
+
+// anyPassword says whether an image or environment of cfg has a
+// password source: the only places a pull Secret's password comes from.
+func anyPassword(cfg *v1alpha1.Config) bool {
+	for _, im := range cfg.Images {
+		if im.Auth != nil && im.Auth.Password != "" {
+			return true
+		}
+	}
+	for _, e := range cfg.Environments {
+		if e.Auth != nil && e.Auth.Password != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadOption changes how ReadNeeded reads the passwords: FunctionRule,
