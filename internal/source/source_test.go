@@ -254,3 +254,41 @@ func TestLoadCancelled(t *testing.T) {
 		t.Errorf("Load returned %v after the start, long after the cancel at 20ms", took)
 	}
 }
+
+// TestCheckConfigDirAndDiscover: render's output directory is refused by
+// both kinds of command, a kustomization only by those that take no
+// kustomization, a config directory by neither; Discover names why a
+// directory is stowage's, and says nothing of one that is not.
+func TestCheckConfigDirAndDiscover(t *testing.T) {
+	t.Parallel()
+	rendered := "../../examples/gitops-flux/clusters/prod/prepull"
+	for _, tc := range []struct {
+		dir             string
+		kustomizationOK bool
+		err             string
+	}{
+		{rendered, true, "is the output of `stowage render --output-dir`"},
+		{rendered, false, "is the output of `stowage render --output-dir`"},
+		{kustDir, true, ""},
+		{kustDir, false, "is a kustomization (kustomization.yaml), not a stowage config directory"},
+		{configDir, false, ""},
+	} {
+		err := CheckConfigDir(tc.dir, tc.kustomizationOK)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("CheckConfigDir(%s, %v) = %v, want %q", tc.dir, tc.kustomizationOK, err, tc.err)
+		}
+	}
+	empty := t.TempDir()
+	for dir, want := range map[string]string{
+		kustDir:   "kustomization.yaml: a kustomization with the stowage transformer",
+		configDir: lock.FileName + ": a stowage config directory",
+		empty:     "",
+	} {
+		if got, err := Discover(dir); err != nil || got != want {
+			t.Errorf("Discover(%s) = %q, %v; want %q", dir, got, err, want)
+		}
+	}
+	if _, err := Discover(filepath.Join(empty, "missing")); err == nil {
+		t.Error("Discover of a missing directory: no error")
+	}
+}
