@@ -157,7 +157,9 @@ func Load(ctx context.Context, dir string, o LoadOptions) (*Source, error) {
 	}
 	operatorCap := capInput <= maxInput
 	maxInput = min(maxInput, capInput)
-	p := &fn.Processor{Dir: dir, ConfigOptions: o.Schema}
+	// The functionConfig's evaluation stops with the build's context
+	// too (its --deadline), as later options win.
+	p := &fn.Processor{Dir: dir, ConfigOptions: append(slices.Clip(o.Schema), schema.WithContext(ctx))}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	if o.Warnings != nil {
 		for _, l := range p.Locate(b.FunctionConfig, rs) {
