@@ -18,6 +18,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/testing/offlineimage"
+	pipeline "github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -33,15 +34,19 @@ var exampleEnv = map[string]string{"SUBMARINE_HARBOR_PASSWORD": "example-harbor-
 var examples = []string{"openpai-offline", "submarine-notebooks", "gpu-platform", "gitops-flux/config"}
 
 // renderProfile renders a profile the way `stowage render DIR --profile P`
-// does: render.FromConfig, which reads the password sources, renders with the
-// lock and checks every object against the k8s.io/api types.
+// does: the public pipeline's render.ReadNeeded, which reads the password
+// sources, then render.Render with the lock.
 func renderProfile(t *testing.T, cfg *v1alpha1.Config, dir, profile string, l *lock.Lock, env map[string]string) []render.Object {
 	t.Helper()
-	objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: dir, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	pw, trust, err := pipeline.ReadNeeded(dir, cfg, profile, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	var objs []pipeline.Object
+	if err == nil {
+		objs, err = pipeline.Render(pipeline.Input{Config: cfg, Lock: l.Object(), Profile: profile, Passwords: pw, Trust: trust})
+	}
 	if err != nil {
 		t.Fatalf("render %s --profile %s: %v", dir, profile, err)
 	}
-	return objs
+	return render.Objects(objs)
 }
 
 // loadExample loads an example's config and lock.

@@ -336,3 +336,29 @@ Bounds: the operator's STOWAGE_MAX_INPUT_BYTES caps the ResourceList (default
 function's memory whatever the input (bytes, default 2 GiB; past it, exit 1). A
 declaration whose envs set either is refused.`
 }
+
+// DeclaredFlags parses args, the arguments an exec declaration gives the
+// fn command c (NewCommand's, alone or under a CLI whose persistent flags
+// it also accepts, as cobra's Command.Find returns it with the args left
+// for it), with c's own flags, and returns what the declaration sets: the
+// --allow-env names (nil when it gives none, so that it narrows nothing)
+// and --max-input-bytes (DefaultMaxInput when it gives none). Errors: a
+// flag or an argument c refuses. It parses into c, so c must be a fresh
+// command, not the one that runs.
+func DeclaredFlags(c *cobra.Command, args []string) (allowEnv []string, maxInput int64, err error) {
+	if err := c.ParseFlags(args); err != nil {
+		return nil, 0, err
+	}
+	if err := c.ValidateArgs(c.Flags().Args()); err != nil {
+		return nil, 0, err
+	}
+	if c.Flags().Changed("allow-env") {
+		if allowEnv, err = c.Flags().GetStringArray("allow-env"); err != nil {
+			return nil, 0, err
+		}
+	}
+	if maxInput, err = c.Flags().GetInt64("max-input-bytes"); err != nil {
+		return nil, 0, err
+	}
+	return allowEnv, maxInput, nil
+}

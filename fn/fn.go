@@ -96,7 +96,7 @@ type Processor struct {
 	Stderr io.Writer
 	// CheckOnly renders without reading a password: each source is only
 	// checked the way render would refuse it (stowage vet on a
-	// kustomization; render.Options NoPasswords and CheckPasswords).
+	// kustomization; render.Placeholders(true)).
 	CheckOnly bool
 	// ConfigOptions are added to every config load of the function
 	// (schema.WithLimits, schema.WithChild); nil loads with schema's

@@ -11,7 +11,8 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/lock"
-	"github.com/stowage/stowage/internal/render"
+	engine "github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -103,8 +104,10 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 	}
 }
 
-// render renders profile of cfg with l through render.FromConfig and
-// returns the objects as nodes.
+// render renders profile of cfg with l as `stowage render` does, the
+// passwords read under the function's rule (render.ReadNeeded with
+// render.FunctionRule; only checked, with render.Placeholders, when
+// s.p.CheckOnly), and returns the objects as nodes.
 //
 // Each password problem (creds.Problems) at a password's place in the
 // config (c.passwordFields) becomes its own result at the
@@ -112,8 +115,15 @@ func (s *session) configErrors(fc *yaml.RNode, prefix string, err error) {
 // file and line.
 func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode {
 	cfg, profile := c.cfg, c.profile
-	objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: s.p.Dir, Getenv: s.getenv, Function: true, AllowEnv: s.p.AllowEnv,
-		NoPasswords: s.p.CheckOnly, CheckPasswords: s.p.CheckOnly})
+	opts := []render.ReadOption{render.FunctionRule(s.p.AllowEnv)}
+	if s.p.CheckOnly {
+		opts = append(opts, render.Placeholders(true))
+	}
+	pw, trust, err := render.ReadNeeded(s.p.Dir, cfg, profile, s.getenv, opts...)
+	var objs []render.Object
+	if err == nil {
+		objs, err = render.Render(render.Input{Config: cfg, Lock: l.Object(), Profile: profile, Passwords: pw, Trust: trust})
+	}
 	if err != nil {
 		var problems creds.Problems
 		if !errors.As(err, &problems) {
@@ -135,7 +145,7 @@ func (s *session) render(fc *yaml.RNode, c fnConfig, l *lock.Lock) []*yaml.RNode
 	}
 	var out []*yaml.RNode
 	for _, o := range objs {
-		b, err := render.Marshal(o)
+		b, err := engine.Marshal(engine.Object(o))
 		if err != nil {
 			s.errorf(fc, "", "%v", err)
 			continue

@@ -7,8 +7,11 @@
 // and TrustRoots, a CRI-O policy.json ConfigMap) for the references it
 // writes.
 //
-// Rendering a config directory DIR from Go takes the steps `stowage
-// render DIR` takes, and gives the same bytes (Example_directory):
+// This package is stowage's one render pipeline: `stowage render`, `cmp
+// generate`, `push`, `vet`, `status`, `bump --render` and the KRM function
+// (fn) all render through Render. Rendering a config directory DIR from Go
+// takes the steps `stowage render DIR` takes, and gives the same bytes
+// (Example_directory):
 //
 //  1. schema.Load(DIR): the config. Load evaluates the config's CUE in
 //     this process unless it is given schema.WithChild (with
@@ -19,9 +22,9 @@
 //     other way: the lock, checked as strictly as the CLI checks it;
 //  3. ReadNeeded(DIR, cfg, profile, getenv): the password sources and the
 //     verify policies' key and trusted-root files the profile needs,
-//     read under the CLI's rules, for Input.Passwords and Input.Trust
-//     (Needs lists them without reading, for a caller that reads them
-//     itself);
+//     read under the CLI's rules (the function's with FunctionRule, none
+//     with Placeholders), for Input.Passwords and Input.Trust (Needs lists
+//     them without reading, for a caller that reads them itself);
 //  4. Render, then WriteStream or WriteDir.
 //
 // Render, Needs and ParseLock are pure: no file, network or environment
@@ -141,20 +144,12 @@ func fromImageLock(il *v1alpha1.ImageLock) (*lock.Lock, error) {
 	return lock.New(entries), nil
 }
 
-func internal(objs []Object) []engine.Object {
-	out := make([]engine.Object, len(objs))
-	for i, o := range objs {
-		out[i] = engine.Object(o)
-	}
-	return out
-}
-
 // WriteStream writes objs to w as one multi-document YAML stream, "---"
 // before each document after the first: the bytes `stowage render` prints.
 // Keys are sorted and a null creationTimestamp and an empty status left
 // out, so the same objects always give the same bytes.
 func WriteStream(w io.Writer, objs []Object) error {
-	b, err := engine.Encode(internal(objs))
+	b, err := engine.Encode(engine.Objects(objs))
 	if err != nil {
 		return err
 	}
@@ -171,12 +166,12 @@ func WriteStream(w io.Writer, objs []Object) error {
 // cancelled ctx leaves dir as it was. A Secret's file gets mode 0600, the
 // others 0644 (whatever the umask), and dir 0755.
 func WriteDir(ctx context.Context, dir string, objs []Object) error {
-	files, err := engine.Files(internal(objs))
+	files, err := engine.Files(engine.Objects(objs))
 	if err != nil {
 		return err
 	}
 	if err := output.CheckDir(dir, ""); err != nil {
 		return err
 	}
-	return atomicfile.ReplaceDirModes(ctx, dir, files, engine.FileModes(internal(objs)))
+	return atomicfile.ReplaceDirModes(ctx, dir, files, engine.FileModes(engine.Objects(objs)))
 }

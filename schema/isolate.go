@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,15 +89,21 @@ type wireConfig struct {
 	PasswordAt            map[string]v1alpha1.Position
 }
 
-// runChild evaluates req in a child process of exe.
-func runChild(exe string, req childRequest) (*v1alpha1.Config, error) {
+// runChild evaluates req in a child process of exe, killed when ctx (nil:
+// never) is done.
+func runChild(ctx context.Context, exe string, req childRequest) (*v1alpha1.Config, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	first := req.Files[0].Name
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	var stdout bytes.Buffer
-	switch err := isolate.Run(exe, ChildArg, in, &stdout, isolate.Limits{Time: req.Limits.Time, Memory: req.Limits.Memory}); {
+	switch err := isolate.RunContext(ctx, exe, ChildArg, in, &stdout, isolate.Limits{Time: req.Limits.Time, Memory: req.Limits.Memory}); {
+	case ctx.Err() != nil:
+		return nil, stopped(ctx, first)
 	case errors.Is(err, isolate.ErrTime):
 		return nil, Errors{{File: first, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", req.Limits.Time)}}
 	case errors.Is(err, isolate.ErrMemory):

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,6 +140,37 @@ func TestEncodingOneRule(t *testing.T) {
 		want := f.Name + ":2:"
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), ": not valid UTF-8") || strings.Count(err.Error(), f.Name) != 1 {
 			t.Errorf("%s not UTF-8: %v; want one error starting %q", f.Name, err, want)
+		}
+	}
+}
+
+// TestWithContext: a load whose context is done stops at once, with an
+// error at the first file wrapping the context's cause; one cancelled
+// while CUE evaluates, in this process or in a child, returns soon after
+// the cancel, long before the evaluation would end.
+func TestWithContext(t *testing.T) {
+	cause := errors.New("interrupted")
+	done, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	files := []File{{Name: "cfg/c.yaml", Data: []byte("images: {a: {reference: busybox:1.36}}\n")}}
+	if _, err := LoadFiles("cfg", files, WithContext(done)); !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), "cfg/c.yaml: evaluating the config stopped: interrupted") {
+		t.Errorf("LoadFiles: %v, want the cause at the first file", err)
+	}
+	if _, err := LoadEmbedded("cfg", "fc.yaml", []byte("spec: {}\n"), "spec", nil, WithContext(done)); !errors.Is(err, cause) {
+		t.Errorf("LoadEmbedded: %v, want the cause", err)
+	}
+
+	bomb := []File{{Name: "cfg/bomb.cue", Data: []byte("package stowage\nimport \"list\"\n_n: [for a in list.Range(0, 500, 1) for b in list.Range(0, 500, 1) {a*b}]\nimages: x: reference: \"busybox:\\(len(_n))\"\n")}}
+	for name, opts := range map[string][]Option{"in process": nil, "child": {child(t)}} {
+		ctx, stop := context.WithCancelCause(context.Background())
+		time.AfterFunc(50*time.Millisecond, func() { stop(cause) })
+		start := time.Now()
+		_, err := LoadFiles("cfg", bomb, append(opts, WithContext(ctx))...)
+		if !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), "cfg/bomb.cue: evaluating the config stopped: interrupted") {
+			t.Errorf("%s: cancelled evaluation: %v, want the cause", name, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: the load returned %v after its start, the cancel came at 50ms", name, d)
 		}
 	}
 }

@@ -104,9 +104,9 @@ func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, 
 	files = slices.SortedStableFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	defer func() { err = redactErrors(err, files) }()
 	if set.child != "" && Computes(files) != "" {
-		return runChild(set.child, childRequest{Limits: set.Limits, Dir: dir, Files: files, Opts: set.Options})
+		return runChild(set.ctx, set.child, childRequest{Limits: set.Limits, Dir: dir, Files: files, Opts: set.Options})
 	}
-	return timed(files[0].Name, set.Limits, func() (*v1alpha1.Config, error) {
+	return timed(set.ctx, files[0].Name, set.Limits, func() (*v1alpha1.Config, error) {
 		ctx := cuecontext.New()
 		user, errs := buildUser(ctx, files, set.Limits.Nodes)
 		if len(errs) > 0 {
@@ -127,7 +127,7 @@ func LoadFiles(dir string, files []File, opts ...Option) (cfg *v1alpha1.Config, 
 // with WithChild: the document is YAML, which is data (Computes).
 func LoadEmbedded(dir, file string, data []byte, field string, drop []string, opts ...Option) (*v1alpha1.Config, error) {
 	set := newSettings(opts)
-	return timed(file, set.Limits, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, set.Options) })
+	return timed(set.ctx, file, set.Limits, func() (*v1alpha1.Config, error) { return loadEmbedded(dir, file, data, field, drop, set.Options) })
 }
 
 func loadEmbedded(dir, file string, data []byte, field string, drop []string, opts Options) (cfg *v1alpha1.Config, err error) {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -33,6 +34,17 @@ type limitsOption Limits
 
 func (l limitsOption) apply(s *settings) { s.Limits = Limits(l).orDefault() }
 
+// WithContext stops the load when ctx is done (a signal, the run's
+// deadline): it returns at once with an error wrapping ctx's cause, and
+// a child process evaluating the config (WithChild) is killed. Without
+// it, or while ctx is not done, the load is what it is without: only the
+// Limits stop it.
+func WithContext(ctx context.Context) Option { return contextOption{ctx} }
+
+type contextOption struct{ ctx context.Context }
+
+func (c contextOption) apply(s *settings) { s.ctx = c.ctx }
+
 // settings are the options of one load.
 type settings struct {
 	Options
@@ -40,6 +52,14 @@ type settings struct {
 	// child is the executable WithChild named; "" evaluates in this
 	// process.
 	child string
+	// ctx stops the load (WithContext); nil never does.
+	ctx context.Context
+}
+
+// stopped is the error of a load ctx stopped, at the config's first
+// file.
+func stopped(ctx context.Context, file string) error {
+	return fmt.Errorf("%s: evaluating the config stopped: %w", file, context.Cause(ctx))
 }
 
 func newSettings(opts []Option) settings {
@@ -98,10 +118,17 @@ func (l Limits) orDefault() Limits {
 // timed runs load under the time and memory limits. On a hit it returns an
 // error at file naming the limit and its flag; the evaluation, which CUE
 // cannot cancel, is abandoned and ends with the process.
-func timed(file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1alpha1.Config, error) {
+func timed(ctx context.Context, file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1alpha1.Config, error) {
 	type result struct {
 		cfg *v1alpha1.Config
 		err error
+	}
+	var stop <-chan struct{} // nil: never
+	if ctx != nil {
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, file)
+		}
+		stop = ctx.Done()
 	}
 	lim := lims.Time
 	base := isolate.HeapBytes()
@@ -120,6 +147,8 @@ func timed(file string, lims Limits, load func() (*v1alpha1.Config, error)) (*v1
 		select {
 		case r := <-done:
 			return r.cfg, r.err
+		case <-stop:
+			return nil, stopped(ctx, file)
 		case <-timer.C:
 			return nil, Errors{{File: file, Msg: fmt.Sprintf("evaluating the config took more than %v, the limit of a config; raise it with --config-timeout", lim)}}
 		case <-tick.C:

@@ -932,9 +932,9 @@ func TestRenderCheckJSON(t *testing.T) {
 	if err := os.CopyFS(out, os.DirFS(committed)); err != nil {
 		t.Fatal(err)
 	}
-	decode := func(t *testing.T, stdout []byte) checkReport {
+	decode := func(t *testing.T, stdout []byte) v1alpha1.RenderCheckReport {
 		t.Helper()
-		var r checkReport
+		var r v1alpha1.RenderCheckReport
 		dec := json.NewDecoder(bytes.NewReader(stdout))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
@@ -950,6 +950,16 @@ func TestRenderCheckJSON(t *testing.T) {
 	want := "{\n  \"ok\": true,\n  \"dir\": \"" + out + "\",\n  \"changed\": [],\n  \"foreign\": [],\n  \"diff\": \"\",\n  \"errors\": []\n}\n"
 	if code != 0 || len(stderr) != 0 || string(stdout) != want {
 		t.Errorf("fresh output: exit %d, stderr %s, stdout\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+	// The same report as YAML with -o yaml given; the default -o prints
+	// none (the text report is on stderr).
+	stdout, stderr, code = runCLI(t, nil, "render", config, "--output-dir", out, "--check", "-o", "yaml")
+	want = "ok: true\ndir: " + out + "\nchanged: []\nforeign: []\ndiff: \"\"\nerrors: []\n"
+	if code != 0 || len(stderr) != 0 || string(stdout) != want {
+		t.Errorf("fresh output, -o yaml: exit %d, stderr %s, stdout\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+	if stdout, stderr, code = runCLI(t, nil, "render", config, "--output-dir", out, "--check"); code != 0 || len(stderr) != 0 || len(stdout) != 0 {
+		t.Errorf("fresh output, default -o: exit %d, stderr %s, stdout %s; want 0 and nothing", code, stderr, stdout)
 	}
 
 	// Stale three ways, and a link and a file stowage did not write.

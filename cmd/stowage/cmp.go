@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
-	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // cmpProfileEnv is the variable an Argo CD Application's
@@ -52,7 +51,7 @@ JupyterImagePuller), or, without a kustomization file, a stowage.lock.yaml
 or a .cue file. Exit 0 either way; 1 only when DIR cannot be read.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			why, err := cmpDiscover(dirArg(args))
+			why, err := source.Discover(dirArg(args))
 			if err != nil {
 				return err
 			}
@@ -62,39 +61,6 @@ or a .cue file. Exit 0 either way; 1 only when DIR cannot be read.`,
 			return nil
 		},
 	}
-}
-
-// cmpDiscover says why dir is stowage's ("" when it is not): a
-// kustomization declaring stowage's transformer, or a config directory
-// (a lock or a .cue file, and no kustomization file). A kustomization that
-// does not build for another reason counts as stowage's when its
-// transformers name a file kustomization.Load finds a functionConfig in,
-// which is the only way Load gets past ErrNoFunction; so generate then
-// reports the build's error instead of Argo CD saying no plugin matched.
-func cmpDiscover(dir string) (string, error) {
-	if fi, err := os.Stat(dir); err != nil {
-		return "", err
-	} else if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", dir)
-	}
-	if name := kustomization.Find(dir); name != "" {
-		_, err := kustomization.Load(dir, "", fn.IsFunctionConfig)
-		if errors.Is(err, kustomization.ErrNoFunction) {
-			return "", nil
-		}
-		return fmt.Sprintf("%s: a kustomization with the stowage transformer", name), nil
-	}
-	if fi, err := os.Stat(filepath.Join(dir, lock.FileName)); err == nil && fi.Mode().IsRegular() {
-		return fmt.Sprintf("%s: a stowage config directory", lock.FileName), nil
-	}
-	cue, err := filepath.Glob(filepath.Join(dir, "*.cue"))
-	if err != nil {
-		return "", err
-	}
-	if len(cue) > 0 {
-		return fmt.Sprintf("%s: a stowage config directory", filepath.Base(cue[0])), nil
-	}
-	return "", nil
 }
 
 func newCMPGenerate(getenv env) *cobra.Command {
@@ -134,7 +100,7 @@ stderr and the exit code is 1.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			if err := checkConfigDir(dir, true); err != nil {
+			if err := source.CheckConfigDir(dir, true); err != nil {
 				return err
 			}
 			if deadline <= 0 {

@@ -41,8 +41,9 @@ func configRunOf(ctx context.Context) configRun {
 }
 
 // schemaOptions returns the schema options of the run ctx belongs to
-// (configRun: its limits and child process) followed by opts.
+// (configRun: its limits and child process; ctx itself, so that a signal
+// or a deadline stops the evaluation) followed by opts.
 func schemaOptions(ctx context.Context, opts ...schema.Option) []schema.Option {
 	r := configRunOf(ctx)
-	return append([]schema.Option{schema.WithLimits(r.limits), schema.WithChild(r.child)}, opts...)
+	return append([]schema.Option{schema.WithLimits(r.limits), schema.WithChild(r.child), schema.WithContext(ctx)}, opts...)
 }

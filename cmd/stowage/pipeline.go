@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/stowage/stowage/internal/render"
+	engine "github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
+	"github.com/stowage/stowage/render"
 )
 
 // loadOptions are the flags shared by commands that read a config.
@@ -22,10 +23,11 @@ type loadOptions struct {
 
 // renderDir loads the config directory dir, reads its lock (a missing
 // lock is an empty lock, so that render names every image that needs an
-// entry) and renders the profile through render.FromConfig, reading the
-// passwords through getenv; the config loads with the schema options of
+// entry) and the passwords and trust files of the profile
+// (render.ReadNeeded, the variables through getenv), and renders the
+// profile (render.Render); the config loads with the schema options of
 // ctx's run (schemaOptions).
-func renderDir(ctx context.Context, dir string, o loadOptions, getenv env) ([]render.Object, error) {
+func renderDir(ctx context.Context, dir string, o loadOptions, getenv env) ([]engine.Object, error) {
 	src, err := source.LoadDir(dir, source.LoadOptions{AllowLiteralPasswords: o.allowLiteralPasswords, Schema: schemaOptions(ctx)})
 	if err != nil {
 		return nil, err
@@ -34,5 +36,10 @@ func renderDir(ctx context.Context, dir string, o loadOptions, getenv env) ([]re
 	if err != nil {
 		return nil, err
 	}
-	return render.FromConfig(src.Config, o.profile, lf.Lock, render.Options{Dir: dir, Getenv: getenv})
+	pw, trust, err := render.ReadNeeded(dir, src.Config, o.profile, getenv)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := render.Render(render.Input{Config: src.Config, Lock: lf.Lock.Object(), Profile: o.profile, Passwords: pw, Trust: trust})
+	return engine.Objects(objs), err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/fluxartifact"
 	"github.com/stowage/stowage/internal/printer"
+	"github.com/stowage/stowage/internal/source"
 )
 
 type pushOptions struct {
@@ -84,7 +85,7 @@ printed.`,
 			if meta.Created, err = fluxartifact.Created(o.created, getenv); err != nil {
 				return usageError{err}
 			}
-			if err := checkConfigDir(dir, false); err != nil {
+			if err := source.CheckConfigDir(dir, false); err != nil {
 				return err
 			}
 			objs, err := renderDir(cmd.Context(), dir, o.load, getenv)

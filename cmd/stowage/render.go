@@ -1,17 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/output"
+	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/internal/source"
 )
 
 // renderFormats are render's -o values: yaml and text are the same
-// (manifests, or --check's text report), json is --check's report.
+// (manifests, or --check's text report on stderr), json is --check's
+// report; yaml given explicitly with --check is its report as YAML.
 var renderFormats = []string{"yaml", "text", "json"}
 
 func newRender(getenv env) *cobra.Command {
@@ -38,12 +44,13 @@ replacing DIR atomically. With --check (needs --output-dir), writes nothing and
 exits 1 listing the files that differ, with a unified diff of each changed one
 (bounded; never a Secret's lines).
 
---check -o json prints one JSON object on stdout, also when render fails: {ok,
-dir, changed, foreign, diff, errors}. changed lists each file that differs
-{file, status: changed|missing|extra}; foreign the entries of the directory
-stowage did not write (render --output-dir refuses it until they are moved);
-diff the unified diff printed on stderr; errors every other problem {file, line,
-column, field, message}. Messages still go to stderr.
+--check -o json (or -o yaml) prints one report on stdout, also when render
+fails: ` + printer.MustKeys(v1alpha1.RenderCheckReport{}) + `. changed lists
+each file that differs ` + printer.MustKeys(v1alpha1.FileDiff{}) + ` (status changed, missing or extra);
+foreign the entries of the directory stowage did not write (render
+--output-dir refuses it until they are moved); diff the unified diff printed
+on stderr; errors every other problem ` + printer.MustKeys(v1alpha1.ReportError{}) + `.
+Messages still go to stderr.
 
 -o DIR, the spelling of --output-dir before -o became the output format on
 every command, still works, with a note on stderr.`,
@@ -81,9 +88,9 @@ every command, still works, with a note on stderr.`,
 			if format == "json" && !check {
 				return usageError{fmt.Errorf("-o json is the report of --check; without --check, render writes the manifests as YAML (to stdout, or into --output-dir)")}
 			}
-			rep := newCheckReport(out)
-			if format == "json" {
-				defer func() { err = rep.write(cmd.OutOrStdout(), err) }()
+			rep := v1alpha1.NewRenderCheckReport(out)
+			if format == "json" || format == "yaml" && check && alias == "" && cmd.Flags().Changed("output") {
+				defer func() { err = writeCheckReport(cmd.OutOrStdout(), format, rep, err) }()
 			}
 			if err := checkDirArg(cmd, args); err != nil {
 				return err
@@ -105,7 +112,10 @@ every command, still works, with a note on stderr.`,
 				return err
 			}
 			if check {
-				return renderCheck(cmd.ErrOrStderr(), rep, dirArg(args), out, objs, files)
+				if err := output.CheckRender(cmd.ErrOrStderr(), rep, dirArg(args), out, objs, files); !errors.Is(err, output.ErrStale) {
+					return err
+				}
+				return errCheckFailed
 			}
 			if err := output.CheckPaths(output.Paths{ConfigDir: dirArg(args), RenderDir: out, RenderFlag: "--output-dir"}); err != nil {
 				return err
@@ -119,9 +129,28 @@ every command, still works, with a note on stderr.`,
 	c.Flags().StringVarP(&o.profile, "profile", "p", "", "profile to render (optional when the config has one)")
 	c.Flags().StringVarP(&outDir, "output-dir", "d", "", "write one file per object and a kustomization.yaml into this directory, replacing it")
 	c.Flags().BoolVar(&check, "check", false, "compare with the files in --output-dir DIR instead of writing; exit 1 when they differ")
-	c.Flags().StringVarP(&format, "output", "o", "yaml", "yaml (the manifests; with --check, the text report), or with --check json: {ok, dir, changed, foreign, diff, errors} on stdout, also when render fails")
+	c.Flags().StringVarP(&format, "output", "o", "yaml", "yaml (the manifests; with --check, the text report on stderr), or with --check json or yaml: "+printer.MustKeys(v1alpha1.RenderCheckReport{})+" on stdout, also when render fails")
 	c.Flags().StringVar(&oldFormat, "format", "text", "the format of --check's report")
 	_ = c.Flags().MarkDeprecated("format", "use -o json")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	return c
+}
+
+// writeCheckReport prints rep, render --check's report, in format (json
+// or yaml, internal/printer) with render's outcome err, and returns err
+// unchanged (exit code and stderr as they are). A check that found
+// differences is not an error (Changed says them); a usage error prints
+// no report.
+func writeCheckReport(w io.Writer, format string, rep *v1alpha1.RenderCheckReport, err error) error {
+	if isUsage(err) {
+		return err
+	}
+	rep.OK = err == nil
+	if err != nil && !errors.Is(err, errCheckFailed) {
+		rep.Errors = source.ReportErrors(err)
+	}
+	if werr := printer.Print(w, format, rep); werr != nil && err == nil {
+		return werr
+	}
+	return err
 }

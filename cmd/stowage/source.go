@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/fn"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/source"
 )
@@ -54,7 +54,7 @@ func loadSource(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 		Root:                  o.root,
 		Schema:                schemaOptions(ctx),
 		Warnings:              stderr,
-		Find:                  func(args []string) (*cobra.Command, []string, error) { return newRoot(nil).Find(args) },
+		Declared:              declaredFn,
 	}
 	if getenv := configRunOf(ctx).getenv; getenv != nil {
 		lo.Getenv = getenv
@@ -67,5 +67,17 @@ func loadSource(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 		// kustomization is built), not Helm's.
 		setLogLabel("kustomize")
 	}
-	return source.Load(dir, lo)
+	return source.Load(ctx, dir, lo)
+}
+
+// declaredFn reads an exec declaration's args as this command line runs
+// them (source.LoadOptions.Declared): ok when they run `stowage fn`, its
+// flags parsed by the fn command (fn.DeclaredFlags).
+func declaredFn(args []string) (source.Declaration, bool, error) {
+	c, rest, err := newRoot(nil).Find(args)
+	if err != nil || c.Name() != "fn" {
+		return source.Declaration{}, false, nil
+	}
+	allowEnv, maxInput, err := fn.DeclaredFlags(c, rest)
+	return source.Declaration{AllowEnv: allowEnv, MaxInput: maxInput}, true, err
 }

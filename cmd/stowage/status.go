@@ -13,10 +13,10 @@ import (
 	"github.com/stowage/stowage/internal/cluster"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
-	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/secret"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
+	"github.com/stowage/stowage/render"
 )
 
 // statusOptions are the flags of stowage status.
@@ -152,12 +152,15 @@ func expectProfile(ctx context.Context, stderr io.Writer, dir string, o loadOpti
 	if err != nil {
 		return nil, err
 	}
-	// One plan for the render and the expectation.
 	p, err := plan.Build(cfg, profile, lf.Lock)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := render.FromPlan(p, cfg, lf.Lock, render.Options{Dir: dir, NoPasswords: true})
+	pw, trust, err := render.ReadNeeded(dir, cfg, profile, nil, render.Placeholders(false))
+	if err != nil {
+		return nil, err
+	}
+	objs, err := render.Render(render.Input{Config: cfg, Lock: lf.Lock.Object(), Profile: profile, Passwords: pw, Trust: trust})
 	if err != nil {
 		return nil, err
 	}

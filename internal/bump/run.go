@@ -12,7 +12,8 @@ import (
 	"github.com/stowage/stowage/internal/output"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/render"
+	engine "github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/render"
 )
 
 // Input is what one `stowage bump` run starts from and where it writes.
@@ -145,11 +146,16 @@ func renderAgain(in Input, next *lock.Lock) (map[string][]byte, map[string]fs.Fi
 	if in.RenderDir == "" {
 		return nil, nil, false, nil
 	}
-	objs, err := render.FromConfig(in.Config, in.Profile, next, render.Options{Dir: in.Dir, Getenv: in.Getenv})
+	pw, trust, err := render.ReadNeeded(in.Dir, in.Config, in.Profile, in.Getenv)
+	var rendered []render.Object
+	if err == nil {
+		rendered, err = render.Render(render.Input{Config: in.Config, Lock: next.Object(), Profile: in.Profile, Passwords: pw, Trust: trust})
+	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("--render %s: %w", in.RenderDir, err)
 	}
-	files, err := render.Files(objs)
+	objs := engine.Objects(rendered)
+	files, err := engine.Files(objs)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -160,5 +166,5 @@ func renderAgain(in Input, next *lock.Lock) (map[string][]byte, map[string]fs.Fi
 	if err != nil {
 		return nil, nil, false, err
 	}
-	return files, render.FileModes(objs), len(diff) > 0, nil
+	return files, engine.FileModes(objs), len(diff) > 0, nil
 }

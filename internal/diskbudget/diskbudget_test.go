@@ -15,7 +15,7 @@ import (
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -269,13 +269,13 @@ profiles: p: pullers: [{name: "x", namespace: "n", nodeSelector: pool: "gpu", en
 		l.Put(lock.Entry{Name: r.Key(), Reference: ref, Digest: digest(c), Kind: lock.KindManifest, Size: 1})
 		c++
 	}
-	l.Put(lock.Entry{Name: "reg.example/arm:1", Reference: "reg.example/arm:1", Digest: digest('x'), Kind: lock.KindIndex,
-		Platforms: []lock.Platform{{Platform: "linux/amd64", Digest: digest('y'), Size: 1}, {Platform: "linux/arm64", Digest: digest('z'), Size: 1}}})
+	l.Put(lock.Entry{Name: "reg.example/arm:1", Reference: "reg.example/arm:1", Digest: digest('0'), Kind: lock.KindIndex,
+		Platforms: []lock.Platform{{Platform: "linux/amd64", Digest: digest('1'), Size: 1}, {Platform: "linux/arm64", Digest: digest('2'), Size: 1}}})
 	p, err := plan.Build(cfg, "", l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.FromPlan(p, cfg, l, render.Options{Dir: "cfg", NoPasswords: true})
+	objs, err := placeholderRender(t, "cfg", cfg, "", l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,4 +309,16 @@ profiles: p: pullers: [{name: "x", namespace: "n", nodeSelector: pool: "gpu", en
 	if checked != 5 {
 		t.Errorf("%d uses checked, want 5 (two drivers, lab, arm, tool)", checked)
 	}
+}
+
+// placeholderRender renders profile of cfg with l through the public
+// pipeline as status and vet do: placeholder passwords, the trust files
+// read from dir.
+func placeholderRender(t *testing.T, dir string, cfg *v1alpha1.Config, profile string, l *lock.Lock) ([]render.Object, error) {
+	t.Helper()
+	pw, trust, err := render.ReadNeeded(dir, cfg, profile, nil, render.Placeholders(false))
+	if err != nil {
+		return nil, err
+	}
+	return render.Render(render.Input{Config: cfg, Lock: l.Object(), Profile: profile, Passwords: pw, Trust: trust})
 }

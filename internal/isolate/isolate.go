@@ -55,7 +55,13 @@ type Limits struct {
 // the child exits 0; ErrTime, ErrMemory or ErrStack (wrapped) when it hit
 // a limit; else an error with the first line of its stderr.
 func Run(exe, arg string, in []byte, stdout io.Writer, lim Limits) error {
-	ctx, cancel := context.WithTimeout(context.Background(), lim.Time)
+	return RunContext(context.Background(), exe, arg, in, stdout, lim)
+}
+
+// RunContext is Run that also kills the child when parent is done; the
+// error is then parent's cause (wrapped), not ErrTime.
+func RunContext(parent context.Context, exe, arg string, in []byte, stdout io.Writer, lim Limits) error {
+	ctx, cancel := context.WithTimeout(parent, lim.Time)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, arg)
 	cmd.Env = []string{}
@@ -70,6 +76,9 @@ func Run(exe, arg string, in []byte, stdout io.Writer, lim Limits) error {
 	runtime.LockOSThread()
 	runErr := cmd.Run()
 	runtime.UnlockOSThread()
+	if parent.Err() != nil {
+		return fmt.Errorf("its child process was stopped: %w", context.Cause(parent))
+	}
 	if ctx.Err() != nil {
 		return ErrTime
 	}

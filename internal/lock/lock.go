@@ -92,6 +92,16 @@ type Lock struct {
 	Entries []Entry
 }
 
+// Object returns l as the ImageLock object of its file, sharing l's
+// entries: what render.Input.Lock takes. A nil l is an empty lock.
+func (l *Lock) Object() *v1alpha1.ImageLock {
+	o := &v1alpha1.ImageLock{APIVersion: APIVersion, Kind: ObjectKind}
+	if l != nil {
+		o.Spec.Images = l.Entries
+	}
+	return o
+}
+
 // Lookup returns the entry whose Name is key (imageref.Ref.Key, the one
 // lock key) and whether it exists.
 // Entries sorted by name (as Parse and Put leave them) are binary-searched,

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +10,52 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/render"
 )
+
+// ErrStale is CheckRender's verdict on a directory that does not hold
+// what render writes.
+var ErrStale = errors.New("the output directory is stale")
+
+// CheckRender is `render --check`: it compares files, the rendering of
+// objs (render.Files), with the directory out, records each file that
+// differs, the entries stowage did not write and the diff in rep, and,
+// when a file differs, prints on stderr the files, a bounded diff
+// (WriteDiff) and advice that works, and returns ErrStale. configDir is
+// the config directory rendered, for the advice. Errors: out cannot be
+// read.
+func CheckRender(stderr io.Writer, rep *v1alpha1.RenderCheckReport, configDir, out string, objs []render.Object, files map[string][]byte) error {
+	diff, err := DiffFiles(out, files)
+	if err != nil {
+		return err
+	}
+	foreign, err := Foreign(out)
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", out, err)
+	}
+	rep.Foreign = append(rep.Foreign, foreign...)
+	if len(diff) == 0 {
+		return nil
+	}
+	rep.Changed = diff
+	fmt.Fprintf(stderr, "stowage: %s is stale:\n", out)
+	for _, d := range diff {
+		fmt.Fprintf(stderr, "  %s\n", d)
+	}
+	var text strings.Builder
+	WriteDiff(&text, out, diff, files, SecretFiles(objs))
+	rep.Diff = text.String()
+	io.WriteString(stderr, rep.Diff)
+	// Advice that works: render --output-dir refuses a directory holding
+	// files stowage did not write.
+	if err := CheckDir(out, "--output-dir"); err != nil {
+		fmt.Fprintf(stderr, "%v.\nMove those files out of %s (or render into a directory of its own), then run `stowage render %s --output-dir %s` and commit the result.\n", err, out, configDir, out)
+	} else {
+		fmt.Fprintf(stderr, "Run `stowage render %s --output-dir %s` and commit the result.\n", configDir, out)
+	}
+	return ErrStale
+}
 
 // Bounds of the diff `render --check` prints (WriteDiff): lines per file
 // and in all, and the largest committed file compared line by line, in

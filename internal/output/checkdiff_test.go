@@ -27,7 +27,7 @@ func TestWriteDiff(t *testing.T) {
 	}
 	files := map[string][]byte{"big.yaml": []byte(rendered.String()), "secret.yaml": []byte("password: new\n"), "gone.yaml": []byte("x\n")}
 	var b strings.Builder
-	WriteDiff(&b, dir, []FileDiff{{"big.yaml", "changed"}, {"secret.yaml", "changed"}, {"gone.yaml", "changed"}, {"other.yaml", "missing"}}, files, map[string]bool{"secret.yaml": true})
+	WriteDiff(&b, dir, []FileDiff{{File: "big.yaml", Status: "changed"}, {File: "secret.yaml", Status: "changed"}, {File: "gone.yaml", Status: "changed"}, {File: "other.yaml", Status: "missing"}}, files, map[string]bool{"secret.yaml": true})
 	got := b.String()
 	lines := strings.Split(got, "\n")
 	if lines[0] != "--- "+filepath.Join(dir, "big.yaml")+" (committed)" {

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/atomicfile"
 	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/render"
@@ -279,16 +280,8 @@ func readBounded(path string) ([]byte, bool) {
 }
 
 // FileDiff is one file that differs between a directory and what was
-// rendered: Status is "changed" (both have it, with other bytes),
-// "missing" (only the rendering has it) or "extra" (only the directory
-// has it).
-type FileDiff struct {
-	File   string `json:"file"`
-	Status string `json:"status"`
-}
-
-// String is the difference as Diff words it: "STATUS FILE".
-func (d FileDiff) String() string { return d.Status + " " + d.File }
+// rendered (v1alpha1.FileDiff, as render --check's report lists it).
+type FileDiff = v1alpha1.FileDiff
 
 // Diff is DiffFiles worded: "changed NAME", "missing NAME", "extra NAME",
 // sorted by file name.

@@ -1,6 +1,9 @@
-// Package render turns a validated config and a lock into Kubernetes
-// objects. It is pure: no file, network or environment access. Credentials
-// arrive already read (see Input.Passwords), digests come from the lock.
+// Package render holds the private pieces of the public render package,
+// the one render pipeline: a validated config and a lock into Kubernetes
+// objects, their encoding and the files of an output directory. It is
+// pure: no file, network or environment access. Credentials arrive
+// already read (render.ReadNeeded, at the caller's edge; see
+// Input.Passwords), digests come from the lock.
 package render
 
 import (

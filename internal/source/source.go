@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -93,10 +92,22 @@ type LoadOptions struct {
 	// Warnings receives the functionConfig's warnings, one
 	// `stowage: file:line: warning: field: message` line each.
 	Warnings io.Writer
-	// Find finds the command an exec declaration's args run, and the
-	// args left for it, as the CLI's root command would (cobra's
-	// Command.Find); nil reads no flags of the declaration.
-	Find func(args []string) (*cobra.Command, []string, error)
+	// Declared reads an exec declaration's args as the CLI would run
+	// them (the CLI parses them with its own fn command's flags,
+	// fn.DeclaredFlags): ok is false when they do not run `stowage fn` (a
+	// container, a wrapper, whose flags are not known here), err a flag
+	// or argument the fn command refuses. nil reads no flags of the
+	// declaration.
+	Declared func(args []string) (d Declaration, ok bool, err error)
+}
+
+// Declaration is what an exec declaration's args give `stowage fn`.
+type Declaration struct {
+	// AllowEnv are its --allow-env names; nil when it gives none (the
+	// declaration narrows nothing).
+	AllowEnv []string
+	// MaxInput is its --max-input-bytes.
+	MaxInput int64
 }
 
 // UsageError marks a command-line mistake Load or Profiles found (a flag
@@ -111,10 +122,13 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 // Load reads dir: a kustomization with a stowage transformer when dir
 // holds a kustomization file, else a config directory (schema.Load). The
-// warnings of a functionConfig are written to o.Warnings as the function
-// writes them; its errors are returned as a *FunctionError. A flag that
-// does not apply to the kind of dir is a *UsageError.
-func Load(dir string, o LoadOptions) (*Source, error) {
+// kustomization's build stops when ctx is done (a signal, the run's
+// deadline) or o.Deadline passes, with an error wrapping
+// kustomization.ErrDeadline and the cause. The warnings of a
+// functionConfig are written to o.Warnings as the function writes them;
+// its errors are returned as a *FunctionError. A flag that does not
+// apply to the kind of dir is a *UsageError.
+func Load(ctx context.Context, dir string, o LoadOptions) (*Source, error) {
 	if kustomization.Find(dir) == "" {
 		if o.Root != "" {
 			return nil, &UsageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
@@ -124,7 +138,6 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 	if o.AllowLiteralPasswords {
 		return nil, &UsageError{fmt.Errorf("--allow-literal-passwords is for a config directory; in a kustomization the functionConfig decides (%s on a %s)", fn.AllowInlinePasswordsAnnotation, fn.SubmarineKind)}
 	}
-	ctx := context.Background()
 	if o.Deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Deadline, fmt.Errorf("it ran past --deadline %v; raise it for a kustomization this large", o.Deadline))
@@ -134,7 +147,7 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	allowEnv, maxInput, err := ExecDeclaration(b, o.Find)
+	allowEnv, maxInput, err := ExecDeclaration(b, o.Declared)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +157,9 @@ func Load(dir string, o LoadOptions) (*Source, error) {
 	}
 	operatorCap := capInput <= maxInput
 	maxInput = min(maxInput, capInput)
-	p := &fn.Processor{Dir: dir, ConfigOptions: o.Schema}
+	// The functionConfig's evaluation stops with the build's context
+	// too (its --deadline), as later options win.
+	p := &fn.Processor{Dir: dir, ConfigOptions: append(slices.Clip(o.Schema), schema.WithContext(ctx))}
 	c, rs, ok := p.ReadConfig(b.FunctionConfig)
 	if o.Warnings != nil {
 		for _, l := range p.Locate(b.FunctionConfig, rs) {
@@ -343,14 +358,13 @@ func (s *Source) Profiles(only string) ([]string, error) {
 
 // ExecDeclaration reads the functionConfig's config.kubernetes.io/function
 // annotation as kustomize does (runtimeutil.GetFunctionSpec) and, when it
-// runs `stowage fn` (as find, the CLI's, finds it), its args with the fn
-// command's own flags: the names --allow-env gives the function besides
-// STOWAGE_*, and the input bound (--max-input-bytes, default
-// fn.DefaultMaxInput). Errors, naming the file: metadata.annotations or
-// labels not a mapping (kustomize panics on it), an annotation that does
-// not parse, none at all (kustomize would look for a plugin and fail),
-// args the fn command refuses.
-func ExecDeclaration(b *kustomization.Build, find func([]string) (*cobra.Command, []string, error)) (allowEnv []string, maxInput int64, err error) {
+// runs `stowage fn` (as declared, the CLI's, says), its args: the names
+// --allow-env gives the function besides STOWAGE_*, and the input bound
+// (--max-input-bytes, default fn.DefaultMaxInput). Errors, naming the
+// file: metadata.annotations or labels not a mapping (kustomize panics on
+// it), an annotation that does not parse, none at all (kustomize would
+// look for a plugin and fail), args the fn command refuses.
+func ExecDeclaration(b *kustomization.Build, declared func([]string) (Declaration, bool, error)) (allowEnv []string, maxInput int64, err error) {
 	fc := b.FunctionConfig
 	for _, f := range []string{"annotations", "labels"} {
 		n, err := fc.Pipe(yaml.Lookup("metadata", f))
@@ -372,32 +386,17 @@ func ExecDeclaration(b *kustomization.Build, find func([]string) (*cobra.Command
 	if err := fn.DeclaredEnv(fc); err != nil {
 		return nil, 0, fmt.Errorf("%s: metadata.annotations.%s: %w", b.FunctionFile, runtimeutil.FunctionAnnotationKey, err)
 	}
-	maxInput = fn.DefaultMaxInput
-	if find == nil {
-		return nil, maxInput, nil
+	if declared == nil {
+		return nil, fn.DefaultMaxInput, nil
 	}
-	cmd, rest, err := find(spec.Exec.Args)
-	if err != nil || cmd.Name() != "fn" {
-		// Not `stowage fn …` (a container, a wrapper): its flags are not
-		// known here.
-		return nil, maxInput, nil
-	}
-	if err := cmd.ParseFlags(rest); err != nil {
+	d, ok, err := declared(spec.Exec.Args)
+	switch {
+	case err != nil:
 		return nil, 0, fmt.Errorf("%s: the exec declaration's args %q: %w", b.FunctionFile, spec.Exec.Args, err)
+	case !ok:
+		return nil, fn.DefaultMaxInput, nil
 	}
-	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
-		return nil, 0, fmt.Errorf("%s: the exec declaration's args %q: %w", b.FunctionFile, spec.Exec.Args, err)
-	}
-	// Without --allow-env the declaration narrows nothing (nil).
-	if cmd.Flags().Changed("allow-env") {
-		if allowEnv, err = cmd.Flags().GetStringArray("allow-env"); err != nil {
-			return nil, 0, err
-		}
-	}
-	if maxInput, err = cmd.Flags().GetInt64("max-input-bytes"); err != nil {
-		return nil, 0, err
-	}
-	return allowEnv, maxInput, nil
+	return d.AllowEnv, d.MaxInput, nil
 }
 
 // FunctionError is a kustomization the function would fail on: its error

@@ -15,10 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/imageref"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
-	"github.com/stowage/stowage/internal/render"
+	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -42,7 +43,7 @@ func submarine(t *testing.T) (*Expected, *lock.Lock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.FromConfig(cfg, "notebooks", l, render.Options{Dir: dir, NoPasswords: true})
+	objs, err := placeholderRender(t, dir, cfg, "notebooks", l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,7 +642,7 @@ func TestExpectExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, profile := range cfg.ProfileNames() {
-			objs, err := render.FromConfig(cfg, profile, l, render.Options{Dir: dir, NoPasswords: true})
+			objs, err := placeholderRender(t, dir, cfg, profile, l)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -728,4 +729,16 @@ func TestEvaluateNotObserved(t *testing.T) {
 	if rep = build(1, 0); rep.Ready {
 		t.Errorf("just created (observedGeneration 0): ready")
 	}
+}
+
+// placeholderRender renders profile of cfg with l through the public
+// pipeline as status and vet do: placeholder passwords, the trust files
+// read from dir.
+func placeholderRender(t *testing.T, dir string, cfg *v1alpha1.Config, profile string, l *lock.Lock) ([]render.Object, error) {
+	t.Helper()
+	pw, trust, err := render.ReadNeeded(dir, cfg, profile, nil, render.Placeholders(false))
+	if err != nil {
+		return nil, err
+	}
+	return render.Render(render.Input{Config: cfg, Lock: l.Object(), Profile: profile, Passwords: pw, Trust: trust})
 }

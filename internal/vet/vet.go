@@ -24,9 +24,10 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/render"
+	engine "github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
+	"github.com/stowage/stowage/render"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -116,8 +117,11 @@ func Run(ctx context.Context, src *source.Source, o Options, rep *v1alpha1.VetRe
 		if err == nil && src.Kustomization == nil {
 			// The profile is rendered once, with placeholder passwords,
 			// each source checked as render would read it.
+			var pw, trust map[string][]byte
 			var objs []render.Object
-			objs, err = render.FromPlan(p, cfg, l, render.Options{Dir: src.Dir, NoPasswords: true, CheckPasswords: true, Getenv: o.Getenv})
+			if pw, trust, err = render.ReadNeeded(src.Dir, cfg, name, o.Getenv, render.Placeholders(true)); err == nil {
+				objs, err = render.Render(render.Input{Config: cfg, Lock: l.Object(), Profile: name, Passwords: pw, Trust: trust})
+			}
 			rep.Objects += len(objs)
 			dss[name] = daemonSets(objs)
 		}
@@ -218,7 +222,7 @@ func foundPins(n int, err error) *int {
 // pull Secret the DaemonSets name but stowage does not render
 // (render.ExternalSecrets).
 func externalSecrets(p *plan.Plan, rep *v1alpha1.VetReport) {
-	for _, e := range render.ExternalSecrets(p) {
+	for _, e := range engine.ExternalSecrets(p) {
 		rep.ExternalSecrets = append(rep.ExternalSecrets, v1alpha1.VetSecret{Profile: p.Profiles[0], Name: e.Name, Registry: e.Registry, UsedBy: e.UsedBy, Namespaces: e.Namespaces})
 	}
 }
