@@ -5,22 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stowage/stowage/fn"
+	"github.com/stowage/stowage/internal/argocd"
 	"github.com/stowage/stowage/internal/kustomization"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/render"
 	"github.com/stowage/stowage/internal/source"
 )
-
-// cmpProfileEnv is the variable an Argo CD Application's
-// spec.source.plugin.env entry PROFILE arrives as in the plugin's
-// commands: Argo CD prefixes every plugin env name with ARGOCD_ENV_.
-const cmpProfileEnv = "ARGOCD_ENV_PROFILE"
 
 func newCMP(getenv env) *cobra.Command {
 	c := &cobra.Command{
@@ -116,7 +111,8 @@ stderr and the exit code is 1.`,
 				}
 				root := o.root
 				if root == "" {
-					root = checkoutRoot(dir, getenv)
+					sp, _ := getenv(argocd.SourcePathEnv)
+					root = argocd.CheckoutRoot(dir, sp)
 				}
 				out, err = kustomizeBuild(ctx, dir, root)
 			} else {
@@ -124,7 +120,7 @@ stderr and the exit code is 1.`,
 					return usageError{fmt.Errorf("--root is for a kustomization; %s holds none", dir)}
 				}
 				if o.profile == "" {
-					o.profile, _ = getenv(cmpProfileEnv)
+					o.profile, _ = getenv(argocd.ProfileEnv)
 				}
 				var objs []render.Object
 				objs, err = renderDir(ctx, dir, o, getenv)
@@ -139,41 +135,11 @@ stderr and the exit code is 1.`,
 			return err
 		},
 	}
-	c.Flags().StringVarP(&o.profile, "profile", "p", "", "config directory: the profile to render (default $"+cmpProfileEnv+", else the only one)")
+	c.Flags().StringVarP(&o.profile, "profile", "p", "", "config directory: the profile to render (default $"+argocd.ProfileEnv+", else the only one)")
 	c.Flags().BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "config directory: accept auth.password values that are not env: or file: sources")
-	c.Flags().StringVar(&o.root, "root", "", "kustomization: the directory its files (bases, components) may come from; default the checkout (DIR without $"+cmpSourcePathEnv+"), else DIR")
+	c.Flags().StringVar(&o.root, "root", "", "kustomization: the directory its files (bases, components) may come from; default the checkout (DIR without $"+argocd.SourcePathEnv+"), else DIR")
 	c.Flags().DurationVar(&deadline, "deadline", registry.DefaultRunTimeout, "time limit of the whole run")
 	return c
-}
-
-// cmpSourcePathEnv is the Application's spec.source.path, which the repo
-// server passes to every plugin command.
-const cmpSourcePathEnv = "ARGOCD_APP_SOURCE_PATH"
-
-// checkoutRoot is the repository checkout DIR is in, by Argo CD's
-// $ARGOCD_APP_SOURCE_PATH: DIR (absolute, links resolved) without that
-// path at its end. It is "" (DIR itself) when the variable is unset, not
-// a local path, or not DIR's end.
-func checkoutRoot(dir string, getenv env) string {
-	sp, ok := getenv(cmpSourcePathEnv)
-	if !ok || sp == "" || !filepath.IsLocal(sp) {
-		return ""
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	if abs, err = filepath.EvalSymlinks(abs); err != nil {
-		return ""
-	}
-	sp = filepath.Clean(sp)
-	if sp == "." {
-		return abs
-	}
-	if !strings.HasSuffix(abs, string(filepath.Separator)+sp) {
-		return ""
-	}
-	return strings.TrimSuffix(abs, string(filepath.Separator)+sp)
 }
 
 // kustomizeBuild builds the kustomization in dir from the files beneath

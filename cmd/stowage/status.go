@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/cluster"
-	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/secret"
 	"github.com/stowage/stowage/internal/status"
 	"github.com/stowage/stowage/internal/version"
-	"github.com/stowage/stowage/render"
 )
 
 // statusOptions are the flags of stowage status.
@@ -77,7 +72,11 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).
 				return usageError{fmt.Errorf("--wait must not be negative")}
 			}
 			dir := dirArg(args)
-			exp, err := expectProfile(cmd.Context(), cmd.ErrOrStderr(), dir, o.loadOptions)
+			src, err := loadSource(cmd.Context(), cmd.ErrOrStderr(), dir, o.loadOptions)
+			if err != nil {
+				return err
+			}
+			exp, err := status.ExpectSource(dir, src, o.profile)
 			if err != nil {
 				return err
 			}
@@ -124,51 +123,4 @@ gate, an Argo CD PostSync hook or a Flux health check (examples/status/).
 	f.BoolVar(&o.allowLiteralPasswords, "allow-literal-passwords", false, "accept auth.password values that are not env: or file: sources")
 	o.addRootFlag(f)
 	return c
-}
-
-// expectProfile renders the profile of dir with placeholder passwords
-// (status never needs one) and pairs its DaemonSets with the image plan.
-//
-// DIR may be a kustomization running stowage as a KRM function: the
-// profile is then the functionConfig's, and the lock the file its
-// resources list.
-func expectProfile(ctx context.Context, stderr io.Writer, dir string, o loadOptions) (*status.Expected, error) {
-	src, err := loadSource(ctx, stderr, dir, o)
-	if err != nil {
-		return nil, err
-	}
-	cfg, profile := src.Config, o.profile
-	if src.Kustomization != nil {
-		ps, err := src.Profiles(o.profile)
-		if err != nil {
-			return nil, err
-		}
-		if len(ps) == 0 {
-			return nil, fmt.Errorf("the functionConfig of %s has no profiles: the function only pins, and no DaemonSet pre-pulls anything to check", src.Kustomization.File)
-		}
-		profile = ps[0]
-	}
-	lf, err := src.ReadLock(nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := plan.Build(cfg, profile, lf.Lock)
-	if err != nil {
-		return nil, err
-	}
-	pw, trust, err := render.ReadNeeded(dir, cfg, profile, nil, render.Placeholders(false))
-	if err != nil {
-		return nil, err
-	}
-	objs, err := render.Render(render.Input{Config: cfg, Lock: lf.Lock.Object(), Profile: profile, Passwords: pw, Trust: trust})
-	if err != nil {
-		return nil, err
-	}
-	var dss []*appsv1.DaemonSet
-	for _, obj := range objs {
-		if ds, ok := obj.Object.(*appsv1.DaemonSet); ok {
-			dss = append(dss, ds)
-		}
-	}
-	return status.Expect(p, dss)
 }
