@@ -13,6 +13,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/initconfig"
 	"github.com/stowage/stowage/internal/limitflags"
+	"github.com/stowage/stowage/internal/registryflags"
 )
 
 // TestEveryCommandHasExamples: every visible command's help has an
@@ -97,7 +98,7 @@ func TestRegistryEnv(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.applyEnv(getenv); err != nil {
+		if err := registryflags.ApplyEnv(o.flags, o.values(), getenv); err != nil {
 			t.Fatal(err)
 		}
 		return o
@@ -115,7 +116,7 @@ func TestRegistryEnv(t *testing.T) {
 	vars["STOWAGE_MIRROR"] = "docker.io=x,,ghcr.io=y"
 	var bad registryOptions
 	bad.addFlags(pflag.NewFlagSet("t", pflag.ContinueOnError))
-	if err := bad.applyEnv(getenv); err == nil || !strings.Contains(err.Error(), "$STOWAGE_MIRROR") {
+	if err := registryflags.ApplyEnv(bad.flags, bad.values(), getenv); err == nil || !strings.Contains(err.Error(), "$STOWAGE_MIRROR") {
 		t.Errorf("an empty item: %v", err)
 	}
 }

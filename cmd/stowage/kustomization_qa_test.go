@@ -20,6 +20,7 @@ import (
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/testing/registrytest"
 	"github.com/stowage/stowage/internal/testing/testbin"
 )
@@ -380,12 +381,12 @@ func TestVetKustomizationInputBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size, err := fnInputSize(b)
+	size, err := source.FunctionInputSize(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if size < 11000 || size > 13000 {
-		t.Fatalf("fnInputSize = %d, want about 12 KB", size)
+		t.Fatalf("FunctionInputSize = %d, want about 12 KB", size)
 	}
 	over := func(size, limit int64) string {
 		return fmt.Sprintf("the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads, so kustomize build would fail: raise --max-input-bytes in the exec declaration's args in %s", size, limit, filepath.Join(dir, "stowage.yaml"))

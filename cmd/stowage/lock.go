@@ -10,13 +10,11 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
-	"github.com/stowage/stowage/internal/confined"
 	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
-	"github.com/stowage/stowage/internal/progress"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
@@ -25,57 +23,23 @@ import (
 )
 
 // resolver builds the registry client from the flags (after their
-// variables, registryflags.Options) and the progress bar. Passwords are read
-// from the config's sources under pw's rule through getenv, only when a
-// request needs one; every source of images is first checked against the
-// rule (creds.Rule.Passwords: the operator's, narrowed by a
-// kustomization's exec declaration), and refused by name before any
+// variables, registryflags.Connect) and the progress bar on stderr.
+// Passwords are read from the config's sources under pw's rule through
+// getenv, only when a request needs one; every source of images is first
+// checked against the rule (creds.Rule.Passwords: the operator's, narrowed
+// by a kustomization's exec declaration), and refused by name before any
 // registry is contacted. The returned function ends the progress bar.
 func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
-	if o.retries < 0 {
-		return nil, nil, usageError{fmt.Errorf("--retries must not be negative, got %d", o.retries)}
-	}
-	if err := o.applyEnv(getenv); err != nil {
-		return nil, nil, err
-	}
 	passwords, err := pw.Passwords(plan.AuthSources(images), getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts, err := registryflags.Options(o.values(), retryBackoff)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	opts = append(opts, registry.WithUserAgent(version.Get().UserAgent()), registry.WithPasswords(passwords))
-	if o.caFile == confined.Stdin {
-		if o.stdin == nil {
-			return nil, nil, errStdinTaken
-		}
-		pem, err := confined.ReadStream(o.stdin, "standard input", confined.CA)
-		if err != nil {
-			return nil, nil, err
-		}
-		opts = append(opts, registry.WithCAPEM(pem, "standard input"))
-	}
+	c := registryflags.Client{Flags: o.flags, Getenv: getenv, Backoff: retryBackoff, UserAgent: version.Get().UserAgent(),
+		Passwords: passwords, Stdin: o.stdin, Progress: stderr}
 	if o.site != nil {
-		opts = append(opts, registry.WithSite(*o.site))
+		c.Extra = append(c.Extra, registry.WithSite(*o.site))
 	}
-	bar := progress.New(stderr, o.quiet)
-	if bar != nil {
-		opts = append(opts, registry.WithProgress(bar))
-	}
-	r, err := registry.New(opts...)
-	// Only an option's value is a usage error; a CA file that is no
-	// regular file, too large or without a PEM certificate is bad input,
-	// exit 1.
-	var oe *registry.OptionError
-	if errors.As(err, &oe) {
-		return nil, nil, usageError{err}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, bar.Finish, nil
+	return registryflags.Connect(o.values(), c)
 }
 
 // lockInputs loads what lock and bump start from (source.LockInputs): the
@@ -91,12 +55,7 @@ func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 	}
 	var repair func(error)
 	if warn != nil {
-		if src.Kustomization != nil {
-			warnFunctionInput(warn, src)
-		}
-		repair = func(d error) {
-			fmt.Fprintf(warn, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
-		}
+		repair = src.LockRepair(warn)
 	}
 	images, lf, err := src.LockInputs(repair)
 	if err != nil {
@@ -104,9 +63,6 @@ func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 	}
 	return src, images, lf.Lock, lf.Data, nil
 }
-
-// errStdinTaken refuses --ca-file - where another flag reads standard input.
-var errStdinTaken = usageError{errors.New("--ca-file -: standard input is read by another flag of this command; give the CA as a file")}
 
 // connect is lock's and bump's Connect (bump.LockInput, bump.Input): the
 // registry client of ro for src's images, and the resolve that runs mode

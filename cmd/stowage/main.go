@@ -23,6 +23,7 @@ import (
 	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/version"
 	"github.com/stowage/stowage/schema"
@@ -42,9 +43,10 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 // isUsage reports whether err is a command-line mistake: a usageError, or
-// a flag source.Load or Source.Profiles found not to apply to DIR.
+// a flag source.Load or Source.Profiles found not to apply to DIR, or a
+// registry flag's value the client refuses (registryflags.Connect).
 func isUsage(err error) bool {
-	return errors.As(err, new(usageError)) || errors.As(err, new(*source.UsageError))
+	return errors.As(err, new(usageError)) || errors.As(err, new(*source.UsageError)) || errors.As(err, new(*registryflags.UsageError))
 }
 
 // partialError is a failure of a command that writes in steps (mirror):

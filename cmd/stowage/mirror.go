@@ -13,6 +13,7 @@ import (
 	"github.com/stowage/stowage/internal/mirror"
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/progress"
+	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
 )
 
@@ -132,7 +133,7 @@ after a run, also when it fails, the run's report:
 			if o.req.Have != confined.Stdin && o.req.Trust != confined.Stdin {
 				o.reg.stdin = cmd.InOrStdin()
 			} else if o.reg.caFile == confined.Stdin {
-				return errStdinTaken
+				return registryflags.ErrStdinTaken
 			}
 			if err := o.req.Validate(); err != nil {
 				return usageError{err}

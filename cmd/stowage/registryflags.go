@@ -67,12 +67,3 @@ func (o *registryOptions) addFlagsWith(fs *pflag.FlagSet, d registryDefaults) {
 	o.flags = fs
 	registryflags.Add(fs, o.values(), registryflags.Defaults{RequestTimeout: d.requestTimeout, RunTimeout: d.runTimeout, TimeoutUsage: d.timeoutUsage, JobsUsage: d.jobsUsage})
 }
-
-// applyEnv fills every registry setting whose flag was not given from its
-// variable (registryflags.ApplyEnv); a refused variable is a usage error.
-func (o *registryOptions) applyEnv(getenv env) error {
-	if err := registryflags.ApplyEnv(o.flags, o.values(), getenv); err != nil {
-		return usageError{err}
-	}
-	return nil
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/registry"
+	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/vet"
 )
 
@@ -83,7 +84,7 @@ stdout also when vet fails: ` + printer.MustKeys(v1alpha1.VetReport{}) + `.` + k
 			}
 			exe, _ := os.Executable()
 			return vet.Run(cmd.Context(), src, vet.Options{Profile: o.profile, Remote: remote, Site: onSite, Getenv: getenv,
-				Executable: exe, Schema: schemaOptions(cmd.Context()), InputSize: fnInputSize, Warnings: cmd.ErrOrStderr(), EveryPool: rep.Verbose && format == "text",
+				Executable: exe, Schema: schemaOptions(cmd.Context()), InputSize: source.FunctionInputSize, Warnings: cmd.ErrOrStderr(), EveryPool: rep.Verbose && format == "text",
 				Connect: func(images []*plan.Image) (*registry.Resolver, func(), error) {
 					ro.stdin = cmd.InOrStdin()
 					return ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)

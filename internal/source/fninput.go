@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/kustomization"
 )
 
@@ -83,4 +84,24 @@ func FunctionInputSize(b *kustomization.Build) (int64, error) {
 		return 0, fmt.Errorf("the ResourceList kustomize would pass: %w", err)
 	}
 	return size, nil
+}
+
+// LockRepair is what the lock command tells w while it reads s's lock
+// (LockInputs' repair): first, for a kustomization, a warning when the
+// ResourceList kustomize would pass to the function is over the exec
+// declaration's input bound (the lock is written, but kustomize build
+// would fail, which vet reports as an error; nothing when the size cannot
+// be computed), then, through the returned repair, each lock entry that
+// does not validate and is dropped to be resolved again. Untrusted text
+// is escaped.
+func (s *Source) LockRepair(w io.Writer) func(dropped error) {
+	if b := s.Kustomization; b != nil {
+		if size, err := FunctionInputSize(b); err == nil && size > s.MaxInput {
+			fmt.Fprintf(w, "stowage: warning: kustomization %s: the ResourceList kustomize would pass to the function holds %d bytes, more than the %d the function reads, so kustomize build would fail: %s, or split the kustomization\n",
+				escape.Text(b.Dir), size, s.MaxInput, escape.Text(s.InputBound()))
+		}
+	}
+	return func(d error) {
+		fmt.Fprintf(w, "stowage: %s; the entry is dropped and resolved again\n", escape.Text(fmt.Sprint(d)))
+	}
 }
