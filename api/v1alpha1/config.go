@@ -134,6 +134,13 @@ var ErrNoProfile = errors.New("no such profile")
 // ProfileNames returns the profile names of c, sorted.
 func (c *Config) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
 
+// noProfileError is Profile's error when no name is given and the config
+// has not exactly one profile; it wraps ErrNoProfile.
+type noProfileError string
+
+func (e noProfileError) Error() string { return string(e) }
+func (e noProfileError) Unwrap() error { return ErrNoProfile }
+
 // Profile returns the named profile and its name. An empty name picks the
 // only profile when there is exactly one. The error wraps ErrNoProfile and
 // lists the profiles there are.
@@ -145,7 +152,10 @@ func (c *Config) Profile(name string) (string, *Profile, error) {
 				return n, &p, nil
 			}
 		}
-		return "", nil, fmt.Errorf("%w: choose one with --profile (%s)", ErrNoProfile, strings.Join(c.ProfileNames(), ", "))
+		if len(c.Profiles) == 0 {
+			return "", nil, noProfileError("the config has no profiles")
+		}
+		return "", nil, noProfileError(fmt.Sprintf("the config has %d profiles; choose one with --profile (%s)", len(c.Profiles), strings.Join(c.ProfileNames(), ", ")))
 	}
 	p, ok := c.Profiles[name]
 	if !ok {
