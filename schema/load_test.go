@@ -79,6 +79,16 @@ func TestLoadRejects(t *testing.T) {
 		{dir: "startup-pause", want: []wantErr{
 			{"config.yaml", 13, "profiles.lab.pullers[0].startup", []string{`puller "tools" has a startup gate, but the profile's helper.pause`}},
 		}},
+		// The top-level helper.pause is every profile's default: a gate
+		// under it has no helper either.
+		{dir: "startup-pause-top", want: []wantErr{
+			{"config.yaml", 13, "profiles.lab.pullers[0].startup", []string{`puller "tools" has a startup gate, but the top-level helper.pause (profile "lab"'s default)`}},
+		}},
+		// Two gated pullers whose namespace and name join to one name
+		// ("a-b"+"c", "a"+"b-c") would share their cluster-scoped objects.
+		{dir: "startup-names", want: []wantErr{
+			{"config.yaml", 13, "profiles.lab.pullers[1].name", []string{`puller "b-c" in namespace "a"`, `pullers[0] (puller "c" in namespace "a-b")`, `"stowage-startup-a-b-c"`}},
+		}},
 		{dir: "refresh-hours-string", want: []wantErr{
 			{"config.yaml", 10, "profiles.notebooks.pullers[0].refreshHours", []string{`"two"`, "not a whole number of hours"}},
 		}},

@@ -201,6 +201,9 @@ type profileCheck struct {
 	// startupKeys and startupConds map a startup taint key and a
 	// startup node condition type to the first puller gating on it.
 	startupKeys, startupConds map[string]int
+	// startupNames maps the name of a startup gate's cluster-scoped
+	// objects (v1alpha1.StartupName) to the first puller gated under it.
+	startupNames map[string]int
 	// disks maps a nodeSelector (as JSON) to the first puller with it
 	// that declares a nodeDisk.
 	disks map[string]int
@@ -383,9 +386,25 @@ func (pc *profileCheck) startup(i int, p cue.Path, pl v1alpha1.Puller) {
 	if pc.prof.Helper.Pause != "" {
 		add(sp, "puller %q has a startup gate, but the profile's helper.pause makes a pause image its main container: only the helper can lift the gate; drop helper.pause or the startup gate",
 			pl.Name)
+	} else if pc.c.Helper.Pause != "" {
+		add(sp, "puller %q has a startup gate, but the top-level helper.pause (profile %q's default) makes a pause image its main container: only the helper can lift the gate; drop helper.pause or the startup gate",
+			pl.Name, pc.pn)
 	}
 	if pc.startupKeys == nil {
-		pc.startupKeys, pc.startupConds = map[string]int{}, map[string]int{}
+		pc.startupKeys, pc.startupConds, pc.startupNames = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	// The gate's ClusterRole, ClusterRoleBinding, admission policy, its
+	// binding and NodeReadinessRule are named after namespace and puller
+	// joined by '-': two pullers can get one name, and the second's
+	// objects would replace the first's (its nodes would stay tainted).
+	name := v1alpha1.StartupName(pl.Namespace, pl.Name)
+	if j, dup := pc.startupNames[name]; dup {
+		if q := pc.prof.Pullers[j]; q.Namespace != pl.Namespace || q.Name != pl.Name {
+			add(extend(p, "name"), "the startup gate of puller %q in namespace %q and that of pullers[%d] (puller %q in namespace %q) would both name their cluster-scoped objects (ClusterRole, ClusterRoleBinding, ValidatingAdmissionPolicy and its binding, NodeReadinessRule) %q; rename one puller or move it to another namespace",
+				pl.Name, pl.Namespace, j, q.Name, q.Namespace, name)
+		}
+	} else {
+		pc.startupNames[name] = i
 	}
 	if j, dup := pc.startupKeys[s.Taint.Key]; dup {
 		add(extend(tp, "key"), "startup taint %q is also pullers[%d]'s: each puller lifts a taint of its own (the first one done would lift the other's)", s.Taint.Key, j)

@@ -430,6 +430,15 @@ func (s *Startup) StartupCondition(puller string) string {
 	return "stowage.dev/" + puller + "-images"
 }
 
+// StartupName names the cluster-scoped objects of the startup gate of
+// puller name in namespace ns (its ClusterRole, ClusterRoleBinding,
+// ValidatingAdmissionPolicy and binding, NodeReadinessRule):
+// "stowage-startup-<namespace>-<puller>". Two pullers can share it
+// ("a-b"/"c" and "a"/"b-c"); the config loader refuses that in a profile.
+func StartupName(ns, name string) string {
+	return "stowage-startup-" + ns + "-" + name
+}
+
 // OpenPAI is the OpenPAI service selection of a profile.
 type OpenPAI struct {
 	Version  string          `json:"version"`

@@ -149,9 +149,10 @@ func (r *renderer) startupGate(p *v1alpha1.Puller, dss []*appsv1.DaemonSet) []Ob
 
 // StartupName names the cluster-scoped objects of p's startup gate
 // (ClusterRole, ClusterRoleBinding, ValidatingAdmissionPolicy and its
-// binding, NodeReadinessRule): "stowage-startup-<namespace>-<puller>".
+// binding, NodeReadinessRule): v1alpha1.StartupName of its namespace
+// and name.
 func StartupName(p *v1alpha1.Puller) string {
-	return "stowage-startup-" + p.Namespace + "-" + p.Name
+	return v1alpha1.StartupName(p.Namespace, p.Name)
 }
 
 // startupServiceAccount names the ServiceAccount (and Role) of p's gate.
