@@ -284,6 +284,9 @@ func (pc *profileCheck) puller(i int, pl v1alpha1.Puller) {
 	checkResources(add, extend(p, "resources"), pl.Resources)
 	checkRequestsWithinLimits(add, pc.pp, &p, pc.prof.Resources, pl.Resources)
 	pc.startup(i, p, pl)
+	// The images one node of the puller pulls: a byNodeLabel entry is one
+	// image on each node. Render splits each DaemonSet into at most lanes,
+	// so a smaller DaemonSet (one byNodeLabel value's) gets fewer lanes.
 	if n := len(pl.Environments) + len(pl.Images); len(pl.OpenPAI) == 0 && n > 0 && pl.Lanes > n {
 		add(extend(p, "lanes"), "lanes %d is more than the puller's %d images: a lane without an image would be an empty DaemonSet", pl.Lanes, n)
 	}

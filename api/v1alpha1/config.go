@@ -348,7 +348,8 @@ type Puller struct {
 	// images balanced by their bytes in the lock, so that a kubelet with
 	// serializeImagePulls: false pulls them in parallel (it pulls one
 	// pod's init container images one after another). 0 and 1 mean one
-	// lane.
+	// lane. A DaemonSet with fewer images than Lanes (one byNodeLabel
+	// value's, say) gets one lane per image; no lane is empty.
 	Lanes int `json:"lanes,omitempty"`
 	// NodeDisk is the disk of the nodes this puller's nodeSelector picks,
 	// for the disk budget `stowage vet` reports (internal/diskbudget);

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // MirrorPlanReport is what `stowage mirror --dry-run -o json|yaml` prints:
@@ -228,8 +229,8 @@ func (r *MirrorPlanReport) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d images: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
-		len(r.Images), r.Present, r.Missing, r.Blobs, humanBytes(r.Bytes), r.Mounts, r.Manifests)
+	fmt.Fprintf(w, "\n%s: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
+		words.Count(len(r.Images), "image"), r.Present, r.Missing, r.Blobs, humanBytes(r.Bytes), r.Mounts, r.Manifests)
 	if n := len(r.Attachments); n > 0 {
 		present := 0
 		for _, a := range r.Attachments {
@@ -282,10 +283,10 @@ func (r *MirrorPlanReport) writeVerify(w io.Writer) {
 		}
 	}
 	if r.Bundle {
-		fmt.Fprintf(w, "the bundle records the verify policies of %d images and their trust material (%s); the push from it verifies them at the site\n", r.TrustImages, escape.Line(strings.Join(files, ", ")))
+		fmt.Fprintf(w, "the bundle records the verify policies of %s and their trust material (%s); the push from it verifies them at the site\n", words.Count(r.TrustImages, "image"), escape.Line(strings.Join(files, ", ")))
 		return
 	}
-	fmt.Fprintf(w, "after the copy, the signatures of %d images are verified at the destination under their verify policies, offline (%s)\n", len(r.Verify), escape.Line(strings.Join(files, ", ")))
+	fmt.Fprintf(w, "after the copy, the signatures of %s are verified at the destination under their verify policies, offline (%s)\n", words.Count(len(r.Verify), "image"), escape.Line(strings.Join(files, ", ")))
 }
 
 // writeBundleSignatures writes how many of a --dry-run --from's checks of
@@ -322,8 +323,8 @@ func (t *MirrorTrust) writeText(w io.Writer) {
 // trust a push from a bundle verified under. The warnings for signatures
 // that did not verify under optional policies are WriteWarnings'.
 func (r *MirrorReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %d images copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
-		r.Plan.Destination, r.Copied, r.Present, humanBytes(r.Bytes), r.Plan.Blobs, r.Plan.Mounts, r.Verified)
+	fmt.Fprintf(w, "%s: %s copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
+		r.Plan.Destination, words.Count(r.Copied, "image"), r.Present, humanBytes(r.Bytes), r.Plan.Blobs, r.Plan.Mounts, r.Verified)
 	if r.Attachments > 0 {
 		fmt.Fprintf(w, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
 			r.AttachmentsCopied, r.AttachmentsPresent, r.AttachmentsCopied+r.AttachmentsPresent)
@@ -336,7 +337,7 @@ func (r *MirrorReport) WriteText(w io.Writer) error {
 				ok++
 			}
 		}
-		fmt.Fprintf(w, "signatures: %d of %d checks verified at %s (%d images, under their verify policies, offline)\n", ok, len(r.Signatures), r.Plan.Destination, len(images))
+		fmt.Fprintf(w, "signatures: %d of %d checks verified at %s (%s, under their verify policies, offline)\n", ok, len(r.Signatures), r.Plan.Destination, words.Count(len(images), "image"))
 	}
 	if r.Plan.OmittedBlobs > 0 {
 		fmt.Fprintf(w, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", r.Plan.OmittedBlobs, humanBytes(r.Plan.OmittedBytes))

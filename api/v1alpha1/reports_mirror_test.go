@@ -62,3 +62,35 @@ func TestPushReportText(t *testing.T) {
 		t.Errorf("WriteText = %q, %v", b.String(), err)
 	}
 }
+
+// TestMirrorCountsOneImage: the counts of one image read "1 image", in the
+// plan's summary line, a run's text and the trust line.
+func TestMirrorCountsOneImage(t *testing.T) {
+	t.Parallel()
+	plan := &MirrorPlanReport{Destination: "registry.site:5000", Present: 1,
+		Images: []MirrorImage{{Reference: "registry.example/a:1", Present: true, Destination: "registry.site:5000/a:1"}}}
+	var b strings.Builder
+	if err := plan.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n1 image: 1 present, 0 missing;") {
+		t.Errorf("plan text has no \"1 image: 1 present\":\n%s", b.String())
+	}
+	run := &MirrorReport{Copied: 1, Plan: MirrorPlanReport{Destination: "registry.site:5000"},
+		Signatures: []MirrorSignature{{Reference: "registry.site:5000/a@sha256:1", Verified: true}}}
+	b.Reset()
+	if err := run.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "registry.site:5000: 1 image copied, 0 already there, 0B of blobs moved (0 unique blobs planned, 0 mounted); 0 verified\n" +
+		"signatures: 1 of 1 checks verified at registry.site:5000 (1 image, under their verify policies, offline)\n"
+	if b.String() != want {
+		t.Errorf("WriteText =\n%q\nwant\n%q", b.String(), want)
+	}
+	trust := MirrorPlanReport{TrustImages: 1, Bundle: true, TrustFiles: []MirrorTrustFile{{Policy: "verify", Path: "k.pub", Digest: "sha256:ab"}}}
+	b.Reset()
+	trust.writeVerify(&b)
+	if !strings.HasPrefix(b.String(), "the bundle records the verify policies of 1 image and") {
+		t.Errorf("writeVerify = %q", b.String())
+	}
+}

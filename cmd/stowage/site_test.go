@@ -232,7 +232,7 @@ spec:
 		t.Errorf("lock --via-site wrote entries %s, want ghcr.io/example-org/web:1", names)
 	}
 	stdout, stderr, code := runCLI(t, nil, "mirror", root, "--dry-run", "--insecure-registry", d.Host)
-	if code != 0 || !strings.Contains(string(stdout), "1 images: 1 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/site/ghcr.io/example-org/web:1") {
+	if code != 0 || !strings.Contains(string(stdout), "\n1 image: 1 present, 0 missing") || !strings.Contains(string(stdout), d.Host+"/site/ghcr.io/example-org/web:1") {
 		t.Errorf("mirror --dry-run without --to: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// vet --site checks the pinned workload at the same site: its pin,

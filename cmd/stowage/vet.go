@@ -56,7 +56,9 @@ pullers picks), the bytes its images take by the lock's sizes, against the
 pool's nodeDisk when the config declares one. A warning on stderr says when
 they do not fit below the kubelet's image GC high threshold (or may not:
 the lock has no size for some); -v prints every pool, -o json lists them
-all (diskBudget). docs/new-nodes.md, "Will it fit?".
+all (diskBudget). docs/new-nodes.md, "Will it fit?". A puller's startup taint
+with effect NoExecute gets a warning on stderr: it evicts the pods on a new
+node that do not tolerate it (docs/new-nodes.md).
 
 -o json or -o yaml prints the report, on
 stdout also when vet fails: ` + printer.MustKeys(v1alpha1.VetReport{}) + `.` + kustomizationHelp,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -32,10 +33,19 @@ func preRunConfigDir(cmd *cobra.Command, args []string) error {
 
 // checkDirArg runs source.CheckConfigDir on the DIR argument of the commands
 // that take a config directory; those that also take a kustomization
-// (kustomizationCommands) refuse only render's output.
+// (kustomizationCommands) refuse only render's output. A DIR of "-" is a
+// usage error (exit 2), as for init: DIR is a directory, never stdin.
 func checkDirArg(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(configDirCommands, cmd.CommandPath()) {
 		return nil
 	}
-	return source.CheckConfigDir(dirArg(args), slices.Contains(kustomizationCommands, cmd.CommandPath()))
+	kustomizationOK := slices.Contains(kustomizationCommands, cmd.CommandPath())
+	what := "a config directory"
+	if kustomizationOK {
+		what = "a config directory or a kustomization"
+	}
+	if err := refuseStdout("DIR", dirArg(args), strings.TrimPrefix(cmd.CommandPath(), "stowage ")+" reads "+what+", not stdin; give its path"); err != nil {
+		return err
+	}
+	return source.CheckConfigDir(dirArg(args), kustomizationOK)
 }

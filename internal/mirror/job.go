@@ -24,6 +24,7 @@ import (
 	"github.com/stowage/stowage/internal/site"
 	configsource "github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // LayoutPrefix marks an OCI image layout (a bundle) in `mirror --to` and
@@ -410,7 +411,7 @@ func (j *Job) Prune(req Request) error {
 		return usage(fmt.Errorf("--no-attachments leaves the signatures out, so the destination's copy of these images, under a required verify policy, cannot verify: %s; carry them (leave out --no-attachments), or add --no-verify to copy without verifying", strings.Join(required, ", ")))
 	}
 	if len(optional) > 0 {
-		fmt.Fprintf(req.Warn, "stowage: note: --no-attachments: the signatures of %d images under optional verify policies are not carried, nor verified at the destination\n", len(optional))
+		fmt.Fprintf(req.Warn, "stowage: note: --no-attachments: the signatures of %s under optional verify policies are not carried, nor verified at the destination\n", words.Count(len(optional), "image"))
 	}
 	j.Policies, j.Trust = nil, nil
 	return nil

@@ -53,7 +53,7 @@ func TestPruneNoAttachments(t *testing.T) {
 	var note strings.Builder
 	j = &Job{Policies: map[string][]*sigverify.Policy{"r/b": {opt}}, Trust: &Trust{}}
 	if err := j.Prune(Request{NoAttachments: true, Warn: &note}); err != nil || j.Policies != nil || j.Trust != nil ||
-		note.String() != "stowage: note: --no-attachments: the signatures of 1 images under optional verify policies are not carried, nor verified at the destination\n" {
+		note.String() != "stowage: note: --no-attachments: the signatures of 1 image under optional verify policies are not carried, nor verified at the destination\n" {
 		t.Errorf("optional: %v, %v, note %q", err, j.Policies, note.String())
 	}
 	j = &Job{Policies: map[string][]*sigverify.Policy{"r/a": {req}}, Trust: &Trust{}}

@@ -66,3 +66,64 @@ func TestLanes(t *testing.T) {
 		}
 	}
 }
+
+// lanesNodeLabelConfig is a puller of three images and a driver chosen
+// per kernel (byNodeLabel, two values) in three lanes: four images per
+// node, so vet accepts the three lanes.
+const lanesNodeLabelConfig = `
+environments: driver: byNodeLabel: {
+	label: "feature.node.kubernetes.io/kernel-version.full"
+	references: {
+		"k1": "registry.example/driver:k1"
+		"k2": "registry.example/driver:k2"
+	}
+}
+images: {
+	a: reference: "registry.example/a:1"
+	b: reference: "registry.example/b:1"
+	c: reference: "registry.example/c:1"
+}
+profiles: lab: pullers: [{
+	name:      "gpu"
+	namespace: "prepull"
+	environments: ["driver"]
+	images: ["a", "b", "c"]
+	lanes:     3
+}]
+`
+
+// TestLanesPerDaemonSet: lanes count the images of each rendered
+// DaemonSet, not the puller's. The node group every node pulls (a, b, c)
+// is split into gpu-l1..gpu-l3 (a 3, b 2, c 1 GiB: one each); each kernel's DaemonSet holds one driver
+// image, so it gets one lane (gpu-k1-l1, gpu-k2-l1) and no lane is empty.
+func TestLanesPerDaemonSet(t *testing.T) {
+	cfg := loadConfig(t, "cfg/config.cue", lanesNodeLabelConfig)
+	l := lockFor(t, cfg, "")
+	sizes := map[string]int64{"a": 3 << 30, "b": 2 << 30, "c": 1 << 30, "driver": 5 << 30}
+	for i := range l.Entries {
+		base := l.Entries[i].Name[strings.LastIndex(l.Entries[i].Name, "/")+1:]
+		base, _, _ = strings.Cut(base, ":")
+		l.Entries[i].Size = sizes[base]
+		l.Entries[i].Platforms = nil
+	}
+	objs := mustRender(t, Input{Config: cfg, Lock: l})
+	got := map[string][]string{}
+	for _, ds := range daemonSets(objs) {
+		for _, c := range ds.Spec.Template.Spec.InitContainers[1:] {
+			ref, _, _ := strings.Cut(c.Image, "@")
+			got[ds.Name] = append(got[ds.Name], ref[strings.LastIndex(ref, "/")+1:])
+		}
+	}
+	want := map[string][]string{
+		"gpu-l1": {"a:1"}, "gpu-l2": {"b:1"}, "gpu-l3": {"c:1"},
+		"gpu-k1-l1": {"driver:k1"}, "gpu-k2-l1": {"driver:k2"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("DaemonSets %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if !slices.Equal(got[k], v) {
+			t.Errorf("%s pulls %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+}

@@ -139,6 +139,7 @@ func Run(ctx context.Context, src *source.Source, o Options, rep *v1alpha1.VetRe
 		rep.DiskBudget = append(rep.DiskBudget, pools...)
 		if o.Warnings != nil {
 			diskbudget.WriteVet(o.Warnings, name, pools, o.EveryPool)
+			startupWarnings(o.Warnings, name, p)
 		}
 	}
 	if err := verified(cfg, l, vetted); err != nil {
@@ -225,6 +226,25 @@ func externalSecrets(p *plan.Plan, rep *v1alpha1.VetReport) {
 	for _, e := range engine.ExternalSecrets(p) {
 		rep.ExternalSecrets = append(rep.ExternalSecrets, v1alpha1.VetSecret{Profile: p.Profiles[0], Name: e.Name, Registry: e.Registry, UsedBy: e.UsedBy, Namespaces: e.Namespaces})
 	}
+}
+
+// startupWarnings writes a warning to w for each puller of p, the plan
+// of profile, whose startup taint has effect NoExecute: the kubelet then
+// evicts every pod on the node that does not tolerate it, the DaemonSets
+// of other components too, where NoSchedule only keeps new ones off
+// (docs/new-nodes.md, "Use NoSchedule"). It returns how many it wrote.
+func startupWarnings(w io.Writer, profile string, p *plan.Plan) int {
+	n := 0
+	for _, pp := range p.Pullers {
+		st := pp.Puller.Startup
+		if st == nil || st.Taint.Effect != "NoExecute" {
+			continue
+		}
+		fmt.Fprintf(w, "stowage: warning: profile %s: puller %s: startup taint %s has effect NoExecute, which evicts the pods on a new node that do not tolerate it (other components' DaemonSets too); use NoSchedule\n",
+			escape.Line(profile), escape.Line(pp.Puller.Name), escape.Line(st.Taint.Key))
+		n++
+	}
+	return n
 }
 
 // offlineUse records in rep, for the plan p of one profile, who may use
