@@ -66,7 +66,7 @@ func lockInputs(ctx context.Context, stderr io.Writer, dir string, o loadOptions
 
 // connect is lock's and bump's Connect (bump.LockInput, bump.Input): the
 // registry client of ro for src's images, and the resolve that runs mode
-// from old and checks the pins under the verify policies (verifyPinned).
+// from old and checks the pins under the verify policies (verifypolicy.PinWarn).
 func connect(cmd *cobra.Command, ro *registryOptions, src *source.Source, images []*plan.Image, old *lock.Lock, mode registry.Mode, getenv env) (func(context.Context) (*lock.Lock, error), error) {
 	ro.stdin = cmd.InOrStdin()
 	r, done, err := ro.resolver(cmd.ErrOrStderr(), src.Passwords(), images, getenv)
@@ -76,7 +76,7 @@ func connect(cmd *cobra.Command, ro *registryOptions, src *source.Source, images
 	return func(ctx context.Context) (*lock.Lock, error) {
 		next, lockErr := r.Lock(ctx, old, images, mode)
 		done()
-		return verifyPinned(ctx, cmd.ErrOrStderr(), r, src.Config, old, next, images, lockErr)
+		return verifypolicy.PinWarn(ctx, cmd.ErrOrStderr(), r, src.Config, old, next, images, lockErr)
 	}, nil
 }
 

@@ -39,13 +39,5 @@ func checkDirArg(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(configDirCommands, cmd.CommandPath()) {
 		return nil
 	}
-	kustomizationOK := slices.Contains(kustomizationCommands, cmd.CommandPath())
-	what := "a config directory"
-	if kustomizationOK {
-		what = "a config directory or a kustomization"
-	}
-	if err := refuseStdout("DIR", dirArg(args), strings.TrimPrefix(cmd.CommandPath(), "stowage ")+" reads "+what+", not stdin; give its path"); err != nil {
-		return err
-	}
-	return source.CheckConfigDir(dirArg(args), kustomizationOK)
+	return source.CheckDirArg(strings.TrimPrefix(cmd.CommandPath(), "stowage "), dirArg(args), slices.Contains(kustomizationCommands, cmd.CommandPath()))
 }

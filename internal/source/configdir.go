@@ -81,3 +81,18 @@ func Discover(dir string) (string, error) {
 	}
 	return "", nil
 }
+
+// CheckDirArg is CheckConfigDir for the DIR argument of command (as the
+// user types it, "openpai services"), after refusing "-": DIR is a
+// directory, never standard input, so "-" is a *UsageError naming what
+// command reads.
+func CheckDirArg(command, dir string, kustomizationOK bool) error {
+	if dir == "-" {
+		what := "a config directory"
+		if kustomizationOK {
+			what += " or a kustomization"
+		}
+		return &UsageError{fmt.Errorf("DIR -: %s reads %s, not stdin; give its path", command, what)}
+	}
+	return CheckConfigDir(dir, kustomizationOK)
+}
