@@ -224,13 +224,13 @@ func (r *MirrorPlanReport) WriteText(w io.Writer) error {
 		if im.Present {
 			status = "present"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.Line(im.Reference), escape.Line(shortDigest(im.Digest)), status, im.Blobs, humanBytes(im.Bytes), escape.Line(im.Destination))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.Line(im.Reference), escape.Line(shortDigest(im.Digest)), status, im.Blobs, words.Bytes(im.Bytes), escape.Line(im.Destination))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s: %d present, %d missing; to move: %d unique blobs, %s (compressed, each blob once), %d mounts, %d manifests\n",
-		words.Count(len(r.Images), "image"), r.Present, r.Missing, r.Blobs, humanBytes(r.Bytes), r.Mounts, r.Manifests)
+		words.Count(len(r.Images), "image"), r.Present, r.Missing, r.Blobs, words.Bytes(r.Bytes), r.Mounts, r.Manifests)
 	if n := len(r.Attachments); n > 0 {
 		present := 0
 		for _, a := range r.Attachments {
@@ -239,20 +239,20 @@ func (r *MirrorPlanReport) WriteText(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(w, "attached to them (signatures, attestations, SBOMs, referrers): %d, %d present, %d missing; %d unique blobs, %s of the above\n",
-			n, present, n-present, r.AttachmentBlobs, humanBytes(r.AttachmentBytes))
+			n, present, n-present, r.AttachmentBlobs, words.Bytes(r.AttachmentBytes))
 	}
 	r.writeVerify(w)
 	writeBundleSignatures(w, r.BundleSignatures)
 	r.SiteTrust.writeText(w)
 	if r.OmittedBlobs > 0 {
-		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", r.OmittedBlobs, humanBytes(r.OmittedBytes))
+		fmt.Fprintf(w, "left out of the delta bundle (the site holds them, --have): %d blobs, %s\n", r.OmittedBlobs, words.Bytes(r.OmittedBytes))
 	}
 	if len(r.Roles) > 0 {
 		fmt.Fprintln(w, "\nbytes to move per OpenPAI node role (its images and role \"all\"'s; a blob shared between roles is in each):")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "ROLE\tBLOBS\tBYTES\t")
 		for _, ro := range r.Roles {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t\n", ro.Role, ro.Blobs, humanBytes(ro.Bytes))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t\n", ro.Role, ro.Blobs, words.Bytes(ro.Bytes))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -324,7 +324,7 @@ func (t *MirrorTrust) writeText(w io.Writer) {
 // that did not verify under optional policies are WriteWarnings'.
 func (r *MirrorReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %s copied, %d already there, %s of blobs moved (%d unique blobs planned, %d mounted); %d verified\n",
-		r.Plan.Destination, words.Count(r.Copied, "image"), r.Present, humanBytes(r.Bytes), r.Plan.Blobs, r.Plan.Mounts, r.Verified)
+		r.Plan.Destination, words.Count(r.Copied, "image"), r.Present, words.Bytes(r.Bytes), r.Plan.Blobs, r.Plan.Mounts, r.Verified)
 	if r.Attachments > 0 {
 		fmt.Fprintf(w, "attachments (signatures, attestations, SBOMs, referrers): %d copied, %d already there; %d verified\n",
 			r.AttachmentsCopied, r.AttachmentsPresent, r.AttachmentsCopied+r.AttachmentsPresent)
@@ -340,7 +340,7 @@ func (r *MirrorReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "signatures: %d of %d checks verified at %s (%s, under their verify policies, offline)\n", ok, len(r.Signatures), r.Plan.Destination, words.Count(len(images), "image"))
 	}
 	if r.Plan.OmittedBlobs > 0 {
-		fmt.Fprintf(w, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", r.Plan.OmittedBlobs, humanBytes(r.Plan.OmittedBytes))
+		fmt.Fprintf(w, "%d blobs (%s) left out of the delta bundle: the site holds them (--have); the push mounts them there\n", r.Plan.OmittedBlobs, words.Bytes(r.Plan.OmittedBytes))
 	}
 	r.Plan.SiteTrust.writeText(w)
 	return nil
@@ -362,20 +362,4 @@ func shortDigest(d string) string {
 		return d[:len("sha256:")+12]
 	}
 	return d
-}
-
-// humanBytes writes n in decimal units as docker does (1.06GB is
-// 1,060,000,000 bytes), as internal/diskbudget.Bytes does; that package
-// imports this one.
-func humanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f%cB", float64(n)/float64(div), "kMGTPE"[exp])
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // VersionReport is what `stowage version -o json|yaml` prints: the
@@ -131,28 +132,13 @@ type OpenPAIRoleLocked struct {
 	Unlocked int `json:"unlocked"`
 }
 
-// HumanBytes prints n bytes in decimal units as docker does (1.06GB =
-// 1,060,000,000 bytes).
-func HumanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f%cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
-
 // sized prints n, followed by "+ N unsized" when unsized images were left
 // out of it, so an unknown never reads as a small number.
 func sized(n int64, unsized int) string {
 	if unsized > 0 {
-		return fmt.Sprintf("%s + %d unsized", HumanBytes(n), unsized)
+		return fmt.Sprintf("%s + %d unsized", words.Bytes(n), unsized)
 	}
-	return HumanBytes(n)
+	return words.Bytes(n)
 }
 
 // percent prints part as a share of whole; "?" when either leaves out
@@ -192,7 +178,7 @@ func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "ROLE\tIMAGES\tCOMPRESSED (lock)\tNOT IN LOCK\t")
 		for _, b := range r.Locked {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t\n", b.Role, b.Images, HumanBytes(b.CompressedBytes), b.Unlocked)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t\n", b.Role, b.Images, words.Bytes(b.CompressedBytes), b.Unlocked)
 		}
 		tw.Flush()
 	}
@@ -219,7 +205,7 @@ func (r OpenPAIServicesReport) WriteMarkdown(w io.Writer) error {
 	if len(r.Locked) > 0 {
 		fmt.Fprintf(w, "\nBytes to mirror, reduced set, from the lock (config + compressed layers, every platform, summed per image):\n\n| role | images | compressed (lock) | not in lock |\n|---|---:|---:|---:|\n")
 		for _, b := range r.Locked {
-			fmt.Fprintf(w, "| %s | %d | %s | %d |\n", b.Role, b.Images, HumanBytes(b.CompressedBytes), b.Unlocked)
+			fmt.Fprintf(w, "| %s | %d | %s | %d |\n", b.Role, b.Images, words.Bytes(b.CompressedBytes), b.Unlocked)
 		}
 	}
 	fmt.Fprintf(w, "\nUnpacked image sizes observed in OpenPAI issue #5381 (\"+ N unsized\": N images have no observed size and are not counted):\n")

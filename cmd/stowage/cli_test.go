@@ -19,6 +19,7 @@ import (
 	"github.com/stowage/stowage/internal/pkgcache"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/testing/offlineimage"
+	"github.com/stowage/stowage/internal/words"
 	"github.com/stowage/stowage/schema"
 )
 
@@ -556,8 +557,8 @@ func TestOpenPAIServices(t *testing.T) {
 			}
 		}
 		for _, b := range rep.Bytes {
-			if !strings.Contains(text, humanBytes(b.Saved)) {
-				t.Errorf("-o %s does not show the %s bytes saved (%s):\n%s", format, b.Role, humanBytes(b.Saved), text)
+			if !strings.Contains(text, words.Bytes(b.Saved)) {
+				t.Errorf("-o %s does not show the %s bytes saved (%s):\n%s", format, b.Role, words.Bytes(b.Saved), text)
 			}
 		}
 		if !strings.Contains(text, "compressed layers") || !strings.Contains(text, "npacked image sizes observed") {

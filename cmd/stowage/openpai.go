@@ -166,5 +166,3 @@ compressed layers, every platform). Formats: text (default), json, yaml
 // and markdown for a runbook.
 var servicesFormats = append(slices.Clone(printer.Formats), "markdown")
 
-// humanBytes prints n bytes as docker does (v1alpha1.HumanBytes).
-func humanBytes(n int64) string { return v1alpha1.HumanBytes(n) }

@@ -12,21 +12,6 @@ import (
 	"github.com/stowage/stowage/internal/words"
 )
 
-// Bytes prints n in decimal units as docker does ("1.06GB" is
-// 1,060,000,000 bytes).
-func Bytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f%cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
-
 // Line says what one kind of node of pool holds and whether it fits, in
 // one line with untrusted text escaped: "node pool
 // kubernetes.io/os=linux,pool=gpu, nodes with kernel=6.8: 3 images,
@@ -42,7 +27,7 @@ func Line(pool string, v v1alpha1.DiskVariant, disk string) string {
 		}
 		fmt.Fprintf(&b, ", nodes with %s", escape.Line(strings.Join(ls, ",")))
 	}
-	fmt.Fprintf(&b, ": %s, %s compressed, about %s on disk", words.Count(v.Images, "image"), Bytes(v.CompressedBytes), Bytes(v.OnDiskBytes))
+	fmt.Fprintf(&b, ": %s, %s compressed, about %s on disk", words.Count(v.Images, "image"), words.Bytes(v.CompressedBytes), words.Bytes(v.OnDiskBytes))
 	if n := len(v.Unknown); n > 0 {
 		fmt.Fprintf(&b, " + %d without a size in the lock (%s)", n, escape.Line(strings.Join(v.Unknown, ", ")))
 	}
@@ -50,11 +35,11 @@ func Line(pool string, v v1alpha1.DiskVariant, disk string) string {
 	case v1alpha1.DiskNoDisk:
 		b.WriteString("; no disk declared (nodeDisk)")
 	case v1alpha1.DiskDoesNotFit:
-		fmt.Fprintf(&b, "; %s = %s: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images", disk, Bytes(v.LimitBytes))
+		fmt.Fprintf(&b, "; %s = %s: does not fit below the kubelet's image GC high threshold, the kubelet would remove pre-pulled images", disk, words.Bytes(v.LimitBytes))
 	case v1alpha1.DiskUnknown:
-		fmt.Fprintf(&b, "; %s = %s: the sized images fit, the unsized may not", disk, Bytes(v.LimitBytes))
+		fmt.Fprintf(&b, "; %s = %s: the sized images fit, the unsized may not", disk, words.Bytes(v.LimitBytes))
 	default:
-		fmt.Fprintf(&b, "; %s = %s: fits", disk, Bytes(v.LimitBytes))
+		fmt.Fprintf(&b, "; %s = %s: fits", disk, words.Bytes(v.LimitBytes))
 	}
 	return b.String()
 }

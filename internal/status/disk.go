@@ -12,6 +12,7 @@ import (
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/diskbudget"
 	"github.com/stowage/stowage/internal/escape"
+	"github.com/stowage/stowage/internal/words"
 )
 
 // DiskPool and DiskNode are the disk budget's report types
@@ -144,13 +145,13 @@ func diskLines(pools []DiskPool) (rows, nodes []string, assumed int) {
 		}
 		lim := "-"
 		if limit >= 0 {
-			lim = diskbudget.Bytes(limit)
+			lim = words.Bytes(limit)
 		}
 		verdict := p.Verdict
 		if len(p.Nodes) == 0 {
 			verdict = "no nodes"
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%d\t%s\t%s\t%s", escape.Line(p.Name), len(p.Nodes), diskbudget.Bytes(need), lim, verdict))
+		rows = append(rows, fmt.Sprintf("%s\t%d\t%s\t%s\t%s", escape.Line(p.Name), len(p.Nodes), words.Bytes(need), lim, verdict))
 	}
 	slices.Sort(nodes)
 	return rows, nodes, assumed
@@ -159,7 +160,7 @@ func diskLines(pools []DiskPool) (rows, nodes []string, assumed int) {
 // nodeLine says why node n of pool does not fit, or may not.
 func nodeLine(pool string, n DiskNode) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "node %s (pool %s): %d images, about %s on disk (%s compressed)", escape.Line(n.Node), escape.Line(pool), n.Images, diskbudget.Bytes(n.OnDiskBytes), diskbudget.Bytes(n.CompressedBytes))
+	fmt.Fprintf(&b, "node %s (pool %s): %d images, about %s on disk (%s compressed)", escape.Line(n.Node), escape.Line(pool), n.Images, words.Bytes(n.OnDiskBytes), words.Bytes(n.CompressedBytes))
 	switch n.Verdict {
 	case v1alpha1.DiskNoDisk:
 		b.WriteString("; the node reports no ephemeral-storage capacity")
@@ -167,11 +168,11 @@ func nodeLine(pool string, n DiskNode) string {
 	case v1alpha1.DiskUnknown:
 		fmt.Fprintf(&b, " + %d without a size in the lock", len(n.Unknown))
 	}
-	fmt.Fprintf(&b, "; capacity %s × %d%%", diskbudget.Bytes(n.CapacityBytes), n.HighThresholdPercent)
+	fmt.Fprintf(&b, "; capacity %s × %d%%", words.Bytes(n.CapacityBytes), n.HighThresholdPercent)
 	if !n.ThresholdRead {
 		b.WriteString(" (kubelet default assumed)")
 	}
-	fmt.Fprintf(&b, " = %s: %s", diskbudget.Bytes(n.LimitBytes), n.Verdict)
+	fmt.Fprintf(&b, " = %s: %s", words.Bytes(n.LimitBytes), n.Verdict)
 	if n.Verdict == v1alpha1.DiskDoesNotFit {
 		b.WriteString(", the kubelet's image GC would remove pre-pulled images")
 	}

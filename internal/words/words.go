@@ -2,7 +2,10 @@
 // never "2 image(s)".
 package words
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Count is n followed by noun, with an s when n is not 1 ("1 image",
 // "0 images", "3 images"). For a noun whose plural is not noun+"s" use
@@ -18,4 +21,19 @@ func CountAs(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// Bytes prints n bytes in decimal units as docker does ("1.06GB" is
+// 1,060,000,000 bytes; below 1000, "999B").
+func Bytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f%cB", float64(n)/float64(div), "kMGTPE"[exp])
 }

@@ -18,3 +18,13 @@ func TestCount(t *testing.T) {
 		t.Errorf("CountAs(4) = %q", got)
 	}
 }
+
+// TestBytes: decimal units as docker prints them, two decimals from 1 kB.
+func TestBytes(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0B", 999: "999B", 1000: "1.00kB", 1_060_000_000: "1.06GB", 999_999: "1000.00kB", 5_500_000_000_000: "5.50TB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
