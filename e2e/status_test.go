@@ -366,8 +366,8 @@ func TestStatusBinary(t *testing.T) {
 	})
 
 	t.Run("exit codes", func(t *testing.T) {
-		if _, stderr, code := runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig, "-o", "yaml"); code != 2 {
-			t.Errorf("-o yaml: exit %d, want 2: %s", code, stderr)
+		if _, stderr, code := runStowage(t, bin, "status", dir, "--kubeconfig", kubeconfig, "-o", "xml"); code != 2 {
+			t.Errorf("-o xml: exit %d, want 2: %s", code, stderr)
 		}
 		// A user without the ClusterRole: exit 1, saying what it needs.
 		other, err := c.env.AddUser(envtest.User{Name: "nobody"}, c.cfg)
