@@ -165,4 +165,3 @@ compressed layers, every platform). Formats: text (default), json, yaml
 // servicesFormats are the -o values of openpai services: the printer's,
 // and markdown for a runbook.
 var servicesFormats = append(slices.Clone(printer.Formats), "markdown")
-
