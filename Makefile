@@ -8,8 +8,14 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --dirty 2>/dev/null)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
+# stowage as the release ships it (docs/install.md, "Two binaries"): the
+# front, bin/stowage (-tags stowagefront: render, fn, version and the
+# commands that link no Helm, sigstore-go, client-go or cobra/doc), and
+# bin/stowage-full beside it, which the front runs for the others.
+LDFLAGS = -X github.com/stowage/stowage/internal/version.version=$(VERSION) -X github.com/stowage/stowage/internal/version.commit=$(COMMIT)
 build:
-	$(GO) build -ldflags "-X github.com/stowage/stowage/internal/version.version=$(VERSION) -X github.com/stowage/stowage/internal/version.commit=$(COMMIT)" -o bin/stowage ./cmd/stowage
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/stowage-full ./cmd/stowage
+	$(GO) build -tags stowagefront -ldflags "$(LDFLAGS)" -o bin/stowage ./cmd/stowage
 
 # Build and vet the main module for every platform users work on (README.md
 # "Platforms"); .ci/run runs it before the tests, with GOPROXY=off. The
@@ -23,7 +29,8 @@ cross:
 	@for p in $(PLATFORMS); do \
 		echo "GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 go build $(CROSSFLAGS) ./... && go vet $(CROSSFLAGS) ./..."; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build $(CROSSFLAGS) ./... && \
-		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet $(CROSSFLAGS) ./... || exit 1; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet $(CROSSFLAGS) ./... && \
+		GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet -tags stowagefront $(CROSSFLAGS) ./cmd/stowage || exit 1; \
 	done
 
 # The release archives, checksums and SBOMs a release publishes
@@ -52,18 +59,22 @@ snapshot:
 # and their test files, and go test's own subset would type-check every
 # dependency once more for its facts (docs/development.md has the times).
 #
-# The tests that run stowage as a user does share one binary, built here
-# first into bin/test/stowage with the same build settings (so its
-# packages are the test binaries' own) and handed to them in STOWAGE_BIN
-# (internal/testing/testbin); run alone, `go test` builds it once per test process
-# instead.
+# The tests that run stowage as a user does share the release's pair of
+# binaries, built here first into bin/test/stowage (the front) and
+# bin/test/stowage-full with the same build settings (so their packages
+# are the test binaries' own), the front handed to them in STOWAGE_BIN
+# (internal/testing/testbin): every command they run goes through the
+# front as a user's does. Run alone, `go test` builds one binary holding
+# every command once per test process instead.
 TESTBIN = $(CURDIR)/bin/test/stowage
 test: export CGO_ENABLED ?= 0
 test: export GOFLAGS := $(if $(findstring -trimpath,$(GOFLAGS)),$(GOFLAGS),$(strip $(GOFLAGS) -trimpath))
 test:
 	@bash hack/parts.sh registry kustomize cosign cold-rebuild pprof; test $$? -ne 1
 	$(GO) vet ./...
-	$(GO) build -o $(TESTBIN) ./cmd/stowage
+	$(GO) vet -tags stowagefront ./cmd/stowage
+	$(GO) build -o $(TESTBIN)-full ./cmd/stowage
+	$(GO) build -tags stowagefront -o $(TESTBIN) ./cmd/stowage
 	STOWAGE_BIN=$(TESTBIN) $(GO) test -vet=off -count=1 -timeout 30m ./...
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory apitest
 	@STOWAGE_BIN=$(TESTBIN) $(MAKE) --no-print-directory e2e

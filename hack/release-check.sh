@@ -3,11 +3,11 @@
 # .goreleaser.yaml) in DIST (default dist/):
 #   - checksums.txt verifies with sha256sum -c and lists every archive;
 #   - an archive for each of linux, darwin, windows x amd64, arm64 (zip for
-#     windows), holding the binary, README.md, the man pages and the four
-#     shell completions;
+#     windows), holding both binaries (stowage, stowage-full), README.md,
+#     the man pages and the four shell completions;
 #   - a CycloneDX SBOM per binary;
 #   - the linux binary of this machine's architecture runs `version` and
-#     names the snapshot's version.
+#     names the snapshot's version, and runs stowage-full for lock --help.
 #   hack/release-check.sh [DIST]
 set -euo pipefail
 dist="${1:-dist}"
@@ -36,14 +36,18 @@ for os in linux darwin windows; do
     else
       list="$(tar -tzf "$a")"
     fi
-    for f in "$bin" README.md man/stowage.1 man/stowage-render.1 man/stowage-push.1 \
+    full=stowage-full
+    [[ $os == windows ]] && full=stowage-full.exe
+    for f in "$bin" "$full" README.md man/stowage.1 man/stowage-render.1 man/stowage-push.1 \
       completions/stowage.bash completions/_stowage completions/stowage.fish completions/stowage.ps1; do
       grep -qx "$f" <<<"$list" || fail "$a lacks $f"
     done
-    sbom="${bin%.exe}_${version}_${os}_${arch}.cdx.json"
-    [[ -s $sbom ]] || fail "no SBOM $sbom"
-    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bomFormat"] == "CycloneDX", d.get("bomFormat")' "$sbom" \
-      || fail "$sbom is not a CycloneDX document"
+    for b in "$bin" "$full"; do
+      sbom="${b%.exe}_${version}_${os}_${arch}.cdx.json"
+      [[ -s $sbom ]] || fail "no SBOM $sbom"
+      python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bomFormat"] == "CycloneDX", d.get("bomFormat")' "$sbom" \
+        || fail "$sbom is not a CycloneDX document"
+    done
   done
 done
 
@@ -55,8 +59,11 @@ esac
 if [[ -n $arch ]]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  tar -xzf "stowage_${version}_linux_${arch}.tar.gz" -C "$tmp" stowage
+  tar -xzf "stowage_${version}_linux_${arch}.tar.gz" -C "$tmp" stowage stowage-full
   out="$("$tmp/stowage" version)" || fail "the linux/$arch binary does not run version"
   grep -q "$version" <<<"$out" || fail "the linux/$arch binary's version says: $out (want $version)"
+  # lock is stowage-full's: the front runs it from the archive's folder.
+  out="$("$tmp/stowage" lock --help)" || fail "the linux/$arch front does not run stowage-full for lock --help"
+  grep -q -- "--via-site" <<<"$out" || fail "the linux/$arch front's lock --help is not lock's: $out"
 fi
-echo "release-check: ok: $version, 6 archives, checksums and SBOMs verified; linux/${arch:-?} runs version"
+echo "release-check: ok: $version, 6 archives of two binaries, checksums and SBOMs verified; linux/${arch:-?} runs version and lock --help"

@@ -1,3 +1,5 @@
+//go:build !stowagefront
+
 package main
 
 import (
@@ -36,7 +38,3 @@ epoch, so the same source gives the same files.`,
 		},
 	}
 }
-
-// setExamples gives every command of c's tree without one its Examples
-// section (clidocs.SetExamples).
-func setExamples(c *cobra.Command) { clidocs.SetExamples(c) }

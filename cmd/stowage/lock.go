@@ -1,3 +1,5 @@
+//go:build !stowagefront
+
 package main
 
 import (
@@ -10,37 +12,14 @@ import (
 
 	"github.com/stowage/stowage/api/v1alpha1"
 	"github.com/stowage/stowage/internal/bump"
-	"github.com/stowage/stowage/internal/creds"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/lock"
 	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/printer"
 	"github.com/stowage/stowage/internal/registry"
-	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/source"
 	"github.com/stowage/stowage/internal/verifypolicy"
-	"github.com/stowage/stowage/internal/version"
 )
-
-// resolver builds the registry client from the flags (after their
-// variables, registryflags.Connect) and the progress bar on stderr.
-// Passwords are read from the config's sources under pw's rule through
-// getenv, only when a request needs one; every source of images is first
-// checked against the rule (creds.Rule.Passwords: the operator's, narrowed
-// by a kustomization's exec declaration), and refused by name before any
-// registry is contacted. The returned function ends the progress bar.
-func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
-	passwords, err := pw.Passwords(plan.AuthSources(images), getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := registryflags.Client{Flags: o.flags, Getenv: getenv, Backoff: retryBackoff, UserAgent: version.Get().UserAgent(),
-		Passwords: passwords, Stdin: o.stdin, Progress: stderr}
-	if o.site != nil {
-		c.Extra = append(c.Extra, registry.WithSite(*o.site))
-	}
-	return registryflags.Connect(o.values(), c)
-}
 
 // lockInputs loads what lock and bump start from (source.LockInputs): the
 // source, its images and the old lock with its bytes. With warn set (the

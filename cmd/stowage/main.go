@@ -18,9 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stowage/stowage/internal/cliexamples"
 	"github.com/stowage/stowage/internal/escape"
 	"github.com/stowage/stowage/internal/guard"
-	"github.com/stowage/stowage/internal/imageset"
 	"github.com/stowage/stowage/internal/limitflags"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registryflags"
@@ -78,10 +78,12 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == schema.ChildArg {
 		os.Exit(schema.ServeChild(os.Stdin, os.Stdout))
 	}
-	// So is a Helm chart's rendering (images from-chart), bounded by
-	// --chart-timeout and --max-chart-memory (imageset.ChartOptions).
-	if len(os.Args) == 2 && os.Args[1] == imageset.ChartChildArg {
-		os.Exit(imageset.ServeChartChild(os.Stdin, os.Stdout))
+	// What this build does before the command line: serve a Helm
+	// chart's rendering or check the front that ran it (full.go), or run
+	// stowage-full for the commands the front binary does not link
+	// (front.go).
+	if code, done := beforeCLI(os.Args[1:]); done {
+		os.Exit(code)
 	}
 	var cr configRun
 	if exe, err := os.Executable(); err == nil {
@@ -197,9 +199,10 @@ usage. The flags that bound a config's evaluation: stowage help limits.`,
 		}
 		return preRunConfigDir(cmd, args)
 	}
-	root.AddCommand(newInit(), newRender(getenv), newVet(getenv), newLock(getenv), newBump(getenv), newSchema(), newOpenPAI(), newFn(getenv), newMirror(getenv), newVersion(), newStatus(getenv), newCMP(getenv), newPush(getenv), newDocs(getenv), newImages(), limits)
+	root.AddCommand(newInit(), newRender(getenv), newSchema(), newOpenPAI(), newFn(getenv), newVersion(), newCMP(getenv), newPush(getenv), limits)
+	root.AddCommand(fullCommands(getenv)...)
 	registerCompletions(root)
-	setExamples(root)
+	cliexamples.SetExamples(root)
 	// Unknown subcommands and bad argument counts are usage errors too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		wrapArgs(c)

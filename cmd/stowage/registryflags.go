@@ -6,9 +6,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/stowage/stowage/internal/creds"
+	"github.com/stowage/stowage/internal/plan"
 	"github.com/stowage/stowage/internal/registry"
 	"github.com/stowage/stowage/internal/registryflags"
 	"github.com/stowage/stowage/internal/site"
+	"github.com/stowage/stowage/internal/version"
 )
 
 // retryBackoff is the wait before the first retry; tests shorten it.
@@ -66,4 +69,24 @@ func (o *registryOptions) addFlags(fs *pflag.FlagSet) { o.addFlagsWith(fs, resol
 func (o *registryOptions) addFlagsWith(fs *pflag.FlagSet, d registryDefaults) {
 	o.flags = fs
 	registryflags.Add(fs, o.values(), registryflags.Defaults{RequestTimeout: d.requestTimeout, RunTimeout: d.runTimeout, TimeoutUsage: d.timeoutUsage, JobsUsage: d.jobsUsage})
+}
+
+// resolver builds the registry client from the flags (after their
+// variables, registryflags.Connect) and the progress bar on stderr.
+// Passwords are read from the config's sources under pw's rule through
+// getenv, only when a request needs one; every source of images is first
+// checked against the rule (creds.Rule.Passwords: the operator's, narrowed
+// by a kustomization's exec declaration), and refused by name before any
+// registry is contacted. The returned function ends the progress bar.
+func (o *registryOptions) resolver(stderr io.Writer, pw creds.Rule, images []*plan.Image, getenv env) (*registry.Resolver, func(), error) {
+	passwords, err := pw.Passwords(plan.AuthSources(images), getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := registryflags.Client{Flags: o.flags, Getenv: getenv, Backoff: retryBackoff, UserAgent: version.Get().UserAgent(),
+		Passwords: passwords, Stdin: o.stdin, Progress: stderr}
+	if o.site != nil {
+		c.Extra = append(c.Extra, registry.WithSite(*o.site))
+	}
+	return registryflags.Connect(o.values(), c)
 }

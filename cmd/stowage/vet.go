@@ -1,3 +1,5 @@
+//go:build !stowagefront
+
 package main
 
 import (

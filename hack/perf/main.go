@@ -287,8 +287,21 @@ func buildTools(o options, root, tmp, bin, stowage string) (string, error) {
 		if err := run(root, nil, "cp", abs, stowage); err != nil {
 			return "", err
 		}
-	} else if err := run(root, nil, "go", "build", "-o", stowage, "./cmd/stowage"); err != nil {
-		return "", err
+		// stowage-full beside the front, when it is there (make build).
+		if full := filepath.Join(filepath.Dir(abs), "stowage-full"); fileExists(full) {
+			if err := run(root, nil, "cp", full, filepath.Join(filepath.Dir(stowage), "stowage-full")); err != nil {
+				return "", err
+			}
+		}
+	} else {
+		// The release's pair: the front, which the figures measure, and
+		// stowage-full beside it (cmd/stowage/fullonly.go).
+		if err := run(root, nil, "go", "build", "-o", filepath.Join(filepath.Dir(stowage), "stowage-full"), "./cmd/stowage"); err != nil {
+			return "", err
+		}
+		if err := run(root, nil, "go", "build", "-tags", "stowagefront", "-o", stowage, "./cmd/stowage"); err != nil {
+			return "", err
+		}
 	}
 	// cue from the cuelang.org/go version in go.mod: both run one evaluator.
 	cueVersion, err := output(root, "go", "list", "-m", "-f", "{{.Version}}", "cuelang.org/go")
@@ -625,4 +638,10 @@ func output(dir string, argv ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
+}
+
+// fileExists reports whether p names an existing file.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

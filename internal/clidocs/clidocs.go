@@ -1,7 +1,8 @@
 // Package clidocs is the reference of stowage's command line generated
 // from its sources: the man pages and shell completions of the command
-// tree (cobra/doc and cobra), the Examples sections of the commands, and
-// the config field table of docs/config.md from the CUE schema.
+// tree (cobra/doc and cobra) and the config field table of docs/config.md
+// from the CUE schema. The commands' Examples sections are
+// internal/cliexamples.
 package clidocs
 
 import (

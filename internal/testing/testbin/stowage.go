@@ -22,13 +22,14 @@ var built struct {
 	err  error
 }
 
-// Stowage returns the absolute path of a stowage binary built from this
-// module's cmd/stowage, for the tests that run it as a user does. With
-// STOWAGE_BIN set (make test) it is that file, which must be an absolute
-// path to an executable regular file; otherwise the first call in a test
-// process runs `go build ./cmd/stowage` in the main module (with its own
+// Stowage returns the absolute path of the stowage binary built from this
+// module's cmd/stowage, for the tests that run it as a user does: the
+// front (-tags stowagefront) with stowage-full beside it, as the release
+// ships them. With STOWAGE_BIN set (make test) it is that file, which must
+// be an absolute path to an executable regular file; otherwise the first
+// call in a test process builds both in the main module (with its own
 // go.mod, as a user builds it) into a temporary folder and later calls
-// share that binary. The folder is removed by Main: a package calling
+// share them. The folder is removed by Main: a package calling
 // Stowage without STOWAGE_BIN must run its tests through Main. A failed
 // build fails tb with go build's output.
 func Stowage(tb testing.TB) string {
@@ -77,8 +78,8 @@ func checkBinary(p string) (string, error) {
 	return p, nil
 }
 
-// build builds cmd/stowage of the main module into a new temporary
-// folder, found with `go list -m` from the current directory: the module
+// build builds cmd/stowage of the main module, stowage-full and the front,
+// into a new temporary folder, found with `go list -m` from the current directory: the module
 // itself, or the replaced main module of e2e/, fluxoci/ and node/.
 func build() (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stowage/stowage").Output()
@@ -95,10 +96,30 @@ func build() (string, error) {
 	}
 	built.dir = dir
 	bin := filepath.Join(dir, "stowage")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/stowage")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/stowage in %s: %v\n%s", root, err, out)
+	for _, args := range [][]string{
+		{"build", "-o", filepath.Join(dir, FullName), "./cmd/stowage"},
+		{"build", "-tags", "stowagefront", "-o", bin, "./cmd/stowage"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), root, err, out)
+		}
 	}
 	return bin, nil
+}
+
+// FullName is the file name of stowage-full, which the front binary runs
+// from its own folder (cmd/stowage/fullonly.go).
+const FullName = "stowage-full"
+
+// Full returns the stowage-full beside the front binary Stowage returns,
+// failing tb when there is none (STOWAGE_BIN named a binary without it).
+func Full(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(filepath.Dir(Stowage(tb)), FullName)
+	if _, err := checkBinary(p); err != nil {
+		tb.Fatalf("no %s beside the front binary (make test builds both into bin/test): %v", FullName, err)
+	}
+	return p
 }

@@ -1,4 +1,7 @@
-package clidocs
+// Package cliexamples holds the Examples sections of stowage's commands,
+// apart from the man-page generator (internal/clidocs) so that the front
+// binary, which links no cobra/doc, prints the same --help.
+package cliexamples
 
 import "github.com/spf13/cobra"
 
