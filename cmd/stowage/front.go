@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,14 +81,32 @@ func runFull(name string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s runs in %s beside stowage, and stowage cannot tell where it is: %v", name, fullBinary, err)
 	}
+	own := version.Get().String()
+	// A front of this build set the variable and ran this program as
+	// stowage-full: it is a front too (a copy or link under that name), and
+	// running stowage-full again would never end.
+	if v, ok := os.LookupEnv(frontVersionEnv); ok && v == own {
+		return fmt.Errorf("%s runs in %s, but %s, run as %s, is the front binary (built with -tags stowagefront); install both binaries of the release archive", name, fullBinary, exe, fullBinary)
+	}
 	full := filepath.Join(filepath.Dir(exe), fullBinary)
 	if runtime.GOOS == "windows" {
 		full += ".exe"
 	}
-	if fi, err := os.Stat(full); err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s runs in %s, which is not beside this stowage (%s); install both binaries of the release archive, or one binary holding every command with go install github.com/stowage/stowage/cmd/stowage", name, fullBinary, full)
+	const install = "install both binaries of the release archive, or one binary holding every command with go install github.com/stowage/stowage/cmd/stowage"
+	fi, err := os.Stat(full)
+	if err != nil {
+		return fmt.Errorf("%s runs in %s, which is not beside this stowage (%s); %s", name, fullBinary, full, install)
 	}
-	env := append(os.Environ(), frontVersionEnv+"="+version.Get().String())
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s runs in %s, and %s is not a regular file; %s", name, fullBinary, full, install)
+	}
+	// The front's version replaces any the environment holds.
+	env := []string{frontVersionEnv + "=" + own}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, frontVersionEnv+"=") {
+			env = append(env, kv)
+		}
+	}
 	if err := execFull(full, args, env); err != nil {
 		return fmt.Errorf("%s: running %s: %v", name, full, err)
 	}

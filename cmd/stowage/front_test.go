@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage/internal/testing/testbin"
 )
@@ -63,7 +65,9 @@ func TestFullOnlyCommands(t *testing.T) {
 // the exit code.
 func runBin(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -141,6 +145,25 @@ func TestFrontRunsFull(t *testing.T) {
 	}
 	if out, errOut, code := runBin(t, link, nil, "vet", "../../examples/openpai-offline"); code != 0 || !strings.Contains(out, "profile offline") {
 		t.Errorf("vet through a symlink to the front: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// A value of the variable the environment already holds never
+	// reaches stowage-full: the front's own replaces it.
+	if out, errOut, code := runBin(t, front, []string{frontVersionEnv + "=stale"}, "vet", "../../examples/openpai-offline"); code != 0 || !strings.Contains(out, "profile offline") {
+		t.Errorf("vet through the front with a stale %s: exit %d, stdout %q, stderr %q", frontVersionEnv, code, out, errOut)
+	}
+
+	// A front under the name stowage-full (a copy of it) is refused, not
+	// run again and again.
+	loop := t.TempDir()
+	for _, n := range []string{"stowage", "stowage-full"} {
+		if err := os.WriteFile(filepath.Join(loop, n), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, code = runBin(t, filepath.Join(loop, "stowage"), nil, "vet", "../../examples/openpai-offline")
+	if want := "is the front binary (built with -tags stowagefront)"; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("a front as stowage-full: exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
 	}
 
 	// stowage-full run by a front of another build refuses.

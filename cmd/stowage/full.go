@@ -33,6 +33,9 @@ func beforeCLI(args []string) (code int, done bool) {
 				fullBinary, escape.Text(own), escape.Text(front))
 			return exitFailure, true
 		}
+		// Not for this process's children (a chart's or a config's
+		// evaluation, a credential plugin).
+		os.Unsetenv(frontVersionEnv)
 	}
 	return 0, false
 }
