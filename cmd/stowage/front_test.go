@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestFrontLinksNoHeavyPackages(t *testing.T) {
 		t.Fatalf("go list -deps -tags stowagefront: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	if !contains(deps, "cuelang.org/go/cue") || !contains(deps, "github.com/stowage/stowage/render") {
+	if !slices.Contains(deps, "cuelang.org/go/cue") || !slices.Contains(deps, "github.com/stowage/stowage/render") {
 		t.Fatalf("go list -deps -tags stowagefront lacks CUE or the render package: %d packages", len(deps))
 	}
 	for _, d := range deps {
@@ -34,15 +35,6 @@ func TestFrontLinksNoHeavyPackages(t *testing.T) {
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestFullOnlyCommands: the front's list of stowage-full's commands names
@@ -131,10 +123,20 @@ func TestFrontRunsFull(t *testing.T) {
 	if _, errOut, code := runBin(t, alone, nil, "version"); code != 0 {
 		t.Errorf("version without stowage-full: exit %d, stderr %q", code, errOut)
 	}
-	_, errOut, code := runBin(t, alone, nil, "vet", "../../examples/openpai-offline")
+	// A stowage-full on $PATH is never the one run: only the front's own
+	// folder counts.
+	onPath := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	if err := os.WriteFile(filepath.Join(onPath, "stowage-full"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runBin(t, alone, []string{"PATH=" + onPath + string(os.PathListSeparator) + os.Getenv("PATH")}, "vet", "../../examples/openpai-offline")
 	want := "stowage: vet runs in stowage-full, which is not beside this stowage (" + filepath.Join(filepath.Dir(alone), "stowage-full") + ")"
 	if code != 1 || !strings.HasPrefix(errOut, want) {
 		t.Errorf("vet without stowage-full: exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the front ran the stowage-full it found on $PATH")
 	}
 
 	// Through a symlink in another folder (/usr/local/bin/stowage ->
