@@ -158,7 +158,7 @@ func percent(part, whole int64, unsized int) string {
 // images per role (escaped: they carry the config's registry settings)
 // and the byte tables.
 func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "OpenPAI %s: %d services kept, %d dropped\n\n", r.Version, len(r.Kept), len(r.Dropped))
+	fmt.Fprintf(w, "OpenPAI %s: %s kept, %d dropped\n\n", r.Version, words.Count(len(r.Kept), "service"), len(r.Dropped))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEPT\tKEPT BY (feature or keep: prerequisite chain)")
 	for _, k := range r.Kept {
@@ -195,7 +195,7 @@ func (r OpenPAIServicesReport) WriteText(w io.Writer) error {
 // WriteMarkdown writes the report as markdown for a runbook: the same
 // facts as WriteText, as headings, tables and lists.
 func (r OpenPAIServicesReport) WriteMarkdown(w io.Writer) error {
-	fmt.Fprintf(w, "## OpenPAI %s: %d services kept, %d dropped\n\n", r.Version, len(r.Kept), len(r.Dropped))
+	fmt.Fprintf(w, "## OpenPAI %s: %s kept, %d dropped\n\n", r.Version, words.Count(len(r.Kept), "service"), len(r.Dropped))
 	fmt.Fprintf(w, "Start: `%s`\n\n", escape.Line(r.Paictl))
 	fmt.Fprintf(w, "| kept | kept by (feature or keep: prerequisite chain) |\n|---|---|\n")
 	for _, k := range r.Kept {

@@ -26,7 +26,7 @@ func TestMiscReportsWriteText(t *testing.T) {
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"OpenPAI v1.5.0: 1 services kept, 1 dropped\n", "pylon  feature webportal: webportal -> pylon\n",
+	for _, want := range []string{"OpenPAI v1.5.0: 1 service kept, 1 dropped\n", "pylon  feature webportal: webportal -> pylon\n",
 		"  reg\\x1b/pylon:v1.5.0\n", "2.50GB + 1 unsized", "1.00MB", "?"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
@@ -36,7 +36,7 @@ func TestMiscReportsWriteText(t *testing.T) {
 	if err := r.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## OpenPAI v1.5.0: 1 services kept, 1 dropped\n", "| pylon | feature webportal: webportal -> pylon |\n", "- `reg\\x1b/pylon:v1.5.0`\n"} {
+	for _, want := range []string{"## OpenPAI v1.5.0: 1 service kept, 1 dropped\n", "| pylon | feature webportal: webportal -> pylon |\n", "- `reg\\x1b/pylon:v1.5.0`\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b.String())
 		}
