@@ -73,6 +73,7 @@ test:
 	@bash hack/parts.sh registry kustomize cosign cold-rebuild pprof; test $$? -ne 1
 	$(GO) vet ./...
 	$(GO) vet -tags stowagefront ./cmd/stowage
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt: not formatted (make fmt):"; echo "$$out"; exit 1; fi
 	$(GO) build -o $(TESTBIN)-full ./cmd/stowage
 	$(GO) build -tags stowagefront -o $(TESTBIN) ./cmd/stowage
 	STOWAGE_BIN=$(TESTBIN) $(GO) test -vet=off -count=1 -timeout 30m ./...
