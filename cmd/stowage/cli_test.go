@@ -689,7 +689,7 @@ func TestOpenPAIPackageCacheOutputChecked(t *testing.T) {
 
 // TestOutputConventions: -o is a format and destinations have flags of
 // their own. render -o named like another command's format is refused with
-// the --output-dir hint, -o - and --output-dir - are refused (exit 2, no
+// the --output-dir hint (kubectl's formats too: wide, jsonpath=…), -o - and --output-dir - are refused (exit 2, no
 // directory named - created), -o json needs --check; the old -o DIR still
 // renders, with a note; package-cache --output-file - is stdout; bump
 // --pr-body - and --render - are refused before anything is read.
@@ -707,6 +707,9 @@ func TestOutputConventions(t *testing.T) {
 		want string
 	}{
 		{[]string{"render", dir, "-o", "table"}, "--output-dir ./table"},
+		{[]string{"render", dir, "-o", "xml"}, "--output-dir ./xml"},
+		{[]string{"render", dir, "-o", "wide"}, "--output-dir ./wide"},
+		{[]string{"render", dir, "-o", "jsonpath={.items[*].metadata.name}"}, "jsonpath={.items[*].metadata.name}: render prints yaml, text or json (the -o formats it has)\n"},
 		{[]string{"render", dir, "-o", "-"}, "writes to stdout by default"},
 		{[]string{"render", dir, "--output-dir", "-"}, "--output-dir -: render writes the manifests to stdout"},
 		{[]string{"render", dir, "-o", "json"}, "-o json is the report of --check"},

@@ -9,9 +9,21 @@ import (
 	"github.com/stowage/stowage/schema"
 )
 
-// formatNames are -o values some command reads as a format; as a path
-// given to -o they are almost always a mistake.
-var formatNames = []string{"json", "yaml", "yml", "table", "markdown", "md", "text"}
+// formatNames are -o values some command reads as a format, or that
+// kubectl users give as one (kubectl get --help: wide, name, jsonpath=…,
+// go-template=…, custom-columns=…), or other formats' names; as a path
+// given to -o they are almost always a mistake (isFormatName).
+var formatNames = []string{"json", "yaml", "yml", "table", "markdown", "md", "text",
+	"wide", "name", "xml", "csv", "toml", "go-template", "go-template-file", "template", "templatefile",
+	"jsonpath", "jsonpath-file", "jsonpath-as-json", "custom-columns", "custom-columns-file"}
+
+// isFormatName reports whether an -o value names an output format
+// (formatNames, any case, and kubectl's NAME=ARG forms such as
+// jsonpath={.items}) rather than a path.
+func isFormatName(value string) bool {
+	name, _, _ := strings.Cut(strings.ToLower(value), "=")
+	return slices.Contains(formatNames, name)
+}
 
 // completeProfiles offers the profile names of the config directory given
 // as the first argument (default .), for --profile. It loads the config

@@ -46,14 +46,26 @@ func pathAlias(stderr io.Writer, cmd, value, newFlag string, newGiven bool, form
 	if value == stdoutName {
 		return "", usageError{fmt.Errorf("-o %s: -o is the output format (%s); %s writes to stdout by default", value, strings.Join(formats, ", "), cmd)}
 	}
-	if slices.Contains(formatNames, strings.ToLower(value)) {
-		return "", usageError{fmt.Errorf("-o %s: %s prints %s (the -o formats it has); to write to a path of that name, say %s ./%s", value, cmd, strings.Join(formats, " or "), newFlag, value)}
+	if isFormatName(value) {
+		has := orList(formats)
+		if strings.Contains(value, "=") {
+			return "", usageError{fmt.Errorf("-o %s: %s prints %s (the -o formats it has)", value, cmd, has)}
+		}
+		return "", usageError{fmt.Errorf("-o %s: %s prints %s (the -o formats it has); to write to a path of that name, say %s ./%s", value, cmd, has, newFlag, value)}
 	}
 	if newGiven {
 		return "", usageError{fmt.Errorf("-o %s and %s together: -o is the output format (%s); give the destination with %s alone", value, newFlag, strings.Join(formats, ", "), newFlag)}
 	}
 	fmt.Fprintf(stderr, "stowage: %s -o PATH is deprecated; say %s %s (-o is the output format: %s)\n", cmd, newFlag, value, strings.Join(formats, ", "))
 	return value, nil
+}
+
+// orList joins words as "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // refuseStdout is the error for "-" given to a path flag whose output
@@ -70,5 +82,5 @@ func checkFormat(flag, value string, formats ...string) error {
 	if slices.Contains(formats, value) {
 		return nil
 	}
-	return usageError{fmt.Errorf("%s %q: want %s", flag, value, strings.Join(formats, " or "))}
+	return usageError{fmt.Errorf("%s %q: want %s", flag, value, orList(formats))}
 }
